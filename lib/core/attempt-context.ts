@@ -1,0 +1,54 @@
+import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from './abort-link.js';
+
+/** What the protected function receives on each attempt. */
+export interface AttemptContext {
+  /**
+   * This attempt's signal: aborted when the caller aborts, the attempt times out, or the deadline
+   * passes. Created on first read, so work that never reads it pays nothing for it.
+   */
+  readonly signal: AbortSignal;
+  /** 1-based attempt number. */
+  readonly attempt: number;
+}
+
+/** The executor's side of an attempt context: lazy controller, caller link, abort on bounds. */
+export class Attempt implements AttemptContext {
+  private controller: AbortController | undefined = undefined;
+  private abortReason: unknown = undefined;
+  private aborted = false;
+  private subscription: AbortSubscription | undefined = undefined;
+
+  constructor(
+    readonly attempt: number,
+    private readonly caller: AbortSignal | undefined,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      const controller = (this.controller = new AbortController());
+      const caller = this.caller;
+      if (this.aborted) controller.abort(this.abortReason);
+      else if (caller !== undefined) {
+        if (caller.aborted) controller.abort(caller.reason);
+        else this.subscription = subscribeAbort(caller, () => this.abort(caller.reason));
+      }
+    }
+    return this.controller.signal;
+  }
+
+  /** Aborts this attempt's signal with `reason` (a timeout, the deadline, the caller). */
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+  }
+
+  /** Drops the link to the caller's signal; called when the attempt has settled. */
+  end(): void {
+    if (this.subscription !== undefined) {
+      unsubscribeAbort(this.subscription);
+      this.subscription = undefined;
+    }
+  }
+}

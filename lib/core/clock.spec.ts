@@ -1,0 +1,118 @@
+import { jest } from '@jest/globals';
+import { MAX_TIMER_DELAY, SystemClock, type TimerPrimitives } from './clock.js';
+import { FakeClock } from './fake-clock.js';
+
+/** Primitives driven by hand: `fireNext` jumps to the next Node timer and runs it. */
+function manualTimers() {
+  let now = 0;
+  let id = 0;
+  const armed = new Map<number, { at: number; fn: () => void; delay: number }>();
+  const primitives: TimerPrimitives = {
+    now: () => now,
+    setTimeout: (fn, delay) => {
+      armed.set(++id, { at: now + delay, fn, delay });
+      return id;
+    },
+    clearTimeout: (handle) => void armed.delete(handle as number),
+  };
+  return {
+    primitives,
+    armed,
+    fireNext() {
+      const [key, next] = [...armed.entries()].sort((a, b) => a[1].at - b[1].at)[0]!;
+      armed.delete(key);
+      now = next.at;
+      next.fn();
+    },
+    get now() {
+      return now;
+    },
+  };
+}
+
+describe('SystemClock', () => {
+  it('keeps one Node timer armed for the earliest of many deadlines', () => {
+    const t = manualTimers();
+    const clock = new SystemClock(t.primitives);
+    const fired: string[] = [];
+    clock.setTimer(300, () => fired.push('c'));
+    clock.setTimer(100, () => fired.push('a'));
+    const b = clock.setTimer(200, () => fired.push('b'));
+    expect(t.armed.size).toBe(1);
+    clock.clearTimer(b);
+    t.fireNext();
+    expect(fired).toEqual(['a']);
+    t.fireNext();
+    expect(fired).toEqual(['a', 'c']);
+    expect(t.now).toBe(300);
+    expect(clock.pending).toBe(0);
+    expect(t.armed.size).toBe(0);
+  });
+
+  it('chains a wait above 2^31-1 ms and never fires it early', () => {
+    const t = manualTimers();
+    const clock = new SystemClock(t.primitives);
+    const callback = jest.fn();
+    const wait = MAX_TIMER_DELAY * 2 + 5;
+    clock.setTimer(wait, callback);
+    expect([...t.armed.values()][0]!.delay).toBe(MAX_TIMER_DELAY);
+    t.fireNext();
+    expect(callback).not.toHaveBeenCalled();
+    t.fireNext();
+    expect(callback).not.toHaveBeenCalled();
+    t.fireNext();
+    expect(callback).toHaveBeenCalledTimes(1);
+    expect(t.now).toBe(wait);
+  });
+
+  it('disarms the Node timer when the last pending timer is cleared', () => {
+    const t = manualTimers();
+    const clock = new SystemClock(t.primitives);
+    const handle = clock.setTimer(3000, () => undefined);
+    clock.clearTimer(handle);
+    clock.clearTimer(handle);
+    expect(t.armed.size).toBe(0);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('reads time from performance.now by default and its timers do fire', async () => {
+    const clock = new SystemClock();
+    const before = clock.now();
+    await new Promise<void>((resolve) => clock.setTimer(5, resolve));
+    expect(clock.now() - before).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe('FakeClock', () => {
+  it('fires timers in due order at their own due times', async () => {
+    const clock = new FakeClock(1000);
+    const seen: Array<[string, number]> = [];
+    clock.setTimer(50, () => seen.push(['b', clock.now()]));
+    clock.setTimer(10, () => seen.push(['a', clock.now()]));
+    clock.setTimer(500, () => seen.push(['late', clock.now()]));
+    await clock.advance(100);
+    expect(seen).toEqual([
+      ['a', 1010],
+      ['b', 1050],
+    ]);
+    expect(clock.now()).toBe(1100);
+    expect(clock.pending).toBe(1);
+  });
+
+  it('fires a timer set by a promise continuation within the same advance', async () => {
+    const clock = new FakeClock();
+    const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimer(ms, resolve));
+    let done = -1;
+    void (async () => {
+      await sleep(10);
+      await sleep(10);
+      done = clock.now();
+    })();
+    await clock.advance(25);
+    expect(done).toBe(20);
+  });
+
+  it('rejects a negative advance', async () => {
+    await expect(new FakeClock().advance(-1)).rejects.toThrow('ms must be a finite number >= 0, got -1');
+  });
+});

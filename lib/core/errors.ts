@@ -1,0 +1,96 @@
+/**
+ * Errors the library throws. Every class sets `name` so logs and `instanceof`-free checks work
+ * across realms and bundles.
+ */
+
+/**
+ * A policy option or config value is invalid. The message names the field, the value and the rule,
+ * e.g. `budget.fraction: 1.5 is invalid: must be a number in [0, 1]`.
+ */
+export class PolicyConfigError extends Error {
+  override readonly name = 'PolicyConfigError';
+  /**
+   * @param field dotted path of the offending option (`budget.fraction`, `policies.payments.attempts`)
+   * @param value the value that was given
+   * @param rule what the value must be
+   */
+  constructor(
+    readonly field: string,
+    readonly value: unknown,
+    readonly rule: string,
+  ) {
+    super(`${field}: ${describeValue(value)} is invalid: ${rule}`);
+  }
+
+  /** The same error with `prefix.` put in front of the field (used when nesting configs). */
+  under(prefix: string): PolicyConfigError {
+    return new PolicyConfigError(prefix ? `${prefix}.${this.field}` : this.field, this.value, this.rule);
+  }
+}
+
+/** Why a guard of this process refused a call. */
+export type RejectionReason = 'BudgetExhausted' | 'DependencyUnavailable' | 'RateLimited' | 'QuotaExhausted';
+
+/**
+ * A guard of this process refused to start an attempt: the retry budget is empty (`BudgetExhausted`)
+ * or the breaker is open (`DependencyUnavailable`). Reported after the 100 ms guarded pause
+ * (DESIGN §3.7). `retryAfter` (ms) is when asking again may succeed, `undefined` when unknown.
+ * `cause` is the attempt failure that led to the refused retry, when there was one.
+ */
+export class CallRejectedError extends Error {
+  override readonly name = 'CallRejectedError';
+  constructor(
+    readonly reason: RejectionReason,
+    readonly retryAfter: number | undefined,
+    options?: { cause?: unknown; policy?: string },
+  ) {
+    super(
+      `${options?.policy ? `[${options.policy}] ` : ''}call rejected: ${reason}` +
+        (retryAfter === undefined ? '' : ` (retry after ${Math.ceil(retryAfter)}ms)`),
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
+  }
+}
+
+/** The call's deadline (option `deadline`, ms from the call's start) passed before it settled. */
+export class DeadlineExceededError extends Error {
+  override readonly name = 'DeadlineExceededError';
+  /** @param deadline the deadline in milliseconds that was exceeded */
+  constructor(readonly deadline: number, options?: { cause?: unknown }) {
+    super(`deadline of ${deadline}ms exceeded`, options);
+  }
+}
+
+/** One attempt ran longer than `attemptTimeout` ms; the attempt's signal was aborted with this error. */
+export class AttemptTimeoutError extends Error {
+  override readonly name = 'AttemptTimeoutError';
+  /** @param timeout the attempt bound in milliseconds */
+  constructor(readonly timeout: number) {
+    super(`attempt timed out after ${timeout}ms`);
+  }
+}
+
+/**
+ * This process refused itself (a local limiter or quota): classified `Limited`, never evidence
+ * against the dependency, never spends or deposits budget.
+ */
+export class RateLimitedError extends Error {
+  override readonly name = 'RateLimitedError';
+  constructor(
+    message = 'rate limited by this process',
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,233 @@
+import { subscribeAbort, unsubscribeAbort } from './abort-link.js';
+import { Attempt, type AttemptContext } from './attempt-context.js';
+import type { CallLog } from './call-result.js';
+import type { Outcome } from './classifier.js';
+import type { Clock } from './clock.js';
+import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from './errors.js';
+import { CallEvent, type CallEventKind, type StopReason } from './events.js';
+import type { ResolvedPolicyOptions } from './policy-options.js';
+import type { TokenBucket } from './retry-budget.js';
+import { Verdict, isRetryable } from './verdict.js';
+
+/** Pause before a refusal by a guard of this process is reported (DESIGN §3.7); not configurable. */
+export const GUARDED_PAUSE_MS = 100;
+
+/** What the executor needs from a policy: its settings and its resolved state. */
+export interface ExecutablePolicy {
+  readonly options: ResolvedPolicyOptions;
+  /** The retry budget's bucket for this policy instance, or undefined when off. */
+  bucket(): TokenBucket | undefined;
+}
+
+/** The function a policy protects. */
+export type Work<T> = (context: AttemptContext) => T | PromiseLike<T>;
+
+const TIMED_OUT = Symbol('timedOut');
+
+/**
+ * Runs `work` under `policy`: the one flat loop of admission, deadline checks, attempts,
+ * classification, budget, backoff and events (DESIGN §3.2). Resolves with the value of an Ok attempt
+ * (or the last value a classifier rejected, once retries are over) and rejects with the final error.
+ * When `log` is given, it is filled with the stop reason, attempts and duration.
+ */
+export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined): Promise<T> {
+  const o = policy.options;
+  const clock = o.clock;
+  const listener = o.onEvent;
+  const timed = listener !== undefined || log !== undefined || o.deadline !== undefined || o.attemptTimeout !== undefined;
+  const start = timed ? clock.now() : 0;
+  const deadlineAt = o.deadline === undefined ? Infinity : start + o.deadline;
+
+  const finish = (kind: CallEventKind, reason: StopReason, attempt: number, verdict: Verdict | undefined, error: unknown): void => {
+    if (log !== undefined) {
+      log.reason = reason;
+      log.duration = clock.now() - start;
+    }
+    if (listener !== undefined) {
+      emit(listener, new CallEvent(kind, o.name, attempt, verdict?.kind, errorName(error), clock.now() - start, 0, reason, true));
+    }
+  };
+
+  if (signal?.aborted) {
+    finish('failed', 'cancelled', 0, undefined, signal.reason);
+    throw signal.reason;
+  }
+
+  let lastVerdict: Verdict | undefined;
+  let lastError: unknown;
+  let lastValue: T | undefined;
+  let lastDuration = 0;
+  let threw = false;
+
+  for (let n = 1; ; n++) {
+    if (n > 1) {
+      // Decide the retry: delay first, then whether it fits the deadline, then the budget.
+      const remaining = deadlineAt - clock.now();
+      const pushback = lastVerdict!.retryAfter;
+      const delay =
+        pushback !== undefined
+          ? Math.min(pushback, o.backoff.maximumDelay)
+          : o.backoff.compute({ attempt: n, verdict: lastVerdict!, error: lastError, remaining, signal, random: o.random });
+      if (delay >= remaining) {
+        // It would sleep into a deadline it cannot meet: stop now with the failure it has.
+        finish('failed', 'deadlineExceeded', n - 1, lastVerdict, lastError);
+        if (threw) throw lastError;
+        return lastValue as T;
+      }
+      const bucket = policy.bucket();
+      if (bucket !== undefined && !bucket.tryAcquire()) {
+        try {
+          await guardedPause(clock, deadlineAt, signal);
+        } catch (reason) {
+          finish('failed', 'cancelled', n - 1, lastVerdict, reason);
+          throw reason;
+        }
+        const error = new CallRejectedError('BudgetExhausted', bucket.retryAfter(), { cause: threw ? lastError : undefined, policy: o.name || undefined });
+        finish('rejected', 'budgetExhausted', n - 1, lastVerdict, error);
+        throw error;
+      }
+      if (log !== undefined) log.attempts[log.attempts.length - 1]!.delay = delay;
+      if (listener !== undefined) {
+        emit(listener, new CallEvent('retrying', o.name, n - 1, lastVerdict!.kind, errorName(threw ? lastError : undefined), lastDuration, delay, undefined, false));
+      }
+      if (delay > 0) {
+        try {
+          await sleep(clock, delay, signal);
+        } catch (reason) {
+          finish('failed', 'cancelled', n - 1, lastVerdict, reason);
+          throw reason;
+        }
+      }
+    }
+
+    const attemptStart = timed ? clock.now() : 0;
+    if (attemptStart >= deadlineAt) {
+      const error = new DeadlineExceededError(o.deadline!, { cause: threw ? lastError : undefined });
+      finish('failed', 'deadlineExceeded', n - 1, lastVerdict, error);
+      throw error;
+    }
+
+    const context = new Attempt(n, signal);
+    const bound = Math.min(o.attemptTimeout ?? Infinity, deadlineAt - attemptStart);
+    let outcome: Outcome<T>;
+    let deadlineHit = false;
+    try {
+      if (bound === Infinity) {
+        outcome = { ok: true, value: await work(context) };
+      } else {
+        const result = await raceBound(clock, work, context, bound, bound === o.attemptTimeout ? new AttemptTimeoutError(bound) : new DeadlineExceededError(o.deadline!));
+        if (result === TIMED_OUT) throw context.signal.reason;
+        outcome = { ok: true, value: result as T };
+      }
+    } catch (error) {
+      deadlineHit = error instanceof DeadlineExceededError;
+      outcome = { ok: false, error };
+    } finally {
+      context.end();
+    }
+
+    const callerAborted = signal?.aborted === true;
+    const verdict = deadlineHit ? Verdict.transient : o.classifier.classify(outcome, { callerAborted });
+    const duration = timed ? clock.now() - attemptStart : 0;
+    threw = !outcome.ok;
+    lastError = outcome.error;
+    lastValue = outcome.value;
+    lastVerdict = verdict;
+    lastDuration = duration;
+    if (log !== undefined) log.attempts.push({ attempt: n, verdict: verdict.kind, duration, error: outcome.error, delay: 0 });
+    if (listener !== undefined) {
+      emit(listener, new CallEvent('attempt', o.name, n, verdict.kind, errorName(outcome.error), duration, 0, undefined, false));
+    }
+
+    if (verdict.kind === 'Ok') {
+      policy.bucket()?.deposit();
+      finish('succeeded', 'succeeded', n, verdict, undefined);
+      return outcome.value as T;
+    }
+    if (callerAborted) {
+      finish('failed', 'cancelled', n, verdict, signal!.reason);
+      throw signal!.reason;
+    }
+    if (deadlineHit) {
+      finish('failed', 'deadlineExceeded', n, verdict, outcome.error);
+      throw outcome.error;
+    }
+    if (!isRetryable(verdict) || n >= o.attempts) {
+      const reason: StopReason = verdict.kind === 'Limited' ? 'limited' : verdict.kind === 'Permanent' ? 'permanent' : 'attemptsExhausted';
+      finish('failed', reason, n, verdict, outcome.error);
+      if (threw) throw outcome.error;
+      return outcome.value as T;
+    }
+  }
+}
+
+/**
+ * Runs one attempt against a bound: whichever comes first, its outcome or the timer, which aborts the
+ * attempt's signal with `timeoutError`. The losing attempt's rejection is observed, never unhandled.
+ */
+function raceBound<T>(clock: Clock, work: Work<T>, context: Attempt, bound: number, timeoutError: Error): Promise<T | typeof TIMED_OUT> {
+  return new Promise((resolve, reject) => {
+    const timer = clock.setTimer(bound, () => {
+      context.abort(timeoutError);
+      resolve(TIMED_OUT);
+    });
+    let pending: Promise<T>;
+    try {
+      pending = Promise.resolve(work(context));
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (value) => {
+        clock.clearTimer(timer);
+        resolve(value);
+      },
+      (error) => {
+        clock.clearTimer(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Waits `delay` ms on the clock; rejects with the signal's reason the moment it aborts. */
+function sleep(clock: Clock, delay: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal === undefined) {
+      clock.setTimer(delay, resolve);
+      return;
+    }
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const subscription = subscribeAbort(signal, () => {
+      clock.clearTimer(timer);
+      reject(signal.reason);
+    });
+    const timer = clock.setTimer(delay, () => {
+      unsubscribeAbort(subscription);
+      resolve();
+    });
+  });
+}
+
+/** The guarded rejection pause: 100 ms, cut short by the deadline, aborted at once by the caller. */
+function guardedPause(clock: Clock, deadlineAt: number, signal: AbortSignal | undefined): Promise<void> {
+  const pause = Math.min(GUARDED_PAUSE_MS, Math.max(0, deadlineAt - clock.now()));
+  return pause > 0 ? sleep(clock, pause, signal) : Promise.resolve();
+}
+
+function emit(listener: (event: CallEvent) => void, event: CallEvent): void {
+  try {
+    listener(event);
+  } catch {
+    // A listener must never change the call's outcome (DESIGN §3.12).
+  }
+}
+
+function errorName(error: unknown): string | undefined {
+  if (error === undefined) return undefined;
+  if (error instanceof Error) return error.name;
+  return typeof error;
+}

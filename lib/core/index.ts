@@ -1,0 +1,15 @@
+export * from './backoff.js';
+export * from './jitter.js';
+export * from './classifier.js';
+export * from './clock.js';
+export * from './fake-clock.js';
+export * from './errors.js';
+export * from './events.js';
+export * from './verdict.js';
+export * from './retry-budget.js';
+export * from './retry-after.js';
+export type { AttemptContext } from './attempt-context.js';
+export type { AttemptRecord, CallResult } from './call-result.js';
+export { GUARDED_PAUSE_MS, type Work } from './executor.js';
+export { DEFAULT_OPTIONS, type PolicyOptions, type ResolvedPolicyOptions } from './policy-options.js';
+export { Policy, Resilience, type RunOptions } from './policy.js';

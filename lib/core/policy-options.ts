@@ -1,0 +1,120 @@
+import { type Backoff, defaultBackoff } from './backoff.js';
+import { Classifier } from './classifier.js';
+import { type Clock, SystemClock } from './clock.js';
+import { PolicyConfigError } from './errors.js';
+import type { CallEventListener } from './events.js';
+import { RetryBudget } from './retry-budget.js';
+
+/**
+ * Everything a policy can be told (DESIGN §3.1). All durations are milliseconds.
+ * Options not listed here (breaker, hedge, limiter, …) arrive with their features.
+ */
+export interface PolicyOptions {
+  /** Name used in events, logs and errors. Default `''`. */
+  name?: string;
+  /** Total attempts including the first, an integer >= 1 (1 = no retries). Default 3. */
+  attempts?: number;
+  /** Delay curve between attempts. Default `Backoff.exponential()` (100 ms base, full jitter, 30 s cap). */
+  backoff?: Backoff;
+  /** How retries are funded. Default `RetryBudget.automatic`; `RetryBudget.none` turns it off. */
+  budget?: RetryBudget;
+  /** Bound on the whole call (attempts, backoff, pauses), > 0; `undefined` = none. */
+  deadline?: number;
+  /** Bound on one attempt, > 0; `undefined` = none. */
+  attemptTimeout?: number;
+  /** Turns outcomes into verdicts. Default `Classifier.default`. */
+  classifier?: Classifier;
+  /** The one event listener (replaces any; `withListener` adds). */
+  onEvent?: CallEventListener;
+  /** Time source. Default `SystemClock.instance`. */
+  clock?: Clock;
+  /** Uniform [0, 1) source for jitter. Default `Math.random`. */
+  random?: () => number;
+}
+
+/** A policy's complete, validated settings. */
+export interface ResolvedPolicyOptions {
+  readonly name: string;
+  readonly attempts: number;
+  readonly backoff: Backoff;
+  readonly budget: RetryBudget;
+  readonly deadline: number | undefined;
+  readonly attemptTimeout: number | undefined;
+  readonly classifier: Classifier;
+  readonly onEvent: CallEventListener | undefined;
+  readonly clock: Clock;
+  readonly random: () => number;
+}
+
+/** Settings of `Resilience.default`. */
+export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
+  name: '',
+  attempts: 3,
+  backoff: defaultBackoff,
+  budget: RetryBudget.automatic,
+  deadline: undefined,
+  attemptTimeout: undefined,
+  classifier: Classifier.default,
+  onEvent: undefined,
+  clock: SystemClock.instance,
+  random: Math.random,
+});
+
+type Check = (value: unknown, field: string) => void;
+
+const positiveDuration: Check = (value, field) => {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new PolicyConfigError(field, value, 'must be a duration in ms >= 0 (negative durations are not allowed)');
+  }
+  if (value === 0) throw new PolicyConfigError(field, value, 'must be > 0 ms (leave it undefined for no bound)');
+};
+
+function instance(type: string, test: (value: unknown) => boolean): Check {
+  return (value, field) => {
+    if (value !== undefined && !test(value)) throw new PolicyConfigError(field, value, `must be ${type}`);
+  };
+}
+
+const checks: Record<keyof PolicyOptions, Check> = {
+  name: instance('a string', (v) => typeof v === 'string'),
+  attempts: (value, field) => {
+    if (value === undefined) return;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+      throw new PolicyConfigError(field, value, 'must be an integer >= 1 (total attempts, including the first)');
+    }
+  },
+  backoff: instance('a Backoff (Backoff.exponential(), .constant(ms), .none, .custom(fn))', (v) => typeof (v as Backoff)?.compute === 'function'),
+  budget: instance('a RetryBudget (RetryBudget.automatic, .none, .of(), .shared())', (v) => v instanceof RetryBudget),
+  deadline: positiveDuration,
+  attemptTimeout: positiveDuration,
+  classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
+  onEvent: instance('a function', (v) => typeof v === 'function'),
+  clock: instance('a Clock (now, setTimer, clearTimer)', (v) => typeof (v as Clock)?.now === 'function' && typeof (v as Clock)?.setTimer === 'function'),
+  random: instance('a function returning a number in [0, 1)', (v) => typeof v === 'function'),
+};
+
+/**
+ * Merges `changes` over `base`, validating every given field.
+ * @throws PolicyConfigError naming the field, the value and the rule for any invalid value or unknown key.
+ */
+export function mergeOptions(base: ResolvedPolicyOptions, changes: PolicyOptions): ResolvedPolicyOptions {
+  if (changes === null || typeof changes !== 'object') {
+    throw new PolicyConfigError('options', changes, 'must be an object of policy options');
+  }
+  for (const key of Object.keys(changes)) {
+    const check = (checks as Record<string, Check | undefined>)[key];
+    if (check === undefined) {
+      throw new PolicyConfigError(key, (changes as Record<string, unknown>)[key], `is not a known policy option (${Object.keys(checks).join(', ')})`);
+    }
+    check((changes as Record<string, unknown>)[key], key);
+  }
+  const merged = { ...base };
+  for (const [key, value] of Object.entries(changes)) {
+    // `deadline: undefined` explicitly removes a bound; other undefined values keep the base.
+    if (value !== undefined || key === 'deadline' || key === 'attemptTimeout' || key === 'onEvent') {
+      (merged as Record<string, unknown>)[key] = value;
+    }
+  }
+  return Object.freeze(merged);
+}

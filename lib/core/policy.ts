@@ -1,0 +1,91 @@
+import type { AttemptContext } from './attempt-context.js';
+import { type CallResult, CallLog } from './call-result.js';
+import type { CallEventListener } from './events.js';
+import { type ExecutablePolicy, type Work, execute } from './executor.js';
+import { DEFAULT_OPTIONS, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
+import type { TokenBucket } from './retry-budget.js';
+
+/** Per-call options. */
+export interface RunOptions {
+  /** Cancels the call: no attempt starts after it aborts, a running attempt's signal aborts, no retry. */
+  signal?: AbortSignal;
+}
+
+/**
+ * An immutable resilience policy: bounds stated as a value, enforced by one flat executor around each
+ * call (DESIGN §3.1). Derive variants with {@link Policy.with}; state (the retry budget's bucket)
+ * belongs to the instance, so two derived policies never share an automatic budget.
+ */
+export class Policy implements ExecutablePolicy {
+  private resolvedBucket: TokenBucket | undefined | null = null;
+
+  /** Use `Resilience.default.with(...)` rather than constructing directly. */
+  constructor(readonly options: ResolvedPolicyOptions) {}
+
+  /** The policy's name (`''` when unnamed). */
+  get name(): string {
+    return this.options.name;
+  }
+
+  /** The retry budget's bucket for this instance (resolved on first use), or undefined with `RetryBudget.none`. */
+  bucket(): TokenBucket | undefined {
+    if (this.resolvedBucket === null) this.resolvedBucket = this.options.budget.resolve(this, this.options.clock);
+    return this.resolvedBucket;
+  }
+
+  /**
+   * A new policy with `changes` applied over this one's settings.
+   * @throws PolicyConfigError naming the field, the value and the rule (attempts < 1, negative durations,
+   *   unknown keys, values of the wrong kind).
+   */
+  with(changes: PolicyOptions): Policy {
+    return new Policy(mergeOptions(this.options, changes));
+  }
+
+  /** A new policy that also calls `listener` for every event (after any listener already set). */
+  withListener(listener: CallEventListener): Policy {
+    if (typeof listener !== 'function') return this.with({ onEvent: listener });
+    const previous = this.options.onEvent;
+    const onEvent: CallEventListener =
+      previous === undefined
+        ? listener
+        : (event) => {
+            try {
+              previous(event);
+            } finally {
+              listener(event);
+            }
+          };
+    return this.with({ onEvent });
+  }
+
+  /**
+   * Runs `work` under this policy.
+   * @param work called once per attempt with `{ signal, attempt }`
+   * @returns the value of the first Ok attempt (or the last classified value once retries are over)
+   * @throws the final attempt's error; `CallRejectedError` when the retry budget refuses a retry;
+   *   `DeadlineExceededError` when the deadline passes; the signal's reason when the caller aborts.
+   */
+  run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<T> {
+    return execute(this, work as Work<T>, options?.signal, undefined);
+  }
+
+  /** Like {@link Policy.run} but never rejects: resolves to `{ ok, value, error, reason, attempts, duration }`. */
+  async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<T>> {
+    const log = new CallLog();
+    try {
+      const value = await execute(this, work as Work<T>, options?.signal, log);
+      return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration };
+    } catch (error) {
+      return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration };
+    }
+  }
+}
+
+/** Ready-made policies (DESIGN §3.1). */
+export const Resilience = {
+  /** 3 attempts, exponential backoff with full jitter (100 ms base, 30 s cap), automatic retry budget, no deadline. */
+  default: new Policy(DEFAULT_OPTIONS),
+  /** `default` plus a 30 s deadline on the whole call. */
+  http: new Policy(mergeOptions(DEFAULT_OPTIONS, { deadline: 30_000 })),
+} as const;

@@ -1,0 +1,39 @@
+/**
+ * The `Retry-After` header (RFC 9110 §10.2.3): either delay-seconds (a non-negative integer) or an
+ * HTTP-date. Anything else (negative, fractional, garbage, absent) yields no hint, so the caller falls
+ * back to its normal backoff — never to the maximum delay.
+ */
+
+const DELTA_SECONDS = /^\d+$/;
+// IMF-fixdate, the form RFC 9110 requires senders to use; obsolete forms are accepted by Date.parse too.
+const HTTP_DATE = /^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$|^[A-Za-z]+, \d{2}-[A-Za-z]{3}-\d{2} \d{2}:\d{2}:\d{2} GMT$|^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
+
+/**
+ * Parses a `Retry-After` value into milliseconds to wait.
+ * @param value the header value (`null`/`undefined` when absent)
+ * @param nowEpochMs the current wall-clock time in ms since the epoch, needed for the HTTP-date form
+ *   (wall time, because the header carries wall time)
+ * @returns ms to wait (0 for a date in the past), or `undefined` when the value is absent or malformed.
+ */
+export function parseRetryAfter(value: string | null | undefined, nowEpochMs: number): number | undefined {
+  if (value == null) return undefined;
+  const text = value.trim();
+  if (text.length === 0) return undefined;
+  if (DELTA_SECONDS.test(text)) {
+    const seconds = Number(text);
+    return Number.isSafeInteger(seconds) ? seconds * 1000 : undefined;
+  }
+  if (!HTTP_DATE.test(text)) return undefined;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - nowEpochMs);
+}
+
+/**
+ * Formats a wait as `Retry-After` delay-seconds: whole seconds, rounded up, at least 0.
+ * @param ms the wait in milliseconds
+ */
+export function formatRetryAfter(ms: number): string {
+  if (!(ms > 0)) return '0';
+  return String(Math.ceil(ms / 1000));
+}
