@@ -1,0 +1,32 @@
+import { formatRetryAfter, parseRetryAfter } from './retry-after.js';
+
+const six = Date.UTC(2026, 10, 30, 6, 0, 0);
+
+describe('parseRetryAfter', () => {
+  it.each([
+    ['120', 120000],
+    ['0', 0],
+    ['Mon, 30 Nov 2026 06:02:00 GMT', 120000],
+    ['Mon, 30 Nov 2026 05:00:00 GMT', 0],
+    [' 7 ', 7000],
+  ])('%p → %p ms at 06:00:00 GMT', (value, expected) => {
+    expect(parseRetryAfter(value, six)).toBe(expected);
+  });
+
+  it.each([['-3'], ['1.5'], ['abc'], [''], ['12abc'], ['Mon, 99 Foo 2026 06:02:00 GMT'], [null], [undefined]])(
+    '%p gives no hint',
+    (value) => {
+      expect(parseRetryAfter(value, six)).toBeUndefined();
+    },
+  );
+});
+
+describe('formatRetryAfter', () => {
+  it('rounds up to whole seconds', () => {
+    expect(formatRetryAfter(1200)).toBe('2');
+    expect(formatRetryAfter(1000)).toBe('1');
+    expect(formatRetryAfter(1)).toBe('1');
+    expect(formatRetryAfter(0)).toBe('0');
+    expect(formatRetryAfter(-5)).toBe('0');
+  });
+});
