@@ -65,14 +65,33 @@ describe('SystemClock', () => {
     expect(t.now).toBe(wait);
   });
 
-  it('disarms the Node timer when the last pending timer is cleared', () => {
+  it('a cleared timer never fires; the idle Node timer fires once, finds nothing and stops', () => {
     const t = manualTimers();
     const clock = new SystemClock(t.primitives);
-    const handle = clock.setTimer(3000, () => undefined);
+    const callback = jest.fn();
+    const handle = clock.setTimer(3000, callback);
     clock.clearTimer(handle);
     clock.clearTimer(handle);
-    expect(t.armed.size).toBe(0);
     expect(clock.pending).toBe(0);
+    const later = jest.fn();
+    clock.setTimer(5000, later);
+    expect(t.armed.size).toBe(1);
+    t.fireNext();
+    expect([t.now, t.armed.size, later.mock.calls.length]).toEqual([3000, 1, 0]);
+    t.fireNext();
+    expect([t.now, t.armed.size, later.mock.calls.length]).toEqual([5000, 0, 1]);
+    expect(callback).not.toHaveBeenCalled();
+  });
+
+  it('re-arms only when a new timer is due before the armed one', () => {
+    const t = manualTimers();
+    const clock = new SystemClock(t.primitives);
+    clock.setTimer(30_000, () => undefined);
+    clock.setTimer(31_000, () => undefined);
+    clock.setTimer(40_000, () => undefined);
+    expect([...t.armed.values()].map((a) => a.delay)).toEqual([30_000]);
+    clock.setTimer(100, () => undefined);
+    expect([...t.armed.values()].map((a) => a.delay)).toEqual([100]);
   });
 
   it('reads time from performance.now by default and its timers do fire', async () => {

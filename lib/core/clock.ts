@@ -89,8 +89,9 @@ export class SystemClock implements Clock {
   clearTimer(handle: TimerHandle): void {
     const entry = handle as HeapEntry;
     if (entry.index < 0) return;
+    // The Node timer stays armed: it is unref'd, and re-arming on every call would cost a
+    // setTimeout/clearTimeout pair per deadline. When it fires early it finds nothing due and re-arms.
     this.removeAt(entry.index);
-    if (this.heap.length === 0) this.disarm();
   }
 
   private arm(): void {

@@ -115,7 +115,7 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
       if (bound === Infinity) {
         outcome = { ok: true, value: await work(context) };
       } else {
-        const result = await raceBound(clock, work, context, bound, bound === o.attemptTimeout ? new AttemptTimeoutError(bound) : new DeadlineExceededError(o.deadline!));
+        const result = await raceBound(clock, work, context, bound, bound === o.attemptTimeout ? 0 : o.deadline!);
         if (result === TIMED_OUT) throw context.signal.reason;
         outcome = { ok: true, value: result as T };
       }
@@ -163,12 +163,14 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
 
 /**
  * Runs one attempt against a bound: whichever comes first, its outcome or the timer, which aborts the
- * attempt's signal with `timeoutError`. The losing attempt's rejection is observed, never unhandled.
+ * attempt's signal with an `AttemptTimeoutError` (`deadline` 0) or a `DeadlineExceededError`. The error
+ * is built only when the timer fires: capturing a stack costs microseconds. The losing attempt's
+ * rejection is observed, never unhandled.
  */
-function raceBound<T>(clock: Clock, work: Work<T>, context: Attempt, bound: number, timeoutError: Error): Promise<T | typeof TIMED_OUT> {
+function raceBound<T>(clock: Clock, work: Work<T>, context: Attempt, bound: number, deadline: number): Promise<T | typeof TIMED_OUT> {
   return new Promise((resolve, reject) => {
     const timer = clock.setTimer(bound, () => {
-      context.abort(timeoutError);
+      context.abort(deadline === 0 ? new AttemptTimeoutError(bound) : new DeadlineExceededError(deadline));
       resolve(TIMED_OUT);
     });
     let pending: Promise<T>;

@@ -1,0 +1,2 @@
+/** Runs every benchmark in this folder, one after another. Usage: `npm run bench`. */
+await import('./success-path.js');

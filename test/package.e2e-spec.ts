@@ -1,0 +1,55 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = process.cwd();
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sources(path);
+    return path.endsWith('.ts') && !path.endsWith('.spec.ts') ? [path] : [];
+  });
+}
+
+/** Imports `specifier` in a fresh Node process from the repo root, as a user of the package would. */
+function importByName(specifier: string, expression: string): string {
+  const script = `const m = await import(${JSON.stringify(specifier)}); console.log(JSON.stringify(${expression}));`;
+  return execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' }).trim();
+}
+
+describe('package boundaries', () => {
+  it('lib/core imports nothing from @nestjs/*', () => {
+    const offenders = sources(join(root, 'lib/core')).filter((file) => /from ['"]@nestjs\//.test(readFileSync(file, 'utf8')));
+    expect(offenders).toEqual([]);
+  });
+
+  it('nothing in lib/ reads wall time or sets raw timers outside the system clock', () => {
+    const pattern = /Date\.now\(|AbortSignal\.timeout\(|[^.\w]setTimeout\(|[^.\w]setInterval\(/;
+    const offenders = sources(join(root, 'lib'))
+      .filter((file) => !file.endsWith(join('core', 'clock.ts')))
+      .filter((file) => pattern.test(readFileSync(file, 'utf8')));
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe('exports map (built dist, imported by the package name)', () => {
+  it('@nresilience/nestjs/core resolves to the engine', () => {
+    const names = JSON.parse(importByName('@nresilience/nestjs/core', "['Resilience','RetryBudget','Backoff','Classifier','FakeClock','SystemClock','CallRejectedError','parseRetryAfter'].filter((k) => m[k] === undefined)"));
+    expect(names).toEqual([]);
+    expect(importByName('@nresilience/nestjs/core', 'm.Resilience.default.options.attempts')).toBe('3');
+  });
+
+  it('@nresilience/nestjs resolves to the Nest layer and re-exports core', () => {
+    const missing = JSON.parse(importByName('@nresilience/nestjs', "['ResilienceModule','Resilient','InjectPolicy','AttemptSignal','ResilienceExceptionFilter','PolicyRegistry','Resilience','RetryBudget'].filter((k) => m[k] === undefined)"));
+    expect(missing).toEqual([]);
+  });
+
+  it('declares types before the default condition for every subpath', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    for (const [subpath, target] of Object.entries(pkg.exports)) {
+      if (typeof target === 'string') continue;
+      expect([subpath, Object.keys(target as object)[0]]).toEqual([subpath, 'types']);
+    }
+  });
+});
