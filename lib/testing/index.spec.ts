@@ -1,0 +1,27 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as kit from './index.js';
+import { FakeClock } from '../core/fake-clock.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const sources = readdirSync(here).filter((name) => name.endsWith('.ts') && !name.endsWith('.spec.ts'));
+
+describe('testing kit entry point', () => {
+  it('exports the public kit, FakeClock included', () => {
+    expect(Object.keys(kit).sort()).toEqual(
+      ['Chaos', 'ChaosFaultError', 'EventRecorder', 'FakeClock', 'MAX_SEED', 'ScriptedFetch', 'SeededRandom', 'Sequence'].sort(),
+    );
+    expect(kit.FakeClock).toBe(FakeClock);
+  });
+
+  it.each(sources)('%s imports only core and pure-rand, and never reads real time directly', (name) => {
+    const text = readFileSync(join(here, name), 'utf8');
+    const imports = [...text.matchAll(/from '([^']+)'/g)].map((m) => m[1]!);
+    for (const path of imports) {
+      expect(path.startsWith('./') || path.startsWith('../core/') || path.startsWith('pure-rand/')).toBe(true);
+      if (path.startsWith('.')) expect(path.endsWith('.js')).toBe(true);
+    }
+    expect(text).not.toMatch(/Date\.now|\bsetTimeout\s*\(|AbortSignal\.timeout|@nestjs\//);
+  });
+});
