@@ -49,6 +49,16 @@ export class Classifier {
     return Classifier.of(...rules, ...this.rules);
   }
 
+  /** The verdict for a returned value; allocation-free when there are no custom rules. */
+  classifyValue(value: unknown, context: ClassifyContext): Verdict {
+    return this.rules.length === 0 ? Verdict.ok : this.classify({ ok: true, value }, context);
+  }
+
+  /** The verdict for a thrown error. */
+  classifyError(error: unknown, context: ClassifyContext): Verdict {
+    return this.classify({ ok: false, error }, context);
+  }
+
   /**
    * The verdict for one outcome. A self-imposed refusal (`RateLimitedError`) is always Limited and a
    * caller's abort always Permanent, whatever the rules say.

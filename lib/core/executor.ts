@@ -1,7 +1,7 @@
 import { subscribeAbort, unsubscribeAbort } from './abort-link.js';
 import { Attempt, type AttemptContext } from './attempt-context.js';
 import type { CallLog } from './call-result.js';
-import type { Outcome } from './classifier.js';
+import type { ClassifyContext } from './classifier.js';
 import type { Clock } from './clock.js';
 import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from './errors.js';
 import { CallEvent, type CallEventKind, type StopReason } from './events.js';
@@ -23,6 +23,8 @@ export interface ExecutablePolicy {
 export type Work<T> = (context: AttemptContext) => T | PromiseLike<T>;
 
 const TIMED_OUT = Symbol('timedOut');
+const ABORTED: ClassifyContext = Object.freeze({ callerAborted: true });
+const NOT_ABORTED: ClassifyContext = Object.freeze({ callerAborted: false });
 
 /**
  * Runs `work` under `policy`: the one flat loop of admission, deadline checks, attempts,
@@ -109,54 +111,61 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
 
     const context = new Attempt(n, signal);
     const bound = Math.min(o.attemptTimeout ?? Infinity, deadlineAt - attemptStart);
-    let outcome: Outcome<T>;
+    let value: T | undefined;
+    let error: unknown;
+    let failed = false;
     let deadlineHit = false;
     try {
       if (bound === Infinity) {
-        outcome = { ok: true, value: await work(context) };
+        value = await work(context);
       } else {
         const result = await raceBound(clock, work, context, bound, bound === o.attemptTimeout ? 0 : o.deadline!);
         if (result === TIMED_OUT) throw context.signal.reason;
-        outcome = { ok: true, value: result as T };
+        value = result as T;
       }
-    } catch (error) {
-      deadlineHit = error instanceof DeadlineExceededError;
-      outcome = { ok: false, error };
+    } catch (thrown) {
+      failed = true;
+      error = thrown;
+      deadlineHit = thrown instanceof DeadlineExceededError;
     } finally {
       context.end();
     }
 
     const callerAborted = signal?.aborted === true;
-    const verdict = deadlineHit ? Verdict.transient : o.classifier.classify(outcome, { callerAborted });
+    const verdict = deadlineHit
+      ? Verdict.transient
+      : failed
+        ? o.classifier.classifyError(error, callerAborted ? ABORTED : NOT_ABORTED)
+        : o.classifier.classifyValue(value, callerAborted ? ABORTED : NOT_ABORTED);
     const duration = timed ? clock.now() - attemptStart : 0;
-    threw = !outcome.ok;
-    lastError = outcome.error;
-    lastValue = outcome.value;
+    threw = failed;
+    lastError = error;
+    lastValue = value;
     lastVerdict = verdict;
     lastDuration = duration;
-    if (log !== undefined) log.attempts.push({ attempt: n, verdict: verdict.kind, duration, error: outcome.error, delay: 0 });
+    if (log !== undefined) log.attempts.push({ attempt: n, verdict: verdict.kind, duration, error, delay: 0 });
     if (listener !== undefined) {
-      emit(listener, new CallEvent('attempt', o.name, n, verdict.kind, errorName(outcome.error), duration, 0, undefined, false));
+      emit(listener, new CallEvent('attempt', o.name, n, verdict.kind, errorName(error), duration, 0, undefined, false));
     }
 
     if (verdict.kind === 'Ok') {
       policy.bucket()?.deposit();
-      finish('succeeded', 'succeeded', n, verdict, undefined);
-      return outcome.value as T;
+      if (timed) finish('succeeded', 'succeeded', n, verdict, undefined);
+      return value as T;
     }
     if (callerAborted) {
       finish('failed', 'cancelled', n, verdict, signal!.reason);
       throw signal!.reason;
     }
     if (deadlineHit) {
-      finish('failed', 'deadlineExceeded', n, verdict, outcome.error);
-      throw outcome.error;
+      finish('failed', 'deadlineExceeded', n, verdict, error);
+      throw error;
     }
     if (!isRetryable(verdict) || n >= o.attempts) {
       const reason: StopReason = verdict.kind === 'Limited' ? 'limited' : verdict.kind === 'Permanent' ? 'permanent' : 'attemptsExhausted';
-      finish('failed', reason, n, verdict, outcome.error);
-      if (threw) throw outcome.error;
-      return outcome.value as T;
+      finish('failed', reason, n, verdict, error);
+      if (failed) throw error;
+      return value as T;
     }
   }
 }
