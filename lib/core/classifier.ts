@@ -24,7 +24,9 @@ export class Classifier {
 
   /**
    * The default: a returned value is Ok; an abort caused by the caller is Permanent;
-   * `PolicyConfigError`, `TypeError`, `RangeError` are Permanent; every other error is Transient.
+   * `PolicyConfigError`, `TypeError`, `RangeError` are Permanent — except fetch's network failure, a
+   * `TypeError` whose `cause` carries a socket error `code` (ECONNREFUSED, ECONNRESET, …), which is
+   * Transient; every other error is Transient.
    */
   static readonly default = new Classifier([]);
 
@@ -79,8 +81,19 @@ export class Classifier {
 function defaultVerdict(outcome: Outcome): Verdict {
   if (outcome.ok) return Verdict.ok;
   const error = outcome.error;
+  if (isNetworkFailure(error)) return Verdict.transient;
   if (error instanceof PolicyConfigError || error instanceof TypeError || error instanceof RangeError) {
     return Verdict.permanent;
   }
   return Verdict.transient;
+}
+
+/**
+ * Node's fetch (undici) reports a refused, reset or timed-out connection as `TypeError('fetch failed')`
+ * with the socket error as `cause`; that is a transient network failure, not a programming error.
+ */
+function isNetworkFailure(error: unknown): boolean {
+  if (!(error instanceof Error) || error.name !== 'TypeError') return false;
+  const cause = (error as { cause?: unknown }).cause as { code?: unknown } | undefined;
+  return typeof cause === 'object' && cause !== null && typeof cause.code === 'string';
 }

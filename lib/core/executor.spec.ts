@@ -395,3 +395,16 @@ describe('events and configuration', () => {
     expect(() => Resilience.default.with(changes as never)).toThrow(message);
   });
 });
+
+describe('default classifier and network failures', () => {
+  it("retries fetch's network failure (TypeError with a socket error cause) but not a plain TypeError", async () => {
+    const { clock, policy } = setup({ backoff: Backoff.none });
+    let calls = 0;
+    const call = policy.tryRun(() => {
+      calls++;
+      throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+    });
+    await clock.runAll();
+    expect([(await call).reason, calls]).toEqual(['attemptsExhausted', 3]);
+  });
+});
