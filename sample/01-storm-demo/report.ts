@@ -1,0 +1,107 @@
+import type { LoadResult } from './load-driver.js';
+import type { PerSecond, Timeline } from './timeline.js';
+
+/** One run's outcome, as printed in the table and in `--json`. */
+export interface RunSummary {
+  /** Calls sent to `/checkout`. */
+  readonly calls: number;
+  /** Requests that reached the dependency (first attempts and retries). */
+  readonly dependencyRequests: number;
+  /** dependencyRequests / calls over the whole run. */
+  readonly loadMultiplier: number;
+  /** The largest per-second dependencyRequests / calls, over seconds with at least half the planned rate. */
+  readonly worstSecond: number;
+  /** Percentage of calls answered 2xx. */
+  readonly availability: number;
+  /** dependencyRequests / calls over the seconds of the degraded phase. */
+  readonly degradedLoadMultiplier: number;
+}
+
+/** Everything a run recorded. */
+export interface RunRecord {
+  readonly load: LoadResult;
+  readonly received: PerSecond;
+  readonly timeline: Timeline;
+  /** Planned calls per second, to tell a full second from the ragged edges of the run. */
+  readonly rate: number;
+}
+
+/** Computes the summary of one run. */
+export function summarize(run: RunRecord): RunSummary {
+  const { load, received, timeline } = run;
+  const calls = load.sent.total();
+  const dependencyRequests = received.total();
+  let worstSecond = 0;
+  let degradedCalls = 0;
+  let degradedRequests = 0;
+  const seconds = Math.max(load.sent.length, received.length);
+  for (let s = 0; s < seconds; s++) {
+    const sent = load.sent.at(s);
+    // A second with few calls (the tail of the run) would turn a handful of late retries into a huge ratio.
+    if (sent >= run.rate / 2) worstSecond = Math.max(worstSecond, received.at(s) / sent);
+    if (timeline.phaseOfSecond(s) === 'degraded') {
+      degradedCalls += sent;
+      degradedRequests += received.at(s);
+    }
+  }
+  return {
+    calls,
+    dependencyRequests,
+    loadMultiplier: round(ratio(dependencyRequests, calls), 3),
+    worstSecond: round(worstSecond, 3),
+    availability: round(100 * ratio(load.succeeded.total(), calls), 1),
+    degradedLoadMultiplier: round(ratio(degradedRequests, degradedCalls), 3),
+  };
+}
+
+/** The line printed for one finished second. */
+export function secondLine(label: string, run: RunRecord, second: number, utilization: number | undefined): string {
+  const sent = run.load.sent.at(second);
+  const received = run.received.at(second);
+  const budget = utilization === undefined ? ' off' : `${Math.round(utilization * 100)}%`.padStart(4);
+  return [
+    label.padEnd(10),
+    `t=${String(second + 1).padStart(2)}s`,
+    run.timeline.phaseOfSecond(second).padEnd(9),
+    `calls/s ${String(sent).padStart(4)}`,
+    `dependency/s ${String(received).padStart(4)}`,
+    `x${sent === 0 ? '  -  ' : ratio(received, sent).toFixed(2)}`,
+    `2xx ${sent === 0 ? '  - ' : `${Math.round(100 * ratio(run.load.succeeded.at(second), sent))}%`.padStart(4)}`,
+    `budget used ${budget}`,
+  ].join('  ');
+}
+
+/** The closing comparison table. */
+export function table(on: RunSummary, off: RunSummary, extra: { on: RunExtras; off: RunExtras }): string {
+  const rows: [string, string, string][] = [
+    ['', 'budget on', 'budget off'],
+    ['calls to /checkout', String(on.calls), String(off.calls)],
+    ['requests the dependency got', String(on.dependencyRequests), String(off.dependencyRequests)],
+    ['load multiplier', times(on.loadMultiplier), times(off.loadMultiplier)],
+    ['  during the degraded phase', times(on.degradedLoadMultiplier), times(off.degradedLoadMultiplier)],
+    ['worst-second amplification', times(on.worstSecond), times(off.worstSecond)],
+    ['availability (2xx)', `${on.availability.toFixed(1)}%`, `${off.availability.toFixed(1)}%`],
+    ['shed by the dependency (at capacity)', String(extra.on.shed), String(extra.off.shed)],
+    ['calls skipped by the driver (cap)', String(extra.on.skipped), String(extra.off.skipped)],
+  ];
+  return rows.map(([name, a, b]) => `${name.padEnd(38)}${a.padStart(12)}${b.padStart(12)}`).join('\n');
+}
+
+/** Counts shown in the table but not part of the JSON summary. */
+export interface RunExtras {
+  readonly shed: number;
+  readonly skipped: number;
+}
+
+function ratio(a: number, b: number): number {
+  return b === 0 ? 0 : a / b;
+}
+
+function round(value: number, digits: number): number {
+  const scale = 10 ** digits;
+  return Math.round(value * scale) / scale;
+}
+
+function times(value: number): string {
+  return `${value.toFixed(2)}x`;
+}

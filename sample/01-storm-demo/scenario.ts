@@ -1,0 +1,78 @@
+/**
+ * The storm demo's script: how hard the load driver pushes, how the dependency misbehaves and when.
+ * Both runs (budget on, budget off) replay the same scenario against a fresh app and dependency.
+ */
+
+/** The dependency's state during a stretch of the run. */
+export type PhaseName = 'healthy' | 'degraded' | 'recovered';
+
+/** One stretch of the run, in whole seconds so per-second readings never straddle two phases. */
+export interface Phase {
+  readonly name: PhaseName;
+  readonly seconds: number;
+}
+
+/** How the fake payments dependency behaves. */
+export interface DependencyProfile {
+  /** Typical answer time while healthy, ms (each answer varies ±25 % around it). */
+  readonly healthyLatencyMs: number;
+  /** How many times slower the dependency answers while degraded. */
+  readonly degradedSlowdown: number;
+  /** Share of degraded answers that are 503s (after the slow wait). */
+  readonly degradedErrorRate: number;
+  /**
+   * Requests the dependency works on at once; above it, it sheds with an immediate 503. This is what
+   * makes extra load hurt: while degraded each request holds a slot 8× longer, so retries push it
+   * over the edge and the shed answers invite more retries.
+   */
+  readonly capacity: number;
+}
+
+/** Everything one run needs. */
+export interface Scenario {
+  /** Calls per second the load driver sends to `/checkout` (open loop: it does not wait for answers). */
+  readonly rate: number;
+  /** Most `/checkout` calls in flight; a call due while at the cap is skipped and counted, never queued. */
+  readonly concurrency: number;
+  /** A `/checkout` call that takes longer than this is abandoned by the driver, ms. */
+  readonly callTimeoutMs: number;
+  readonly phases: readonly Phase[];
+  readonly dependency: DependencyProfile;
+}
+
+// Load and capacity are chosen so the budget's fixed allowance (30 tokens at start + 3/s floor) is small
+// against the degraded phase's failures; see the README section of the sample for the arithmetic.
+const dependency: DependencyProfile = {
+  healthyLatencyMs: 20,
+  degradedSlowdown: 8,
+  degradedErrorRate: 0.5,
+  capacity: 30,
+};
+
+/** About 15 s for both runs together. */
+export const QUICK: Scenario = {
+  rate: 150,
+  concurrency: 400,
+  callTimeoutMs: 5000,
+  phases: [
+    { name: 'healthy', seconds: 2 },
+    { name: 'degraded', seconds: 4 },
+    { name: 'recovered', seconds: 1 },
+  ],
+  dependency,
+};
+
+/** About 55 s for both runs together. */
+export const FULL: Scenario = {
+  ...QUICK,
+  phases: [
+    { name: 'healthy', seconds: 5 },
+    { name: 'degraded', seconds: 15 },
+    { name: 'recovered', seconds: 5 },
+  ],
+};
+
+/** Length of the load window, seconds. */
+export function totalSeconds(scenario: Scenario): number {
+  return scenario.phases.reduce((sum, phase) => sum + phase.seconds, 0);
+}
