@@ -108,7 +108,7 @@ export interface BreakerSnapshot {
  * than the latency threshold, since the baseline remembers pre-brownout latency — re-opens at once
  * with the grown break. Throttled, Permanent and Limited probes return the slot and leave the streak
  * as it was. A probe that has not settled after `probeTimeout` ms frees its slot and resets the streak;
- * its late record is then swallowed as an orphan (see {@link record}).
+ * its late record then decides nothing (see {@link record}).
  *
  * Recovering (opt-in): admits `min(clock ramp, AIMD)` of attempts by `random()`, starting at 5 %; a
  * Transient re-opens with the grown break; the ramp reaching 100 % closes.
@@ -130,9 +130,11 @@ export class CircuitBreaker {
   private openUntil = -Infinity;
   private probes = 0;
   private probeStreak = 0;
+  // Held probes in admission order: when each was admitted (ms) and its release timer.
+  private readonly probeAdmittedAt: number[] = [];
   private readonly probeTimers: TimerHandle[] = [];
+  // Probes freed (by timeout or a state change) whose records may still arrive.
   private orphans = 0;
-  private orphansUntil = -Infinity;
   private isolations = 0;
   private isolationEpoch = 0;
 
@@ -176,13 +178,14 @@ export class CircuitBreaker {
   /**
    * Records the outcome of an admitted attempt. Call exactly once per admission that was not
    * `Refused`, whatever the outcome (the executor maps a caller abort to `Permanent` and an attempt
-   * timeout to `Transient`). A `Probe` record always returns its slot; a late record for a probe
-   * already freed by `probeTimeout` (or by a state change) is swallowed as an orphan: it frees nothing
-   * and decides nothing. Orphans are remembered for `probeTimeout` ms; since an admission carries no
-   * identity, the next probe record in that time is taken as the orphan's.
+   * timeout to `Transient`). A `Probe` record always returns its slot. While a probe freed early (by
+   * `probeTimeout` or a state change) may still report, an admission carrying no identity, a probe
+   * record is matched by when its attempt started (`now - durationMs`): one that started more than
+   * 1 ms before every probe now held is that late report; it frees nothing and decides nothing, and
+   * only its success duration is kept for the latency baseline.
    * @param admission what {@link admit} returned for this attempt (`Refused` is ignored)
    * @param verdict the attempt's verdict
-   * @param durationMs the attempt's duration, ms
+   * @param durationMs the attempt's duration, ms, measured on the same clock from (at or after) admission
    */
   record(admission: Admission, verdict: VerdictKind, durationMs: number): void {
     if (admission === Admission.Refused) return;
@@ -242,7 +245,7 @@ export class CircuitBreaker {
     this.isolations++;
     const epoch = this.isolationEpoch;
     if (this.current !== 'isolated') {
-      this.dropProbes(now);
+      this.dropProbes();
       this.transition('isolated');
     }
     let released = false;
@@ -341,8 +344,7 @@ export class CircuitBreaker {
         return Admission.Closed;
       case 'halfOpen':
         if (this.probes >= this.config.halfOpenProbes) return Admission.Refused;
-        this.probes++;
-        this.probeTimers.push(this.clock.setTimer(this.config.probeTimeout, this.expireProbe));
+        this.holdProbe(now);
         return Admission.Probe;
       case 'recovering':
         return this.random() < this.ramp!.fraction(now) ? Admission.Recovering : Admission.Refused;
@@ -360,20 +362,44 @@ export class CircuitBreaker {
     }
   }
 
+  private holdProbe(now: number): void {
+    this.probes++;
+    this.probeAdmittedAt.push(now);
+    // A closure per probe (rare, half-open only) so a timer frees exactly its own probe.
+    const timer: TimerHandle = this.clock.setTimer(this.config.probeTimeout, () => this.expireProbe(timer));
+    this.probeTimers.push(timer);
+  }
+
+  /** Releases held probe `index` and clears its timer. */
+  private releaseProbe(index: number): void {
+    this.clock.clearTimer(this.probeTimers[index]!);
+    this.probeTimers.splice(index, 1);
+    this.probeAdmittedAt.splice(index, 1);
+    this.probes--;
+  }
+
+  /** The held probe an attempt that started at `startedAt` belongs to (the latest admitted by then), or -1. */
+  private probeStartedAt(startedAt: number): number {
+    const admitted = this.probeAdmittedAt;
+    for (let i = admitted.length - 1; i >= 0; i--) {
+      if (admitted[i]! <= startedAt + PROBE_MATCH_TOLERANCE) return i;
+    }
+    return -1;
+  }
+
   private settleProbe(verdict: VerdictKind, durationMs: number): void {
     const now = this.clock.now();
     if (verdict === 'Ok') this.latency.add(now, durationMs);
+    if (this.current !== 'halfOpen' || this.probes === 0) return;
+    let index = 0;
     if (this.orphans > 0) {
-      if (now < this.orphansUntil) {
+      index = this.probeStartedAt(now - (durationMs > 0 ? durationMs : 0));
+      if (index < 0) {
         this.orphans--;
         return;
       }
-      this.orphans = 0;
     }
-    if (this.current !== 'halfOpen' || this.probes === 0) return;
-    this.probes--;
-    const timer = this.probeTimers.shift();
-    if (timer !== undefined) this.clock.clearTimer(timer);
+    this.releaseProbe(index);
     if (verdict !== 'Ok' && verdict !== 'Transient') return;
     const slow = durationMs > this.slowThreshold(now);
     this.window.record(now, verdict === 'Transient', slow);
@@ -386,30 +412,27 @@ export class CircuitBreaker {
       this.close(now);
       return;
     }
-    this.dropProbes(now);
+    this.dropProbes();
     this.ramp.begin(now, this.served);
     this.transition('recovering');
   }
 
-  /** Timer callback: the oldest probe outlived `probeTimeout`; its slot comes back. */
-  private readonly expireProbe = (): void => {
-    this.probeTimers.shift();
-    if (this.current !== 'halfOpen' || this.probes === 0) return;
-    this.probes--;
-    this.probeStreak = 0;
+  /** Timer callback: a probe outlived `probeTimeout`; its slot comes back and the success streak restarts. */
+  private expireProbe(timer: TimerHandle): void {
+    const index = this.probeTimers.indexOf(timer);
+    if (index < 0) return;
+    this.releaseProbe(index);
     this.orphans++;
-    this.orphansUntil = this.clock.now() + this.config.probeTimeout;
-  };
+    this.probeStreak = 0;
+  }
 
-  /** Frees every held probe slot; their late records become orphans. */
-  private dropProbes(now: number): void {
+  /** Frees every held probe slot; their late records will match no held probe. */
+  private dropProbes(): void {
     for (const timer of this.probeTimers) this.clock.clearTimer(timer);
     this.probeTimers.length = 0;
-    if (this.probes > 0) {
-      this.orphans += this.probes;
-      this.orphansUntil = now + this.config.probeTimeout;
-      this.probes = 0;
-    }
+    this.probeAdmittedAt.length = 0;
+    this.orphans += this.probes;
+    this.probes = 0;
     this.probeStreak = 0;
   }
 
@@ -448,7 +471,7 @@ export class CircuitBreaker {
     this.openUntil = now + this.served;
     this.failureRun = 0;
     this.window.clearTripWindow(now);
-    this.dropProbes(now);
+    this.dropProbes();
     this.transition('open');
   }
 
@@ -458,7 +481,7 @@ export class CircuitBreaker {
   }
 
   private close(now: number): void {
-    this.dropProbes(now);
+    this.dropProbes();
     this.opens = 0;
     this.failureRun = 0;
     this.transition('closed');
@@ -477,6 +500,9 @@ export class CircuitBreaker {
     }
   }
 }
+
+/** Slack (ms) when matching a probe record to a held probe by its start time. */
+const PROBE_MATCH_TOLERANCE = 1;
 
 function resolve(settings: BreakerSettings | ResolvedBreakerSettings): ResolvedBreakerSettings {
   // A resolved object may carry `recovery: undefined`, which validation reads as "off" as well.
