@@ -1,0 +1,29 @@
+/**
+ * `@nresilience/nestjs`: the Nest layer (module, registry, decorators, exception filter) plus the whole
+ * core (policy values, executor, budget, backoff, errors, clock), so applications import from one place.
+ */
+export * from '../core/index.js';
+export { AttemptSignal } from './attempt-signal.decorator.js';
+export { getPolicyToken, InjectPolicy } from './inject-policy.decorator.js';
+export {
+  type BackoffConfig,
+  type BudgetConfig,
+  type BudgetPlan,
+  type DurationConfig,
+  type ParsedResilienceConfig,
+  type PolicyConfig,
+  type PolicyPlan,
+  type ResilienceConfig,
+  parseDuration,
+  parseResilienceConfig,
+} from './policy-config.js';
+export { PolicyHandle, type PolicySource } from './policy-handle.js';
+export { PolicyRegistry } from './policy-registry.js';
+export { ResilienceConfigError } from './resilience-config.error.js';
+export { PROBLEM_JSON, ProblemTypes, type ResilienceProblem, ResilienceExceptionFilter } from './resilience-exception.filter.js';
+export type { ResilienceForRootAsyncOptions, ResilienceForRootOptions } from './resilience-module-definition.js';
+export type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilience-module-options.interface.js';
+export { ResilienceModule } from './resilience.module.js';
+export { ATTEMPT_SIGNAL_METADATA, INJECT_POLICY_METADATA, RESILIENCE_MODULE_OPTIONS, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+export { Resilient, type ResilientOptions } from './resilient.decorator.js';
+export { UnknownPolicyError } from './unknown-policy.error.js';

@@ -1,0 +1,113 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpStatus, Injectable, Optional } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { CallRejectedError, DeadlineExceededError } from '../core/errors.js';
+import { formatRetryAfter } from '../core/retry-after.js';
+
+/** Media type of the bodies {@link ResilienceExceptionFilter} writes (RFC 9457). */
+export const PROBLEM_JSON = 'application/problem+json';
+
+/** Problem type URIs used by {@link ResilienceExceptionFilter} (URNs: stable identifiers, not links). */
+export const ProblemTypes = {
+  /** A guard of this service refused the call (retry budget exhausted, breaker open, limiter); status 503. */
+  callRejected: 'urn:nresilience:problem:call-rejected',
+  /** The call's deadline passed; status 504. */
+  deadlineExceeded: 'urn:nresilience:problem:deadline-exceeded',
+} as const;
+
+/**
+ * An RFC 9457 problem document as written by {@link ResilienceExceptionFilter}. `reason` is an
+ * extension member: the `CallRejectedError.reason` (`BudgetExhausted`, `DependencyUnavailable`, …) or
+ * `DeadlineExceeded`. Never carries a stack trace, a policy name or the underlying error's message.
+ */
+export interface ResilienceProblem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  reason: string;
+}
+
+/**
+ * Turns the library's refusals into HTTP answers a caller can act on:
+ * - `CallRejectedError` → 503 Service Unavailable, `Retry-After` = `retryAfter` in whole seconds
+ *   rounded up (1200 ms → `2`; no header when `retryAfter` is undefined), body type
+ *   `urn:nresilience:problem:call-rejected`;
+ * - `DeadlineExceededError` → 504 Gateway Timeout, body type `urn:nresilience:problem:deadline-exceeded`.
+ *
+ * Bodies are `application/problem+json` `{ type, title, status, detail, reason }`. In non-HTTP
+ * contexts (RPC, WebSocket, GraphQL) the exception is rethrown untouched for their own handling.
+ * Register it globally with `ResilienceModule.forRoot({ exceptionFilter: true })`, or per controller
+ * with `@UseFilters(ResilienceExceptionFilter)`. Uses Nest's `HttpAdapterHost` (any platform); without
+ * one (constructed by hand) it writes through the Node/Express response API.
+ */
+@Catch(CallRejectedError, DeadlineExceededError)
+@Injectable()
+export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedError | DeadlineExceededError> {
+  /** @param adapterHost Nest's HTTP adapter host (injected); optional. */
+  constructor(@Optional() private readonly adapterHost?: HttpAdapterHost) {}
+
+  /**
+   * Writes the problem response for `exception`.
+   * @throws the exception itself outside HTTP contexts, or when it is neither error type.
+   */
+  catch(exception: CallRejectedError | DeadlineExceededError, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') throw exception;
+    const answer = ResilienceExceptionFilter.problemFor(exception);
+    if (answer === undefined) throw exception;
+    const response = host.switchToHttp().getResponse<Record<string, unknown>>();
+    const adapter = this.adapterHost?.httpAdapter;
+    if (adapter !== undefined) {
+      adapter.setHeader(response, 'Content-Type', PROBLEM_JSON);
+      if (answer.retryAfter !== undefined) adapter.setHeader(response, 'Retry-After', answer.retryAfter);
+      adapter.reply(response, answer.body, answer.body.status);
+      return;
+    }
+    const raw = response as unknown as {
+      headersSent?: boolean;
+      statusCode: number;
+      setHeader(name: string, value: string): void;
+      end(body: string): void;
+    };
+    if (raw.headersSent) return;
+    raw.statusCode = answer.body.status;
+    raw.setHeader('Content-Type', PROBLEM_JSON);
+    if (answer.retryAfter !== undefined) raw.setHeader('Retry-After', answer.retryAfter);
+    raw.end(JSON.stringify(answer.body));
+  }
+
+  /**
+   * The problem body and `Retry-After` value (whole seconds as a string) for an error, or undefined
+   * when it is not one of the library's refusals. Exposed for custom filters (Fastify, RPC bridges).
+   * @param exception any thrown value
+   */
+  static problemFor(exception: unknown): { body: ResilienceProblem; retryAfter: string | undefined } | undefined {
+    if (exception instanceof CallRejectedError) {
+      const retryAfter = exception.retryAfter === undefined ? undefined : formatRetryAfter(exception.retryAfter);
+      return {
+        retryAfter,
+        body: {
+          type: ProblemTypes.callRejected,
+          title: 'Service Unavailable',
+          status: HttpStatus.SERVICE_UNAVAILABLE,
+          detail:
+            `A dependency of this service is not being called right now (${exception.reason}).` +
+            (retryAfter === undefined ? ' Try again later.' : ` Try again in ${retryAfter} s.`),
+          reason: exception.reason,
+        },
+      };
+    }
+    if (exception instanceof DeadlineExceededError) {
+      return {
+        retryAfter: undefined,
+        body: {
+          type: ProblemTypes.deadlineExceeded,
+          title: 'Gateway Timeout',
+          status: HttpStatus.GATEWAY_TIMEOUT,
+          detail: 'A dependency of this service did not answer within the time allowed for this request.',
+          reason: 'DeadlineExceeded',
+        },
+      };
+    }
+    return undefined;
+  }
+}

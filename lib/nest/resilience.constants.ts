@@ -1,0 +1,11 @@
+/** Injection token of the resolved `ResilienceModuleOptions` (what `forRoot` got or `forRootAsync`'s factory returned). */
+export const RESILIENCE_MODULE_OPTIONS = 'RESILIENCE_MODULE_OPTIONS';
+
+/** Metadata key `@Resilient` puts on the wrapped method: the policy name (read it with `Reflector.get`). */
+export const RESILIENT_POLICY_METADATA = 'nresilience:resilient-policy';
+
+/** Metadata key `@AttemptSignal` puts on `(prototype, method)`: the index of the signal parameter. */
+export const ATTEMPT_SIGNAL_METADATA = 'nresilience:attempt-signal';
+
+/** Metadata key `@InjectPolicy` puts on the class: the policy names it injects. */
+export const INJECT_POLICY_METADATA = 'nresilience:inject-policy';

@@ -1,0 +1,234 @@
+import { Observable, type Subscription, from, isObservable, of } from 'rxjs';
+import type { Policy } from '../core/policy.js';
+import { attemptSignalIndex } from './attempt-signal.decorator.js';
+import { registryFor } from './registry-hook.js';
+import { RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+import { UnknownPolicyError } from './unknown-policy.error.js';
+
+/** Options of {@link Resilient}. */
+export interface ResilientOptions {
+  /**
+   * What the method returns. By default it is read from the `design:returntype` metadata that
+   * TypeScript emits (`emitDecoratorMetadata`) for a declared return type: `Observable<T>` selects
+   * the Observable mode, anything else the Promise mode. Set it when your build emits no metadata
+   * (esbuild, SWC without metadata) or the return type is not declared.
+   */
+  returns?: 'promise' | 'observable';
+}
+
+/**
+ * Runs every call of the decorated method through the named policy of the application's
+ * `PolicyRegistry`: each attempt is one fresh invocation of the original method with `this` being the
+ * instance the method was called on (singleton, request-scoped or transient providers and controllers
+ * alike).
+ *
+ * - Promise mode (any method not declared to return an Observable): the wrapper returns a Promise of
+ *   the successful attempt's value and rejects with the policy's final error. A synchronous method
+ *   becomes asynchronous.
+ * - Observable mode (declared `: Observable<T>`, or `{ returns: 'observable' }`): the wrapper returns a
+ *   cold Observable; nothing is invoked before subscribe. An attempt lasts until the source's first
+ *   value (or completion); failures before it are classified and retried with a fresh invocation,
+ *   later values and errors pass straight through (never duplicated). Unsubscribing aborts the call.
+ * - `@AttemptSignal()` on a parameter passes each attempt's signal there; an `AbortSignal` the caller
+ *   passed there cancels the call.
+ *
+ * Works above or below route decorators (`@Get()`), `@UseInterceptors()`, `@UseGuards()` and the like:
+ * metadata stored on the original function is copied onto the wrapper, and metadata stored by
+ * `(prototype, method)` (`design:paramtypes`, Nest's parameter decorators) stays where it is.
+ * The wrapper carries `RESILIENT_POLICY_METADATA` = `name` (read it with `Reflector`).
+ *
+ * The registry is found at call time through a hook `ResilienceModule` sets on `app.init()`, so the
+ * module must be imported; every name used by providers and controllers is checked at `app.init()`
+ * (an unknown name rejects start-up with `UnknownPolicyError`). Calling the method before any
+ * `ResilienceModule` initialized, or on a class Nest does not manage with an unknown name, fails at
+ * call time with a clear error.
+ * @param name the registration name (`policies.<name>` in the module config), a non-empty string
+ * @param options see {@link ResilientOptions}
+ * @throws TypeError at decoration time for an empty name, a non-method, or a second `@Resilient` on the same method.
+ */
+export function Resilient(name: string, options: ResilientOptions = {}): MethodDecorator {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new TypeError(`@Resilient(name): name must be a non-empty string, got ${String(name)}`);
+  }
+  if (options.returns !== undefined && options.returns !== 'promise' && options.returns !== 'observable') {
+    throw new TypeError(`@Resilient('${name}', { returns }): returns must be 'promise' or 'observable', got ${String(options.returns)}`);
+  }
+  return <T>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<T>): TypedPropertyDescriptor<T> => {
+    const original = descriptor.value as unknown;
+    const type = typeof target === 'function' ? target : target.constructor;
+    const label = `${type?.name ?? 'anonymous'}.${String(key)}`;
+    if (typeof original !== 'function') throw new TypeError(`@Resilient('${name}') belongs on a method; ${label} is not one`);
+    if (Reflect.getMetadata(RESILIENT_POLICY_METADATA, original) !== undefined) {
+      throw new TypeError(`@Resilient is applied twice to ${label}; nest policies explicitly instead`);
+    }
+    const method = original as (...args: unknown[]) => unknown;
+    const returnType: unknown = Reflect.getMetadata('design:returntype', target, key);
+    const observable = options.returns === undefined ? isObservableType(returnType) : options.returns === 'observable';
+    const context: WrapContext = { name, label, method, target, key, signalIndex: undefined };
+    const wrapper = observable ? observableWrapper(context) : promiseWrapper(context);
+
+    for (const metadataKey of Reflect.getOwnMetadataKeys(method)) {
+      Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, method), wrapper);
+    }
+    Reflect.defineMetadata(RESILIENT_POLICY_METADATA, name, wrapper);
+    Object.defineProperty(wrapper, 'name', { value: method.name, configurable: true });
+    Object.defineProperty(wrapper, 'length', { value: method.length, configurable: true });
+    descriptor.value = wrapper as T;
+    return descriptor;
+  };
+}
+
+interface WrapContext {
+  readonly name: string;
+  readonly label: string;
+  readonly method: (...args: unknown[]) => unknown;
+  readonly target: object;
+  readonly key: string | symbol;
+  /** Index of the `@AttemptSignal()` parameter, read on first call (-1 = none). */
+  signalIndex: number | undefined;
+}
+
+function policyFor(context: WrapContext, instance: unknown): Policy {
+  const registry = registryFor(instance);
+  if (registry === undefined) {
+    throw new Error(
+      `@Resilient('${context.name}') on ${context.label} was called, but no ResilienceModule is initialized: ` +
+        'import ResilienceModule.forRoot(...) in the application module and call this method after app.init()',
+    );
+  }
+  if (!registry.has(context.name)) {
+    throw new UnknownPolicyError([context.name], registry.names(), new Map([[context.name, [`@Resilient on ${context.label}`]]]));
+  }
+  return registry.get(context.name);
+}
+
+function signalIndexOf(context: WrapContext): number {
+  return (context.signalIndex ??= attemptSignalIndex(context.target, context.key));
+}
+
+function isAbortSignal(value: unknown): value is AbortSignal {
+  const signal = value as AbortSignal | null | undefined;
+  return typeof signal?.aborted === 'boolean' && typeof signal.addEventListener === 'function' && typeof signal.removeEventListener === 'function';
+}
+
+function argsFor(args: unknown[], index: number, signal: AbortSignal): unknown[] {
+  const copy = args.slice();
+  copy[index] = signal;
+  return copy;
+}
+
+function isObservableType(type: unknown): boolean {
+  const prototype = (type as { prototype?: { subscribe?: unknown; pipe?: unknown } } | undefined)?.prototype;
+  return typeof type === 'function' && (type === Observable || (typeof prototype?.subscribe === 'function' && typeof prototype.pipe === 'function'));
+}
+
+function promiseWrapper(context: WrapContext): (this: unknown, ...args: unknown[]) => Promise<unknown> {
+  return async function resilient(this: unknown, ...args: unknown[]): Promise<unknown> {
+    const policy = policyFor(context, this);
+    const index = signalIndexOf(context);
+    const caller = index >= 0 && isAbortSignal(args[index]) ? args[index] : undefined;
+    const self = this;
+    return policy.run(
+      (attempt) => {
+        const result = context.method.apply(self, index >= 0 ? argsFor(args, index, attempt.signal) : args);
+        if (isObservable(result)) {
+          throw new TypeError(
+            `@Resilient('${context.name}'): ${context.label} returned an Observable, but its return type is not declared as Observable; ` +
+              "declare it (`: Observable<T>`) or use @Resilient(name, { returns: 'observable' })",
+          );
+        }
+        return result;
+      },
+      caller === undefined ? undefined : { signal: caller },
+    );
+  };
+}
+
+function observableWrapper(context: WrapContext): (this: unknown, ...args: unknown[]) => Observable<unknown> {
+  return function resilient(this: unknown, ...args: unknown[]): Observable<unknown> {
+    const self = this;
+    return new Observable<unknown>((subscriber) => {
+      let policy: Policy;
+      try {
+        policy = policyFor(context, self);
+      } catch (error) {
+        subscriber.error(error);
+        return;
+      }
+      const index = signalIndexOf(context);
+      const caller = index >= 0 && isAbortSignal(args[index]) ? args[index] : undefined;
+      // Aborted by unsubscribe or by the caller's signal; the policy's run is cancelled with it.
+      const controller = new AbortController();
+      const onCallerAbort = (): void => controller.abort(caller!.reason);
+      if (caller?.aborted) controller.abort(caller.reason);
+      else caller?.addEventListener('abort', onCallerAbort, { once: true });
+      let inner: Subscription | undefined;
+
+      policy
+        .run(
+          (attempt) =>
+            new Promise<void>((resolve, reject) => {
+              const signal = attempt.signal;
+              let settled = false;
+              const onAbort = (): void => {
+                if (settled) return;
+                settled = true;
+                inner?.unsubscribe();
+                reject(signal.reason);
+              };
+              const settle = (): void => {
+                settled = true;
+                signal.removeEventListener('abort', onAbort);
+              };
+              if (signal.aborted) return onAbort();
+              signal.addEventListener('abort', onAbort, { once: true });
+              let source: Observable<unknown>;
+              try {
+                const result = context.method.apply(self, index >= 0 ? argsFor(args, index, signal) : args);
+                source = isObservable(result) ? result : isPromiseLike(result) ? from(result) : of(result);
+              } catch (error) {
+                settle();
+                reject(error);
+                return;
+              }
+              inner = source.subscribe({
+                next: (value) => {
+                  if (!settled) {
+                    settle();
+                    resolve();
+                  }
+                  subscriber.next(value);
+                },
+                error: (error: unknown) => {
+                  if (settled) subscriber.error(error);
+                  else {
+                    settle();
+                    reject(error);
+                  }
+                },
+                complete: () => {
+                  if (!settled) {
+                    settle();
+                    resolve();
+                  }
+                  subscriber.complete();
+                },
+              });
+              if (subscriber.closed) inner.unsubscribe();
+            }),
+          { signal: controller.signal },
+        )
+        .then(undefined, (error: unknown) => subscriber.error(error));
+
+      return () => {
+        caller?.removeEventListener('abort', onCallerAbort);
+        controller.abort();
+        inner?.unsubscribe();
+      };
+    });
+  };
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null | undefined)?.then === 'function';
+}
