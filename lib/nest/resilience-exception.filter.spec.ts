@@ -1,0 +1,61 @@
+import { describe, expect, it } from '@jest/globals';
+import type { ArgumentsHost } from '@nestjs/common';
+import { CallRejectedError, DeadlineExceededError } from '../core/errors.js';
+import { ResilienceExceptionFilter } from './resilience-exception.filter.js';
+
+function fakeResponse() {
+  const headers: Record<string, string> = {};
+  const response = {
+    statusCode: 200,
+    headersSent: false,
+    body: '',
+    setHeader: (name: string, value: string) => void (headers[name] = value),
+    end: (body: string) => void (response.body = body),
+  };
+  return { response, headers };
+}
+
+function httpHost(response: object): ArgumentsHost {
+  return { getType: () => 'http', switchToHttp: () => ({ getResponse: () => response }) } as unknown as ArgumentsHost;
+}
+
+describe('ResilienceExceptionFilter', () => {
+  it.each([
+    [1200, '2'],
+    [1000, '1'],
+    [1, '1'],
+    [0, '0'],
+  ])('rounds retryAfter %d ms up to Retry-After: %s', (ms, header) => {
+    expect(ResilienceExceptionFilter.problemFor(new CallRejectedError('BudgetExhausted', ms))!.retryAfter).toBe(header);
+  });
+
+  it('builds the 503 and 504 problem documents without policy names, messages or stacks', () => {
+    const rejected = ResilienceExceptionFilter.problemFor(new CallRejectedError('DependencyUnavailable', undefined, { policy: 'secret-internal' }))!;
+    expect(rejected.retryAfter).toBeUndefined();
+    expect(rejected.body).toEqual({
+      type: 'urn:nresilience:problem:call-rejected',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'A dependency of this service is not being called right now (DependencyUnavailable). Try again later.',
+      reason: 'DependencyUnavailable',
+    });
+    expect(JSON.stringify(rejected.body)).not.toContain('secret-internal');
+    const deadline = ResilienceExceptionFilter.problemFor(new DeadlineExceededError(1000))!;
+    expect(deadline.body).toMatchObject({ type: 'urn:nresilience:problem:deadline-exceeded', status: 504, reason: 'DeadlineExceeded' });
+    expect(ResilienceExceptionFilter.problemFor(new Error('other'))).toBeUndefined();
+  });
+
+  it('writes through the Node response API when no adapter host is injected', () => {
+    const { response, headers } = fakeResponse();
+    new ResilienceExceptionFilter().catch(new CallRejectedError('BudgetExhausted', 1200), httpHost(response));
+    expect(response.statusCode).toBe(503);
+    expect(headers).toEqual({ 'Content-Type': 'application/problem+json', 'Retry-After': '2' });
+    expect(JSON.parse(response.body)).toMatchObject({ status: 503, reason: 'BudgetExhausted' });
+  });
+
+  it('rethrows outside HTTP contexts', () => {
+    const error = new DeadlineExceededError(5);
+    const host = { getType: () => 'rpc' } as unknown as ArgumentsHost;
+    expect(() => new ResilienceExceptionFilter().catch(error, host)).toThrow(error);
+  });
+});
