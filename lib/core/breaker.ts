@@ -58,7 +58,7 @@ export interface BreakerSnapshot {
   readonly consecutiveFailures: number;
   /** Half-open probe slots held. */
   readonly probesInFlight: number;
-  /** Share of attempts admitted now: 1 closed, 0 open/isolated, the ramp while recovering, slots/… while half-open (0 or 1 for a slot free or not). */
+  /** Share of attempts admitted now, 0..1: 1 closed, 0 open or isolated, the ramp while recovering; half-open: 1 while a probe slot is free, else 0. */
   readonly admittedFraction: number;
   /** True once the error baseline holds `errorBaselineSamples` outcomes (the relative trip is armed). */
   readonly errorBaselineWarm: boolean;
