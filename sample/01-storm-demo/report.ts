@@ -81,6 +81,9 @@ export function table(on: RunSummary, off: RunSummary, extra: { on: RunExtras; o
     ['  during the degraded phase', times(on.degradedLoadMultiplier), times(off.degradedLoadMultiplier)],
     ['worst-second amplification', times(on.worstSecond), times(off.worstSecond)],
     ['availability (2xx)', `${on.availability.toFixed(1)}%`, `${off.availability.toFixed(1)}%`],
+    ['  502: payments failed, retries spent', count(extra.on, '502'), count(extra.off, '502')],
+    ['  503: retry refused by the budget', count(extra.on, '503'), count(extra.off, '503')],
+    ['  any other failure', other(extra.on), other(extra.off)],
     ['shed by the dependency (at capacity)', String(extra.on.shed), String(extra.off.shed)],
     ['calls skipped by the driver (cap)', String(extra.on.skipped), String(extra.off.skipped)],
   ];
@@ -91,6 +94,18 @@ export function table(on: RunSummary, off: RunSummary, extra: { on: RunExtras; o
 export interface RunExtras {
   readonly shed: number;
   readonly skipped: number;
+  /** Answers by status code (`error` for a failed or abandoned call). */
+  readonly statuses: ReadonlyMap<string, number>;
+}
+
+function count(extras: RunExtras, status: string): string {
+  return String(extras.statuses.get(status) ?? 0);
+}
+
+function other(extras: RunExtras): string {
+  let sum = 0;
+  for (const [status, n] of extras.statuses) if (!status.startsWith('2') && status !== '502' && status !== '503') sum += n;
+  return String(sum);
 }
 
 function ratio(a: number, b: number): number {
