@@ -10,7 +10,8 @@ export interface ResilientOptions {
   /**
    * What the method returns. By default it is read from the `design:returntype` metadata that
    * TypeScript emits (`emitDecoratorMetadata`) for a declared return type: `Observable<T>` selects
-   * the Observable mode, anything else the Promise mode. Set it when your build emits no metadata
+   * the Observable mode, anything else the Promise mode. TypeScript emits `Object` when `Observable` is
+   * imported with `import type`, so import it as a value. Set it when your build emits no metadata
    * (esbuild, SWC without metadata) or the return type is not declared.
    */
   returns?: 'promise' | 'observable';
@@ -134,7 +135,7 @@ function promiseWrapper(context: WrapContext): (this: unknown, ...args: unknown[
         if (isObservable(result)) {
           throw new TypeError(
             `@Resilient('${context.name}'): ${context.label} returned an Observable, but its return type is not declared as Observable; ` +
-              "declare it (`: Observable<T>`) or use @Resilient(name, { returns: 'observable' })",
+              "declare it (`: Observable<T>`, with Observable imported as a value, not by `import type`) or use @Resilient(name, { returns: 'observable' })",
           );
         }
         return result;
