@@ -13,6 +13,7 @@ import {
   Param,
   type PipeTransform,
   Scope,
+  type Type,
   UseInterceptors,
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -142,11 +143,11 @@ class Gateway {
   constructor(@InjectPolicy('ledger') readonly ledger: PolicyHandle) {}
 }
 
-async function boot(options: Partial<ResilienceModuleOptions> = {}, extra: { providers?: Function[]; controllers?: Function[] } = {}): Promise<INestApplication> {
+async function boot(options: Partial<ResilienceModuleOptions> = {}, extra: { providers?: Type[]; controllers?: Type[] } = {}): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
     imports: [ResilienceModule.forRoot({ policies, clock, ...options })],
     controllers: extra.controllers ?? [OrdersController, ScopedController],
-    providers: (extra.providers as never[]) ?? [StreamService, ScopedService, RecordingPipe, TagInterceptor, Gateway],
+    providers: extra.providers ?? [StreamService, ScopedService, RecordingPipe, TagInterceptor, Gateway],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();
@@ -283,10 +284,10 @@ describe('@InjectPolicy and reload', () => {
 });
 
 describe('start-up checks', () => {
-  async function initError(options: Partial<ResilienceModuleOptions>, providers: Function[], controllers: Function[] = []): Promise<Error> {
+  async function initError(options: Partial<ResilienceModuleOptions>, providers: Type[], controllers: Type[] = []): Promise<Error> {
     const moduleRef = await Test.createTestingModule({
       imports: [ResilienceModule.forRoot({ policies, clock, ...options })],
-      providers: providers as never[],
+      providers,
       controllers,
     }).compile();
     const failing = moduleRef.createNestApplication({ logger: false });
