@@ -56,7 +56,7 @@ describe('Backoff.exponential', () => {
 
 describe('other curves', () => {
   it('constant, none and custom', () => {
-    expect(Backoff.constant(250).compute()).toBe(250);
+    expect(Backoff.constant(250).compute(input(2, top))).toBe(250);
     expect(Backoff.none.compute(input(5, top))).toBe(0);
     const custom = Backoff.custom((next) => next.attempt * 1000, 2500);
     expect(custom.compute(input(2, top))).toBe(2000);

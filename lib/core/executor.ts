@@ -1,5 +1,6 @@
 import { subscribeAbort, unsubscribeAbort } from './abort-link.js';
 import { Attempt, type AttemptContext } from './attempt-context.js';
+import { Admission, type CircuitBreaker } from './breaker.js';
 import type { CallLog } from './call-result.js';
 import type { ClassifyContext } from './classifier.js';
 import type { Clock } from './clock.js';
@@ -17,6 +18,8 @@ export interface ExecutablePolicy {
   readonly options: ResolvedPolicyOptions;
   /** The retry budget's bucket for this policy instance, or undefined when off. */
   bucket(): TokenBucket | undefined;
+  /** The circuit breaker for this policy instance, or undefined when off. */
+  breaker(): CircuitBreaker | undefined;
 }
 
 /** The function a policy protects. */
@@ -36,7 +39,8 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
   const o = policy.options;
   const clock = o.clock;
   const listener = o.onEvent;
-  const timed = listener !== undefined || log !== undefined || o.deadline !== undefined || o.attemptTimeout !== undefined;
+  const breaker = policy.breaker();
+  const timed = listener !== undefined || log !== undefined || breaker !== undefined || o.deadline !== undefined || o.attemptTimeout !== undefined;
   const start = timed ? clock.now() : 0;
   const deadlineAt = o.deadline === undefined ? Infinity : start + o.deadline;
 
@@ -76,16 +80,15 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
         if (threw) throw lastError;
         return lastValue as T;
       }
+      // An open breaker refuses the retry before it spends a token or announces itself.
       const bucket = policy.bucket();
-      if (bucket !== undefined && !bucket.tryAcquire()) {
-        try {
-          await guardedPause(clock, deadlineAt, signal);
-        } catch (reason) {
+      const refusal = breaker !== undefined && breaker.retryAfter() > 0 ? 'DependencyUnavailable' : bucket !== undefined && !bucket.tryAcquire() ? 'BudgetExhausted' : undefined;
+      if (refusal !== undefined) {
+        const error = await refuse(refusal, policy, clock, deadlineAt, signal, threw ? lastError : undefined).catch((reason: unknown) => {
           finish('failed', 'cancelled', n - 1, lastVerdict, reason);
           throw reason;
-        }
-        const error = new CallRejectedError('BudgetExhausted', bucket.retryAfter(), { cause: threw ? lastError : undefined, policy: o.name || undefined });
-        finish('rejected', 'budgetExhausted', n - 1, lastVerdict, error);
+        });
+        finish('rejected', refusal === 'BudgetExhausted' ? 'budgetExhausted' : 'dependencyUnavailable', n - 1, lastVerdict, error);
         throw error;
       }
       if (log !== undefined) log.attempts[log.attempts.length - 1]!.delay = delay;
@@ -107,6 +110,19 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
       const error = new DeadlineExceededError(o.deadline!, { cause: threw ? lastError : undefined });
       finish('failed', 'deadlineExceeded', n - 1, lastVerdict, error);
       throw error;
+    }
+
+    let admission: Admission = Admission.Closed;
+    if (breaker !== undefined) {
+      admission = breaker.admit();
+      if (admission === Admission.Refused) {
+        const error = await refuse('DependencyUnavailable', policy, clock, deadlineAt, signal, threw ? lastError : undefined).catch((reason: unknown) => {
+          finish('failed', 'cancelled', n - 1, lastVerdict, reason);
+          throw reason;
+        });
+        finish('rejected', 'dependencyUnavailable', n - 1, lastVerdict, error);
+        throw error;
+      }
     }
 
     const context = new Attempt(n, signal);
@@ -147,6 +163,7 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
     if (listener !== undefined) {
       emit(listener, new CallEvent('attempt', o.name, n, verdict.kind, errorName(error), duration, 0, undefined, false));
     }
+    breaker?.record(admission, verdict.kind, duration);
 
     if (verdict.kind === 'Ok') {
       policy.bucket()?.deposit();
@@ -221,6 +238,24 @@ function sleep(clock: Clock, delay: number, signal: AbortSignal | undefined): Pr
       resolve();
     });
   });
+}
+
+/**
+ * A refusal by a guard of this process: the guarded pause, then the error with its hint computed
+ * after the pause (the bucket has refilled, the break has run on). Rejects with the caller's reason
+ * if the caller aborts during the pause.
+ */
+async function refuse(
+  reason: 'BudgetExhausted' | 'DependencyUnavailable',
+  policy: ExecutablePolicy,
+  clock: Clock,
+  deadlineAt: number,
+  signal: AbortSignal | undefined,
+  cause: unknown,
+): Promise<CallRejectedError> {
+  await guardedPause(clock, deadlineAt, signal);
+  const retryAfter = reason === 'BudgetExhausted' ? policy.bucket()!.retryAfter() : policy.breaker()!.retryAfter();
+  return new CallRejectedError(reason, retryAfter, { cause, policy: policy.options.name || undefined });
 }
 
 /** The guarded rejection pause: 100 ms, cut short by the deadline, aborted at once by the caller. */

@@ -1,4 +1,5 @@
 import { type Backoff, defaultBackoff } from './backoff.js';
+import { Breaker } from './breaker-value.js';
 import { Classifier } from './classifier.js';
 import { type Clock, SystemClock } from './clock.js';
 import { PolicyConfigError } from './errors.js';
@@ -18,6 +19,11 @@ export interface PolicyOptions {
   backoff?: Backoff;
   /** How retries are funded. Default `RetryBudget.automatic`; `RetryBudget.none` turns it off. */
   budget?: RetryBudget;
+  /**
+   * Circuit breaker: `Breaker.default`, `Breaker.with({...})`, `Breaker.using(instance)`; `undefined`
+   * (the default of `Resilience.default`) = none. It samples every attempt (DESIGN §3.6).
+   */
+  breaker?: Breaker;
   /** Bound on the whole call (attempts, backoff, pauses), > 0; `undefined` = none. */
   deadline?: number;
   /** Bound on one attempt, > 0; `undefined` = none. */
@@ -38,6 +44,7 @@ export interface ResolvedPolicyOptions {
   readonly attempts: number;
   readonly backoff: Backoff;
   readonly budget: RetryBudget;
+  readonly breaker: Breaker | undefined;
   readonly deadline: number | undefined;
   readonly attemptTimeout: number | undefined;
   readonly classifier: Classifier;
@@ -52,6 +59,7 @@ export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
   attempts: 3,
   backoff: defaultBackoff,
   budget: RetryBudget.automatic,
+  breaker: undefined,
   deadline: undefined,
   attemptTimeout: undefined,
   classifier: Classifier.default,
@@ -86,6 +94,7 @@ const checks: Record<keyof PolicyOptions, Check> = {
   },
   backoff: instance('a Backoff (Backoff.exponential(), .constant(ms), .none, .custom(fn))', (v) => typeof (v as Backoff)?.compute === 'function'),
   budget: instance('a RetryBudget (RetryBudget.automatic, .none, .of(), .shared())', (v) => v instanceof RetryBudget),
+  breaker: instance('a Breaker (Breaker.default, Breaker.with({...}), Breaker.using(instance))', (v) => v instanceof Breaker),
   deadline: positiveDuration,
   attemptTimeout: positiveDuration,
   classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
@@ -111,8 +120,8 @@ export function mergeOptions(base: ResolvedPolicyOptions, changes: PolicyOptions
   }
   const merged = { ...base };
   for (const [key, value] of Object.entries(changes)) {
-    // `deadline: undefined` explicitly removes a bound; other undefined values keep the base.
-    if (value !== undefined || key === 'deadline' || key === 'attemptTimeout' || key === 'onEvent') {
+    // `deadline: undefined` (or `breaker`, …) explicitly removes it; other undefined values keep the base.
+    if (value !== undefined || key === 'deadline' || key === 'attemptTimeout' || key === 'onEvent' || key === 'breaker') {
       (merged as Record<string, unknown>)[key] = value;
     }
   }

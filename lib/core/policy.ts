@@ -1,6 +1,8 @@
 import type { AttemptContext } from './attempt-context.js';
 import { type CallResult, CallLog } from './call-result.js';
-import type { CallEventListener } from './events.js';
+import type { CircuitBreaker } from './breaker.js';
+import { Breaker } from './breaker-value.js';
+import { CallEvent, type CallEventListener } from './events.js';
 import { type ExecutablePolicy, type Work, execute } from './executor.js';
 import { DEFAULT_OPTIONS, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
 import type { TokenBucket } from './retry-budget.js';
@@ -18,6 +20,7 @@ export interface RunOptions {
  */
 export class Policy implements ExecutablePolicy {
   private resolvedBucket: TokenBucket | undefined | null = null;
+  private resolvedBreaker: CircuitBreaker | undefined | null = null;
 
   /** Use `Resilience.default.with(...)` rather than constructing directly. */
   constructor(readonly options: ResolvedPolicyOptions) {}
@@ -31,6 +34,28 @@ export class Policy implements ExecutablePolicy {
   bucket(): TokenBucket | undefined {
     if (this.resolvedBucket === null) this.resolvedBucket = this.options.budget.resolve(this, this.options.clock);
     return this.resolvedBucket;
+  }
+
+  /**
+   * The circuit breaker for this instance (resolved on first use), or undefined without one. Its state
+   * changes are reported to this policy's listener as `breakerOpened` (open, isolated),
+   * `breakerHalfOpened` (half-open, recovering) and `breakerClosed` events.
+   */
+  breaker(): CircuitBreaker | undefined {
+    if (this.resolvedBreaker === null) {
+      const o = this.options;
+      this.resolvedBreaker = o.breaker?.resolve(this, o.clock, o.random, (_from, to, breakMs) => {
+        const listener = this.options.onEvent;
+        if (listener === undefined) return;
+        const kind = to === 'closed' ? 'breakerClosed' : to === 'open' || to === 'isolated' ? 'breakerOpened' : 'breakerHalfOpened';
+        try {
+          listener(new CallEvent(kind, o.name, 0, undefined, undefined, 0, to === 'open' ? breakMs : 0, undefined, false));
+        } catch {
+          // A listener must never change the breaker's behaviour.
+        }
+      });
+    }
+    return this.resolvedBreaker;
   }
 
   /**
@@ -86,6 +111,6 @@ export class Policy implements ExecutablePolicy {
 export const Resilience = {
   /** 3 attempts, exponential backoff with full jitter (100 ms base, 30 s cap), automatic retry budget, no deadline. */
   default: new Policy(DEFAULT_OPTIONS),
-  /** `default` plus a 30 s deadline on the whole call. */
-  http: new Policy(mergeOptions(DEFAULT_OPTIONS, { deadline: 30_000 })),
+  /** `default` plus a 30 s deadline on the whole call and a circuit breaker with the defaults of DESIGN §3.6. */
+  http: new Policy(mergeOptions(DEFAULT_OPTIONS, { deadline: 30_000, breaker: Breaker.default })),
 } as const;
