@@ -1,3 +1,4 @@
+import type { BreakerState } from './breaker.js';
 import type { VerdictKind } from './verdict.js';
 
 /** Why a call ended (DESIGN §3.12). */
@@ -73,4 +74,13 @@ export class CallEvent {
     if (this.error !== undefined) text += ` ${this.error}`;
     return text;
   }
+}
+
+/**
+ * The event a breaker state change is reported as: `breakerOpened` (open, isolated; `delay` = the break
+ * being served, ms), `breakerHalfOpened` (half-open, recovering) or `breakerClosed`.
+ */
+export function breakerTransitionEvent(policy: string, to: BreakerState, breakMs: number): CallEvent {
+  const kind: CallEventKind = to === 'closed' ? 'breakerClosed' : to === 'open' || to === 'isolated' ? 'breakerOpened' : 'breakerHalfOpened';
+  return new CallEvent(kind, policy, 0, undefined, undefined, 0, to === 'open' ? breakMs : 0, undefined, false);
 }

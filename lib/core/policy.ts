@@ -2,7 +2,7 @@ import type { AttemptContext } from './attempt-context.js';
 import { type CallResult, CallLog } from './call-result.js';
 import type { CircuitBreaker } from './breaker.js';
 import { Breaker } from './breaker-value.js';
-import { CallEvent, type CallEventListener } from './events.js';
+import { type CallEventListener, breakerTransitionEvent } from './events.js';
 import { type ExecutablePolicy, type Work, execute } from './executor.js';
 import { DEFAULT_OPTIONS, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
 import type { TokenBucket } from './retry-budget.js';
@@ -44,16 +44,7 @@ export class Policy implements ExecutablePolicy {
   breaker(): CircuitBreaker | undefined {
     if (this.resolvedBreaker === null) {
       const o = this.options;
-      this.resolvedBreaker = o.breaker?.resolve(this, o.clock, o.random, (_from, to, breakMs) => {
-        const listener = this.options.onEvent;
-        if (listener === undefined) return;
-        const kind = to === 'closed' ? 'breakerClosed' : to === 'open' || to === 'isolated' ? 'breakerOpened' : 'breakerHalfOpened';
-        try {
-          listener(new CallEvent(kind, o.name, 0, undefined, undefined, 0, to === 'open' ? breakMs : 0, undefined, false));
-        } catch {
-          // A listener must never change the breaker's behaviour.
-        }
-      });
+      this.resolvedBreaker = o.breaker?.resolve(this, o.clock, o.random, (_from, to, breakMs) => o.onEvent?.(breakerTransitionEvent(o.name, to, breakMs)));
     }
     return this.resolvedBreaker;
   }

@@ -1,5 +1,6 @@
 import ms from 'ms';
 import { Backoff, type ExponentialBackoffOptions } from '../core/backoff.js';
+import { BREAKER_DEFAULTS, type BreakerSettings, type ResolvedBreakerSettings, validateBreakerSettings } from '../core/breaker-settings.js';
 import { PolicyConfigError } from '../core/errors.js';
 import { Policy, Resilience } from '../core/policy.js';
 import type { PolicyOptions } from '../core/policy-options.js';
@@ -57,8 +58,19 @@ export interface PolicyConfig {
   backoff?: BackoffConfig;
   /** How retries are funded. */
   budget?: BudgetConfig;
-  // breaker?: BreakerConfig — reserved for the circuit breaker (issue 3); see POLICY_KEYS below.
+  /** Circuit breaker: `true` (defaults), `false` (none), or settings (durations as ms or strings). The `http` preset has one. */
+  breaker?: BreakerConfig;
 }
+
+/**
+ * Circuit breaker in config (DESIGN §3.6): `true` for every default, `false` for none, or an object of
+ * breaker settings over the defaults, whose durations (`breakDuration`, `maximumBreak`, `tripWindow`,
+ * `baselineWindow`, `probeTimeout`) are ms numbers or strings such as `"15s"`.
+ */
+export type BreakerConfig = boolean | (Omit<BreakerSettings, BreakerDurationKey> & Partial<Record<BreakerDurationKey, DurationConfig>>);
+
+type BreakerDurationKey = 'breakDuration' | 'maximumBreak' | 'tripWindow' | 'baselineWindow' | 'probeTimeout';
+const BREAKER_DURATION_KEYS: readonly BreakerDurationKey[] = ['breakDuration', 'maximumBreak', 'tripWindow', 'baselineWindow', 'probeTimeout'];
 
 /**
  * The reloadable part of the resilience configuration: named policies and the defaults merged under
@@ -89,6 +101,8 @@ export interface PolicyPlan {
   readonly changes: PolicyOptions;
   /** The budget to pin to the name. */
   readonly budget: BudgetPlan;
+  /** The breaker settings to pin to the name, or `undefined` for none. */
+  readonly breaker: ResolvedBreakerSettings | undefined;
 }
 
 /** A validated configuration: one plan per policy name, in config order. */
@@ -103,7 +117,7 @@ const POLICY_KEYS = [
   'attemptTimeout',
   'backoff',
   'budget',
-  // 'breaker' — add here and map it in buildPlan() once lib/core/breaker.ts lands (issue 3).
+  'breaker',
 ] as const;
 const CONFIG_KEYS = ['policies', 'defaults'] as const;
 const EXPONENTIAL_KEYS = ['type', 'transientBase', 'throttledBase', 'factor', 'maximumDelay', 'jitter'] as const;
@@ -118,6 +132,7 @@ interface Section {
   attemptTimeout?: number | null;
   backoff?: { type: 'exponential'; options: ExponentialBackoffOptions } | { type: 'constant'; delay: number } | { type: 'none' };
   budget?: false | { fraction?: number; minimumPerSecond?: number; shared?: string };
+  breaker?: boolean | Record<string, unknown>;
 }
 
 class Problems {
@@ -267,7 +282,28 @@ function parseSection(problems: Problems, value: unknown, path: string): Section
   }
   if (value.backoff !== undefined) section.backoff = parseBackoff(problems, value.backoff, join(path, 'backoff'));
   if (value.budget !== undefined) section.budget = parseBudget(problems, value.budget, join(path, 'budget'));
+  if (value.breaker !== undefined) section.breaker = parseBreaker(problems, value.breaker, join(path, 'breaker'));
   return section;
+}
+
+/** Reads the breaker section: booleans as they are, settings with durations converted to ms and checked. */
+function parseBreaker(problems: Problems, value: unknown, path: string): Section['breaker'] {
+  if (typeof value === 'boolean') return value;
+  if (!isPlainObject(value)) return problems.add(path, value, 'must be true, false or an object of breaker settings');
+  const settings: Record<string, unknown> = { ...value };
+  for (const key of BREAKER_DURATION_KEYS) {
+    if (settings[key] === undefined) continue;
+    const ms = readDuration(problems, settings[key], join(path, key), true);
+    if (ms === undefined) return undefined;
+    settings[key] = ms;
+  }
+  try {
+    validateBreakerSettings(settings, path);
+  } catch (error) {
+    if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
+    throw error;
+  }
+  return settings;
 }
 
 function merge(defaults: Section, own: Section): Section {
@@ -279,6 +315,8 @@ function merge(defaults: Section, own: Section): Section {
   if (db?.type === 'exponential' && ob?.type === 'exponential') merged.backoff = { type: 'exponential', options: { ...db.options, ...ob.options } };
   const [dg, og] = [defaults.budget, own.budget];
   if (dg && og) merged.budget = { ...dg, ...og };
+  const [dk, ok] = [defaults.breaker, own.breaker];
+  if (typeof dk === 'object' && typeof ok === 'object') merged.breaker = { ...dk, ...ok };
   return merged;
 }
 
@@ -307,7 +345,19 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
     const sharedName = section.budget?.shared;
     budget = sharedName === undefined ? { kind: 'private', options } : { kind: 'shared', sharedName, options };
   }
-  return { name, preset, changes, budget };
+  let breaker: ResolvedBreakerSettings | undefined;
+  if (section.breaker === undefined) breaker = preset.options.breaker?.settings;
+  else if (section.breaker === true) breaker = BREAKER_DEFAULTS;
+  else if (section.breaker !== false) {
+    try {
+      breaker = validateBreakerSettings(section.breaker, join(path, 'breaker'));
+    } catch (error) {
+      // A merge of defaults and own settings can break a cross-field rule (maximumBreak >= breakDuration).
+      if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
+      throw error;
+    }
+  }
+  return { name, preset, changes, budget, breaker };
 }
 
 /**

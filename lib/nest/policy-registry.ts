@@ -1,5 +1,9 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { CircuitBreaker } from '../core/breaker.js';
+import type { ResolvedBreakerSettings } from '../core/breaker-settings.js';
+import { Breaker } from '../core/breaker-value.js';
 import { type Clock, SystemClock } from '../core/clock.js';
+import { breakerTransitionEvent } from '../core/events.js';
 import { PolicyConfigError } from '../core/errors.js';
 import type { Policy } from '../core/policy.js';
 import { RetryBudget, TokenBucket } from '../core/retry-budget.js';
@@ -32,6 +36,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
   private policies = new Map<string, Policy>();
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly sharedBuckets = new Map<string, TokenBucket>();
+  private readonly breakers = new Map<string, CircuitBreaker>();
   private readonly handles = new Map<string, PolicyHandle>();
   private readonly inUse = new Map<string, string[]>();
   private loaded = false;
@@ -113,6 +118,15 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
+   * The circuit breaker pinned to `name` (it survives reloads and adopts new settings), `undefined`
+   * when the policy has none.
+   * @throws UnknownPolicyError when `name` is not registered.
+   */
+  breaker(name: string): CircuitBreaker | undefined {
+    return this.get(name).breaker();
+  }
+
+  /**
    * Replaces the policies with those of `config` (`{ policies, defaults }`). Everything is validated
    * first; on any problem nothing changes and the error lists every problem. Names used by
    * `@Resilient`/`@InjectPolicy` in the running application cannot be removed. Budget buckets stay
@@ -134,6 +148,17 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
     const missing = [...usages.keys()].filter((name) => !this.policies.has(name));
     if (missing.length > 0) throw new UnknownPolicyError(missing, this.names(), usages);
     for (const [name, where] of usages) this.inUse.set(name, [...(this.inUse.get(name) ?? []), ...where]);
+  }
+
+  /** A breaker pinned to `name`; its state changes reach the listener of whatever policy holds the name now. */
+  private createBreaker(name: string, settings: ResolvedBreakerSettings): CircuitBreaker {
+    const clock = this.clock;
+    const random = this.random ?? Math.random;
+    return new CircuitBreaker(settings, {
+      clock,
+      random,
+      onTransition: (_from, to, breakMs) => this.policies.get(name)?.options.onEvent?.(breakerTransitionEvent(name, to, breakMs)),
+    });
   }
 
   private load(): void {
@@ -183,6 +208,8 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
     const created = new Map<string, TokenBucket>();
     const createdShared = new Map<string, TokenBucket>();
     const reconfigure: [TokenBucket, BudgetPlan & { kind: 'private' | 'shared' }][] = [];
+    const createdBreakers = new Map<string, CircuitBreaker>();
+    const reconfigureBreakers: [CircuitBreaker, ResolvedBreakerSettings][] = [];
     const next = new Map<string, Policy>();
     for (const plan of parsed.policies.values()) {
       let budget: RetryBudget;
@@ -198,9 +225,20 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
         } else if (pinned.has(key)) reconfigure.push([bucket, spec]);
         budget = RetryBudget.using(bucket);
       }
-      next.set(plan.name, plan.preset.with({ ...plan.changes, name: plan.name, budget, clock: this.clock, random: this.random }));
+      let breaker: Breaker | undefined;
+      if (plan.breaker !== undefined) {
+        let instance = this.breakers.get(plan.name);
+        if (instance === undefined) {
+          instance = this.createBreaker(plan.name, plan.breaker);
+          createdBreakers.set(plan.name, instance);
+        } else reconfigureBreakers.push([instance, plan.breaker]);
+        breaker = Breaker.using(instance);
+      }
+      next.set(plan.name, plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, clock: this.clock, random: this.random }));
     }
     for (const [bucket, spec] of reconfigure) bucket.reconfigure(spec.options);
+    for (const [instance, settings] of reconfigureBreakers) instance.reconfigure(settings);
+    for (const [name, instance] of createdBreakers) this.breakers.set(name, instance);
     for (const [key, bucket] of created) this.buckets.set(key, bucket);
     for (const [key, bucket] of createdShared) this.sharedBuckets.set(key, bucket);
     this.policies = next;
