@@ -10,7 +10,28 @@ const sources = readdirSync(here).filter((name) => name.endsWith('.ts') && !name
 describe('testing kit entry point', () => {
   it('exports the public kit, FakeClock included', () => {
     expect(Object.keys(kit).sort()).toEqual(
-      ['Chaos', 'ChaosFaultError', 'EventRecorder', 'FakeClock', 'MAX_SEED', 'ScriptedFetch', 'SeededRandom', 'Sequence'].sort(),
+      [
+        'Chaos',
+        'ChaosFaultError',
+        'EventRecorder',
+        'FakeClock',
+        'MAX_SEED',
+        'ScriptedFetch',
+        'SeededRandom',
+        'Sequence',
+        // The simulator (lib/testing/simulation).
+        'Simulate',
+        'SimulationBuilder',
+        'SimulationReport',
+        'VirtualClock',
+        'Dependency',
+        'DependencyFailureError',
+        'DependencyOverloadedError',
+        'DependencyTimeoutError',
+        'Load',
+        'RECOVERY_LEVEL',
+        'RECOVERY_SECONDS',
+      ].sort(),
     );
     expect(kit.FakeClock).toBe(FakeClock);
   });

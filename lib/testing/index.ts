@@ -1,7 +1,8 @@
 /**
  * `@nresilience/nestjs/testing`: prove a policy instead of hoping (DESIGN §8).
  * Script a dependency ({@link Sequence}, {@link ScriptedFetch}), control time ({@link FakeClock}),
- * assert on intent ({@link EventRecorder}) and inject faults inside the policy ({@link Chaos}).
+ * assert on intent ({@link EventRecorder}), inject faults inside the policy ({@link Chaos}), and
+ * price a policy over minutes of modelled traffic ({@link Simulate}).
  */
 export { FakeClock } from '../core/fake-clock.js';
 export { Sequence, type SequenceOptions, type SequenceCallContext } from './sequence.js';
@@ -16,3 +17,30 @@ export {
 export type { FetchFunction, HeaderValues, ResponseBody } from './fetch-function.js';
 export { Chaos, ChaosFaultError, type ChaosOptions, type ChaosFetchOptions, type ChaosStats } from './chaos.js';
 export { SeededRandom, MAX_SEED } from './seeded-random.js';
+export {
+  Simulate,
+  SimulationBuilder,
+  SimulationReport,
+  VirtualClock,
+  Dependency,
+  DependencyFailureError,
+  DependencyOverloadedError,
+  DependencyTimeoutError,
+  Load,
+  RECOVERY_LEVEL,
+  RECOVERY_SECONDS,
+  type SimulationRunOptions,
+  type SecondReport,
+  type SimulatedBreakerState,
+  type DependencyCounters,
+  type SimulationReportJSON,
+  type DependencyCapacity,
+  type HealthyDependencyOptions,
+  type BrownoutOptions,
+  type OutageOptions,
+  type FaultWindow,
+  type ArrivalProcess,
+  type LoadStep,
+  type ConstantLoadOptions,
+  type StepLoadOptions,
+} from './simulation/index.js';

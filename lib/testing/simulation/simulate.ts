@@ -1,0 +1,309 @@
+import type { AttemptContext } from '../../core/attempt-context.js';
+import type { CallResult } from '../../core/call-result.js';
+import { PolicyConfigError } from '../../core/errors.js';
+import type { CallEvent, StopReason } from '../../core/events.js';
+import type { Policy } from '../../core/policy.js';
+import { RetryBudget } from '../../core/retry-budget.js';
+import { SeededRandom, MAX_SEED } from '../seeded-random.js';
+import type { Dependency } from './dependency.js';
+import type { Load } from './load.js';
+import { SimulationReport } from './report.js';
+import { VirtualClock } from './virtual-clock.js';
+
+/** Options of {@link SimulationBuilder.run}. */
+export interface SimulationRunOptions {
+  /**
+   * Told the simulated time (ms) and the run's duration every `progressEvery` simulated ms (from the
+   * driver, synchronously: keep it cheap).
+   */
+  readonly onProgress?: (simulatedMs: number, durationMs: number) => void;
+  /** Simulated ms between progress reports, > 0. Default 10 000. */
+  readonly progressEvery?: number;
+  /**
+   * Simulated ms the driver keeps following calls still in flight after arrivals stop, >= 0;
+   * calls unsettled then count as failed and `unfinished`. Default 120 000.
+   */
+  readonly drainLimit?: number;
+  /**
+   * How the driver lets promise continuations settle between instants: `'microtasks'` (default) runs
+   * microtask turns until 8 in a row see no activity; `'macrotask'` waits one macrotask turn, which
+   * is exact whatever the depth of a promise chain, and slower. Both give the same report for the
+   * executor as it is (a spec checks it).
+   */
+  readonly settle?: 'microtasks' | 'macrotask';
+}
+
+/** Fixed, distinct streams derived from a run's seed (policy jitter, dependency, arrivals). */
+function stream(seed: number, index: number): SeededRandom {
+  return new SeededRandom(((Math.imul(seed ^ Math.imul(index, 0x9e37_79b9), 0x85eb_ca6b) ^ index) >>> 0));
+}
+
+/** Microtask turns without activity after which the driver takes the queue as settled. */
+const QUIET_TURNS = 8;
+
+const BREAKER_SEVERITY = { closed: 0, halfOpen: 1, open: 2 } as const;
+
+/**
+ * A simulation being described (immutable; each step returns a new builder). Start with
+ * {@link Simulate.policy}.
+ */
+export class SimulationBuilder {
+  /** @internal use {@link Simulate.policy}. */
+  constructor(
+    /** The policy under test (re-created per run with the run's clock and random). */
+    readonly policy: Policy,
+    /** The modelled dependency, once given. */
+    readonly dependency: Dependency | undefined,
+    /** The load, once given. */
+    readonly load: Load | undefined,
+    /** Simulated duration in ms, once given. */
+    readonly duration: number | undefined,
+  ) {}
+
+  /** The same simulation against `dependency`. */
+  against(dependency: Dependency): SimulationBuilder {
+    return new SimulationBuilder(this.policy, dependency, this.load, this.duration);
+  }
+
+  /** The same simulation under `load`. */
+  under(load: Load): SimulationBuilder {
+    return new SimulationBuilder(this.policy, this.dependency, load, this.duration);
+  }
+
+  /**
+   * The same simulation lasting `ms` simulated milliseconds of arrivals.
+   * @throws PolicyConfigError naming `duration` unless it is a finite number of ms > 0.
+   */
+  for(ms: number): SimulationBuilder {
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
+      throw new PolicyConfigError('duration', ms, 'must be a finite duration in ms > 0');
+    }
+    return new SimulationBuilder(this.policy, this.dependency, this.load, ms);
+  }
+
+  /**
+   * Runs the simulation: the real executor, budget and breaker of `policy.with({ clock, random })` on a
+   * {@link VirtualClock}, one driver, no real sleeps. The same seed gives the same report, byte for byte.
+   *
+   * Driver: arrivals come from the load; each starts `policy.tryRun(work)`, where `work` sends one
+   * request to the live dependency model and waits for it on the virtual clock. The driver fires
+   * every timer due at the next instant, then lets promise continuations settle (one macrotask turn)
+   * before jumping again. After the last arrival it follows calls in flight up to `drainLimit`.
+   *
+   * Budgets: an automatic budget gets a fresh bucket per run (the re-created policy is a new
+   * instance); `RetryBudget.of` and `RetryBudget.shared` are replaced by an automatic budget with the
+   * same parameters, so no bucket outlives a run or leaks across runs.
+   *
+   * @param seed an integer in [0, 2^32 - 1]; seeds the policy's jitter, the dependency and the arrivals
+   * @throws PolicyConfigError when the seed is invalid, the dependency, load or duration is missing,
+   *   the policy's budget is `RetryBudget.using(bucket)` or its breaker `Breaker.using(instance)` (state
+   *   bound to another clock), or an
+   *   option of `options` is out of range.
+   */
+  async run(seed: number, options: SimulationRunOptions = {}): Promise<SimulationReport> {
+    if (typeof seed !== 'number' || !Number.isInteger(seed) || seed < 0 || seed > MAX_SEED) {
+      throw new PolicyConfigError('seed', seed, `must be an integer in [0, ${MAX_SEED}]`);
+    }
+    const dependency = this.dependency;
+    const load = this.load;
+    const duration = this.duration;
+    if (dependency === undefined) throw new PolicyConfigError('dependency', undefined, 'is required: call .against(Dependency.healthy({ p50, p99 }))');
+    if (load === undefined) throw new PolicyConfigError('load', undefined, 'is required: call .under(Load.constant({ perSecond }))');
+    if (duration === undefined) throw new PolicyConfigError('duration', undefined, 'is required: call .for(ms)');
+    const progressEvery = options.progressEvery ?? 10_000;
+    if (typeof progressEvery !== 'number' || !(progressEvery > 0)) {
+      throw new PolicyConfigError('progressEvery', progressEvery, 'must be a duration in ms > 0');
+    }
+    const drainLimit = options.drainLimit ?? 120_000;
+    if (typeof drainLimit !== 'number' || !(drainLimit >= 0)) {
+      throw new PolicyConfigError('drainLimit', drainLimit, 'must be a duration in ms >= 0');
+    }
+    const onProgress = options.onProgress;
+
+    const clock = new VirtualClock();
+    const budget = this.policy.options.budget;
+    if (budget.kind === 'using') {
+      throw new PolicyConfigError('budget', 'RetryBudget.using(bucket)', 'cannot be simulated: the bucket belongs to another clock; use RetryBudget.automatic or RetryBudget.of(options)');
+    }
+    if ((this.policy.options as unknown as { breaker?: { kind?: string } }).breaker?.kind === 'using') {
+      throw new PolicyConfigError('breaker', 'Breaker.using(instance)', 'cannot be simulated: the breaker belongs to another clock; use Breaker.default or Breaker.with(settings)');
+    }
+    const runBudget = budget.kind === 'of' || budget.kind === 'shared' ? RetryBudget.automaticWith(budget.options) : budget;
+
+    const secondsCount = Math.ceil(duration / 1000);
+    const perCalls = new Int32Array(secondsCount);
+    const perRequests = new Int32Array(secondsCount);
+    const perSucceeded = new Int32Array(secondsCount);
+    const perBreaker = new Int8Array(secondsCount);
+    const perUtilization = new Float64Array(secondsCount);
+
+    let activity = 0;
+    let breakerState = 0;
+    let breakerOpens = 0;
+    const listener = (event: CallEvent): void => {
+      activity++;
+      const kind = event.kind;
+      if (kind === 'breakerOpened') {
+        breakerOpens++;
+        breakerState = BREAKER_SEVERITY.open;
+      } else if (kind === 'breakerHalfOpened') breakerState = BREAKER_SEVERITY.halfOpen;
+      else if (kind === 'breakerClosed') breakerState = BREAKER_SEVERITY.closed;
+      else return;
+      const second = Math.floor(clock.now() / 1000);
+      if (second < secondsCount && perBreaker[second]! < breakerState) perBreaker[second] = breakerState;
+    };
+    const policy = this.policy.with({ clock, random: stream(seed, 1).next, budget: runBudget }).withListener(listener);
+    const o = policy.options as unknown as { breaker?: unknown; hedge?: unknown; attemptTimeout?: number; deadline?: number };
+    const hasBreaker = o.breaker !== undefined && o.breaker !== null;
+    // Nothing can abort an attempt without a timeout, a deadline or hedging; reading ctx.signal would
+    // build an AbortController per attempt for nothing.
+    const readsSignal = o.attemptTimeout !== undefined || o.deadline !== undefined || (o.hedge !== undefined && o.hedge !== null);
+
+    const live = dependency.start(clock, stream(seed, 2).next);
+    const work = readsSignal
+      ? (context: AttemptContext): Promise<void> => {
+          activity++;
+          const second = Math.floor(clock.now() / 1000);
+          if (second < secondsCount) perRequests[second]!++;
+          return live.request(context.signal);
+        }
+      : (): Promise<void> => {
+          activity++;
+          const second = Math.floor(clock.now() / 1000);
+          if (second < secondsCount) perRequests[second]!++;
+          return live.request(undefined);
+        };
+
+    let calls = 0;
+    let settled = 0;
+    let succeeded = 0;
+    let durations = new Float64Array(1024);
+    const reasons: Partial<Record<StopReason, number>> = {};
+
+    const nextArrival = load.schedule(stream(seed, 3).next);
+    const arrive = (): void => {
+      const second = Math.floor(clock.now() / 1000);
+      perCalls[second]!++;
+      calls++;
+      void policy.tryRun(work).then((result: CallResult<void>) => {
+        activity++;
+        if (settled === durations.length) {
+          const grown = new Float64Array(durations.length * 2);
+          grown.set(durations);
+          durations = grown;
+        }
+        durations[settled++] = result.duration;
+        reasons[result.reason] = (reasons[result.reason] ?? 0) + 1;
+        if (result.ok) {
+          succeeded++;
+          perSucceeded[second]!++;
+        }
+      });
+      scheduleArrival();
+    };
+    const scheduleArrival = (): void => {
+      const at = nextArrival();
+      if (at < duration) clock.setTimer(at - clock.now(), arrive);
+    };
+    scheduleArrival();
+
+    // Second ticks: sample the budget and carry the breaker state into the next second.
+    let bucketOf = (): number => 0;
+    const hasBudget = runBudget.kind !== 'none';
+    if (hasBudget) bucketOf = () => policy.bucket()?.utilization ?? 0;
+    const progressSeconds = Math.max(1, Math.round(progressEvery / 1000));
+    const tick = (second: number): void => {
+      // `second` just ended.
+      perUtilization[second] = bucketOf();
+      const next = second + 1;
+      if (next < secondsCount) {
+        perBreaker[next] = breakerState;
+        clock.setTimer((next + 1) * 1000 - clock.now(), () => tick(next));
+      }
+      if (onProgress !== undefined && next % progressSeconds === 0) onProgress(Math.min(next * 1000, duration), duration);
+    };
+    clock.setTimer(Math.min(1000, duration), () => tick(0));
+
+    // Settling between instants: either one macrotask turn (exact), or microtask turns until
+    // QUIET_TURNS pass in a row with no activity (no timer set or cleared, no request, no call
+    // settling, no event). The executor's longest silent chain of continuations is 2–3 turns; the
+    // spec compares both modes byte for byte to keep that margin honest.
+    const exact = options.settle === 'macrotask';
+    const stopAt = duration + drainLimit;
+    for (;;) {
+      if (clock.now() >= duration && settled === calls) break;
+      if (!clock.fireDue(stopAt)) break;
+      if (exact) await macrotask();
+      else {
+        let seen = clock.changes + activity;
+        for (let quiet = 0; quiet < QUIET_TURNS; ) {
+          await undefined;
+          const now = clock.changes + activity;
+          if (now === seen) quiet++;
+          else {
+            quiet = 0;
+            seen = now;
+          }
+        }
+      }
+    }
+    if (onProgress !== undefined && secondsCount % progressSeconds !== 0) onProgress(duration, duration);
+
+    return new SimulationReport({
+      seed,
+      duration,
+      policy: policy.name,
+      dependency: dependency.toString(),
+      load: load.toString(),
+      calls,
+      succeeded,
+      unfinished: calls - settled,
+      reasons,
+      breakerOpens,
+      faultWindow: dependency.faultWindow,
+      counters: {
+        requests: live.requests,
+        overloaded: live.overloaded,
+        timedOut: live.timedOut,
+        failed: live.failed,
+        abandoned: live.abandoned,
+      },
+      durations: durations.slice(0, settled),
+      seconds: { calls: perCalls, requests: perRequests, succeeded: perSucceeded, breaker: perBreaker, utilization: perUtilization },
+      hasBreaker,
+      hasBudget,
+    });
+  }
+}
+
+/** Lets every pending promise continuation run: one macrotask turn drains the microtask queue (exact, slower). */
+function macrotask(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Prices a policy before it ships (DESIGN §8): runs the real executor, retry budget and breaker
+ * against a modelled dependency on a virtual clock and reports what the dependency felt.
+ *
+ * ```ts
+ * const report = await Simulate.policy(Resilience.default)
+ *   .against(Dependency.healthy({ p50: 20, p99: 200, capacity: { concurrency: 100, timeout: 1000 } })
+ *     .brownout({ after: 30_000, slower: 8, lasting: 60_000 }))
+ *   .under(Load.constant({ perSecond: 500 }))
+ *   .for(300_000)
+ *   .run(42);
+ * expect(report.loadMultiplier).toBeLessThanOrEqual(1.2);
+ * ```
+ */
+export const Simulate = {
+  /**
+   * Starts describing a simulation of `policy`.
+   * @throws PolicyConfigError naming `policy` unless it is a Policy (has `with` and `tryRun`).
+   */
+  policy(policy: Policy): SimulationBuilder {
+    if (policy === null || typeof policy !== 'object' || typeof policy.with !== 'function' || typeof policy.tryRun !== 'function') {
+      throw new PolicyConfigError('policy', policy, 'must be a Policy (Resilience.default.with({ ... }))');
+    }
+    return new SimulationBuilder(policy, undefined, undefined, undefined);
+  },
+} as const;
