@@ -30,13 +30,28 @@ export interface PolicyOptions {
   attemptTimeout?: number;
   /** Turns outcomes into verdicts. Default `Classifier.default`. */
   classifier?: Classifier;
-  /** The one event listener (replaces any; `withListener` adds). */
+  /**
+   * The one event listener (replaces any; `withListener` adds). Setting it also drops `around` unless
+   * `around` is given in the same change: replacing the listener turns off the telemetry and logging
+   * that `withTelemetry()`/`withLogging()` (or `ResilienceModule`) attached.
+   */
   onEvent?: CallEventListener;
+  /**
+   * Wraps every logical call (`run`/`tryRun`), e.g. to open a trace span around it; set by
+   * `withTelemetry()`. `undefined` (the default) = none, at no cost.
+   */
+  around?: CallWrapper;
   /** Time source. Default `SystemClock.instance`. */
   clock?: Clock;
   /** Uniform [0, 1) source for jitter. Default `Math.random`. */
   random?: () => number;
 }
+
+/**
+ * Wraps one logical call of the policy named `name`: it must call `call` exactly once and settle with
+ * its outcome (it may run it inside an async context, time it, open a span around it).
+ */
+export type CallWrapper = <T>(call: () => Promise<T>, name: string) => Promise<T>;
 
 /** A policy's complete, validated settings. */
 export interface ResolvedPolicyOptions {
@@ -49,6 +64,7 @@ export interface ResolvedPolicyOptions {
   readonly attemptTimeout: number | undefined;
   readonly classifier: Classifier;
   readonly onEvent: CallEventListener | undefined;
+  readonly around: CallWrapper | undefined;
   readonly clock: Clock;
   readonly random: () => number;
 }
@@ -64,6 +80,7 @@ export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
   attemptTimeout: undefined,
   classifier: Classifier.default,
   onEvent: undefined,
+  around: undefined,
   clock: SystemClock.instance,
   random: Math.random,
 });
@@ -99,6 +116,7 @@ const checks: Record<keyof PolicyOptions, Check> = {
   attemptTimeout: positiveDuration,
   classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
   onEvent: instance('a function', (v) => typeof v === 'function'),
+  around: instance('a function (call, name) => Promise', (v) => typeof v === 'function'),
   clock: instance('a Clock (now, setTimer, clearTimer)', (v) => typeof (v as Clock)?.now === 'function' && typeof (v as Clock)?.setTimer === 'function'),
   random: instance('a function returning a number in [0, 1)', (v) => typeof v === 'function'),
 };
@@ -121,9 +139,11 @@ export function mergeOptions(base: ResolvedPolicyOptions, changes: PolicyOptions
   const merged = { ...base };
   for (const [key, value] of Object.entries(changes)) {
     // `deadline: undefined` (or `breaker`, …) explicitly removes it; other undefined values keep the base.
-    if (value !== undefined || key === 'deadline' || key === 'attemptTimeout' || key === 'onEvent' || key === 'breaker') {
+    if (value !== undefined || key === 'deadline' || key === 'attemptTimeout' || key === 'onEvent' || key === 'breaker' || key === 'around') {
       (merged as Record<string, unknown>)[key] = value;
     }
   }
+  // Replacing the listener replaces the instrumentation: the call wrapper goes with it.
+  if ('onEvent' in changes && !('around' in changes)) (merged as Record<string, unknown>).around = undefined;
   return Object.freeze(merged);
 }

@@ -58,7 +58,11 @@ export class Policy implements ExecutablePolicy {
     return new Policy(mergeOptions(this.options, changes));
   }
 
-  /** A new policy that also calls `listener` for every event (after any listener already set). */
+  /**
+   * A new policy that also calls `listener` for every event (after any listener already set). What is
+   * attached stays attached: telemetry and logging keep working (unlike `with({ onEvent })`, which
+   * replaces the listener and turns them off).
+   */
   withListener(listener: CallEventListener): Policy {
     if (typeof listener !== 'function') return this.with({ onEvent: listener });
     const previous = this.options.onEvent;
@@ -72,7 +76,7 @@ export class Policy implements ExecutablePolicy {
               listener(event);
             }
           };
-    return this.with({ onEvent });
+    return this.with({ onEvent, around: this.options.around });
   }
 
   /**
@@ -83,14 +87,19 @@ export class Policy implements ExecutablePolicy {
    *   `DeadlineExceededError` when the deadline passes; the signal's reason when the caller aborts.
    */
   run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<T> {
-    return execute(this, work as Work<T>, options?.signal, undefined);
+    const around = this.options.around;
+    if (around === undefined) return execute(this, work as Work<T>, options?.signal, undefined);
+    return around(() => execute(this, work as Work<T>, options?.signal, undefined), this.options.name);
   }
 
   /** Like {@link Policy.run} but never rejects: resolves to `{ ok, value, error, reason, attempts, duration }`. */
   async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<T>> {
     const log = new CallLog();
     try {
-      const value = await execute(this, work as Work<T>, options?.signal, log);
+      const around = this.options.around;
+      const value = await (around === undefined
+        ? execute(this, work as Work<T>, options?.signal, log)
+        : around(() => execute(this, work as Work<T>, options?.signal, log), this.options.name));
       return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration };
     } catch (error) {
       return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration };
