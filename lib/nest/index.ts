@@ -7,6 +7,7 @@ export { AttemptSignal } from './attempt-signal.decorator.js';
 export { getPolicyToken, InjectPolicy } from './inject-policy.decorator.js';
 export {
   type BackoffConfig,
+  type BreakerConfig,
   type BudgetConfig,
   type BudgetPlan,
   type DurationConfig,
