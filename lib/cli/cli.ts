@@ -1,0 +1,276 @@
+import { parseArgs } from 'node:util';
+import { Breaker } from '../core/breaker-value.js';
+import { PolicyConfigError } from '../core/errors.js';
+import type { Policy } from '../core/policy.js';
+import type { PolicyOptions } from '../core/policy-options.js';
+import { RetryBudget } from '../core/retry-budget.js';
+import { parseDuration, parseResilienceConfig } from '../nest/policy-config.js';
+import { ResilienceConfigError } from '../nest/resilience-config.error.js';
+import { MAX_SEED } from '../testing/seeded-random.js';
+import type { SimulationReport } from '../testing/simulation/report.js';
+import { Simulate } from '../testing/simulation/simulate.js';
+import { policyFromPlan } from './policy-from-config.js';
+import { DEFAULT_RATE, SCENARIOS, type ScenarioName, scenario } from './scenarios.js';
+import { renderChart } from './svg-chart.js';
+import { UsageError, UsageMessage } from './usage-error.js';
+
+/** What the CLI touches outside itself, injectable for tests. */
+export interface CliIo {
+  /** Standard output (the report table or JSON). */
+  readonly stdout: (text: string) => void;
+  /** Standard error (progress and error messages). */
+  readonly stderr: (text: string) => void;
+  /** Reads a UTF-8 file; throws a Node `ENOENT`-style error when it cannot. */
+  readonly readFile: (path: string) => string;
+  /** Writes a UTF-8 file. */
+  readonly writeFile: (path: string, text: string) => void;
+}
+
+/** The usage text `nresilience --help` prints. */
+export const USAGE = `Usage: nresilience simulate --config <resilience.json> --policy <name> [options]
+
+Runs a policy from your ResilienceModule config against a modelled dependency on a virtual clock
+and reports what it cost: availability, load multiplier, worst second, latency, breaker opens.
+
+Options:
+  --config <file>       JSON config in the ResilienceModule.forRoot format ({ policies, defaults })
+  --policy <name>       the policy to simulate (a key of "policies")
+  --scenario <name>     ${SCENARIOS.join(' | ')} (default brownout: 8x slower from 0:30 for 1 min)
+  --compare <k=v,...>   also run a variant of the policy; repeatable. Keys: budget=none|on,
+                        attempts=<n>, deadline=<duration>|none, attemptTimeout=<duration>|none,
+                        breaker=on|off
+  --seed <n>            integer in [0, ${MAX_SEED}] (default 42)
+  --duration <d>        simulated time, e.g. 300000, 90s, 5m (default 5m)
+  --rate <n>            calls per second (default ${DEFAULT_RATE}; the dependency's workers scale with it)
+  --json                print the reports as JSON instead of tables
+  --svg <file>          write a chart (requests/s, availability/s, breaker state, budget) as SVG
+  -h, --help            show this help
+
+Exit codes: 0 done, 2 invalid arguments or config, 1 unexpected failure.`;
+
+interface Variant {
+  readonly label: string;
+  readonly policy: Policy;
+}
+
+/** Reads `--compare budget=none,attempts=5` into policy changes. @throws UsageError naming `--compare`. */
+export function parseCompare(spec: string): PolicyOptions {
+  const changes: PolicyOptions = {};
+  const pairs = spec.split(',').map((p) => p.trim());
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError('--compare', spec, 'must be key=value pairs separated by commas, e.g. budget=none or attempts=5');
+    const key = pair.slice(0, eq).trim();
+    const value = pair.slice(eq + 1).trim();
+    switch (key) {
+      case 'budget':
+        if (value === 'none' || value === 'off' || value === 'false') changes.budget = RetryBudget.none;
+        else if (value === 'on' || value === 'true' || value === 'default') changes.budget = RetryBudget.automatic;
+        else throw new UsageError('--compare budget', value, 'must be none or on');
+        break;
+      case 'attempts': {
+        const n = Number(value);
+        if (!/^\d+$/.test(value) || !Number.isInteger(n) || n < 1) throw new UsageError('--compare attempts', value, 'must be an integer >= 1 (total attempts, including the first)');
+        changes.attempts = n;
+        break;
+      }
+      case 'deadline':
+      case 'attemptTimeout':
+        if (value === 'none') changes[key] = undefined;
+        else {
+          try {
+            changes[key] = parseDuration(value, `--compare ${key}`, { positive: true });
+          } catch (error) {
+            if (error instanceof PolicyConfigError) throw new UsageError(error.field, value, error.rule);
+            throw error;
+          }
+        }
+        break;
+      case 'breaker':
+        // Typed loosely so the CLI builds before the breaker option reaches PolicyOptions; the policy
+        // refuses it with a PolicyConfigError (exit 2) until then.
+        if (value === 'on' || value === 'default') (changes as Record<string, unknown>).breaker = Breaker.default;
+        else if (value === 'off' || value === 'none') (changes as Record<string, unknown>).breaker = undefined;
+        else throw new UsageError('--compare breaker', value, 'must be on or off');
+        break;
+      default:
+        throw new UsageError('--compare', key, 'unknown key: must be budget, attempts, deadline, attemptTimeout or breaker');
+    }
+  }
+  return changes;
+}
+
+function parseInteger(flag: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isInteger(n) || n < min || n > max) {
+    throw new UsageError(flag, text, `must be an integer in [${min}, ${max}]`);
+  }
+  return n;
+}
+
+function readConfig(io: CliIo, path: string): unknown {
+  let text: string;
+  try {
+    text = io.readFile(path);
+  } catch (error) {
+    throw new UsageError('--config', path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError('--config', path, `must be valid JSON (${(error as Error).message})`);
+  }
+}
+
+/** Module-level keys `forRoot` accepts beside the policy config; ignored here. */
+const MODULE_KEYS = ['isGlobal', 'exceptionFilter'];
+
+function policyFromConfig(io: CliIo, path: string, name: string): Policy {
+  const raw = readConfig(io, path);
+  let config = raw;
+  if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+    config = Object.fromEntries(Object.entries(raw).filter(([key]) => !MODULE_KEYS.includes(key)));
+  }
+  let parsed;
+  try {
+    parsed = parseResilienceConfig(config);
+  } catch (error) {
+    if (error instanceof ResilienceConfigError) throw new UsageMessage(`${path}: ${error.message}`);
+    throw error;
+  }
+  const plan = parsed.policies.get(name);
+  if (plan === undefined) {
+    throw new UsageError('--policy', name, `must name a policy of ${path} (${[...parsed.policies.keys()].join(', ') || 'none defined'})`);
+  }
+  return policyFromPlan(plan);
+}
+
+function summaryTable(runs: readonly { label: string; report: SimulationReport }[]): string {
+  const header = ['run', 'availability', 'load ×', 'worst second ×', 'p50 ms', 'p99 ms', 'breaker opens', 'time to recover'];
+  const rows = runs.map(({ label, report: r }) => [
+    label,
+    `${(r.availability * 100).toFixed(2)}%`,
+    r.loadMultiplier.toFixed(3),
+    r.amplification.toFixed(3),
+    r.latency(0.5).toFixed(1),
+    r.latency(0.99).toFixed(1),
+    String(r.breakerOpens),
+    r.timeToRecover === undefined ? '-' : `${(r.timeToRecover / 1000).toFixed(0)}s`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+/**
+ * Runs the CLI with `argv` (the arguments after `node main.js`).
+ * @returns the exit code: 0 done, 2 invalid arguments or config (message on stderr), 1 unexpected failure
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    return await simulateCommand(argv, io);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof UsageMessage) {
+      io.stderr(`nresilience: ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof PolicyConfigError) {
+      io.stderr(`nresilience: ${error.message}\n`);
+      return 2;
+    }
+    io.stderr(`nresilience: unexpected failure: ${(error as Error)?.stack ?? String(error)}\n`);
+    return 1;
+  }
+}
+
+async function simulateCommand(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        config: { type: 'string' },
+        policy: { type: 'string' },
+        scenario: { type: 'string', default: 'brownout' },
+        compare: { type: 'string', multiple: true, default: [] },
+        seed: { type: 'string', default: '42' },
+        duration: { type: 'string', default: '5m' },
+        rate: { type: 'string', default: String(DEFAULT_RATE) },
+        json: { type: 'boolean', default: false },
+        svg: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    // parseArgs names the option in its message ("Unknown option '--sede'", "Option '--seed <value>' argument missing").
+    throw new UsageMessage(`${(error as Error).message}\n\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.stdout(`${USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1 || positionals[0] !== 'simulate') {
+    throw new UsageError('command', positionals.join(' ') || undefined, `must be "simulate"\n\n${USAGE}`);
+  }
+  if (values.config === undefined) throw new UsageError('--config', undefined, 'is required: the path of a JSON config ({ policies, defaults })');
+  if (values.policy === undefined) throw new UsageError('--policy', undefined, 'is required: the name of a policy in the config');
+  const scenarioName = values.scenario as ScenarioName;
+  if (!SCENARIOS.includes(scenarioName)) throw new UsageError('--scenario', values.scenario, `must be one of ${SCENARIOS.join(', ')}`);
+  const seed = parseInteger('--seed', values.seed, 0, MAX_SEED);
+  let duration: number;
+  try {
+    duration = parseDuration(values.duration, '--duration', { positive: true });
+  } catch (error) {
+    throw new UsageError('--duration', values.duration, (error as PolicyConfigError).rule);
+  }
+  if (duration > 3_600_000) throw new UsageError('--duration', values.duration, 'must be at most 1h of simulated time');
+  const rate = Number(values.rate);
+  if (!/^\d+(\.\d+)?$/.test(values.rate) || !(rate > 0) || rate > 100_000) {
+    throw new UsageError('--rate', values.rate, 'must be a number of calls per second in (0, 100000]');
+  }
+  const compares = values.compare.map((spec) => ({ spec, changes: parseCompare(spec) }));
+
+  const base = policyFromConfig(io, values.config, values.policy);
+  const variants: Variant[] = [{ label: values.policy, policy: base }];
+  for (const { spec, changes } of compares) {
+    try {
+      variants.push({ label: `${values.policy} (${spec})`, policy: base.with(changes) });
+    } catch (error) {
+      if (error instanceof PolicyConfigError) throw new UsageError('--compare', spec, error.message);
+      throw error;
+    }
+  }
+
+  const { dependency, load } = scenario(scenarioName, duration, rate);
+  const runs: { label: string; report: SimulationReport }[] = [];
+  const showProgress = duration >= 60_000;
+  for (const variant of variants) {
+    const report = await Simulate.policy(variant.policy)
+      .against(dependency)
+      .under(load)
+      .for(duration)
+      .run(seed, {
+        progressEvery: Math.max(10_000, Math.round(duration / 10 / 1000) * 1000),
+        onProgress: showProgress
+          ? (at, total) => io.stderr(`simulating ${variant.label}: ${Math.round((100 * at) / total)}% (${Math.round(at / 1000)}s of ${Math.round(total / 1000)}s)\n`)
+          : undefined,
+      });
+    runs.push({ label: variant.label, report });
+  }
+
+  if (values.json) {
+    io.stdout(`${JSON.stringify({ scenario: scenarioName, seed, runs: runs.map((r) => ({ label: r.label, report: r.report })) }, null, 2)}\n`);
+  } else {
+    for (const run of runs) io.stdout(`${run.report.toString()}\n\n`);
+    io.stdout(`${summaryTable(runs)}\n`);
+  }
+  if (values.svg !== undefined) {
+    const title = `nresilience simulate — ${values.policy}, scenario ${scenarioName}, ${rate} calls/s, seed ${seed}`;
+    io.writeFile(values.svg, renderChart(runs, title));
+    io.stderr(`chart written to ${values.svg}\n`);
+  }
+  return 0;
+}
