@@ -1,2 +1,3 @@
 /** Runs every benchmark in this folder, one after another. Usage: `npm run bench`. */
 await import('./success-path.js');
+await import('./simulation.js');
