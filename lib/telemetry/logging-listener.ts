@@ -1,0 +1,264 @@
+import type { Clock } from '../core/clock.js';
+import { PolicyConfigError } from '../core/errors.js';
+import type { CallEvent, CallEventListener } from '../core/events.js';
+import type { Policy } from '../core/policy.js';
+
+/** Severity of a log record, named as Nest's `Logger` methods are (lowest first). */
+export type ResilienceLogLevel = 'verbose' | 'debug' | 'log' | 'warn';
+
+/**
+ * Where the logging listener writes: one logger per policy. A Nest `Logger` with a context
+ * (`new Logger('NResilience.payments')`) fits as it is; `isLevelEnabled`, when present, lets the
+ * listener skip formatting records nobody will see (counting and sampling still happen).
+ */
+export interface ResilienceLogger {
+  /** Writes an informational record. */
+  log(message: string): void;
+  /** Writes a warning. */
+  warn(message: string): void;
+  /** Writes a debug record. */
+  debug(message: string): void;
+  /** Writes a verbose (trace) record. */
+  verbose(message: string): void;
+  /** Whether records at `level` are written at all. */
+  isLevelEnabled?(level: ResilienceLogLevel): boolean;
+}
+
+/**
+ * How much the listener writes (DESIGN §7):
+ * - `off`: no listener at all (no cost).
+ * - `default`: healthy traffic at `verbose`, retried successes and failed calls at `debug`, incidents at `warn`.
+ * - `verbose`: every traffic record raised to `log`; incident records where they are.
+ */
+export type LoggingProfile = 'off' | 'default' | 'verbose';
+
+/** Exact log sampling: keep the `oneIn`-th, `2 × oneIn`-th, … traffic record per policy while healthy. */
+export interface LogSampling {
+  /** Keep one traffic record in this many (an integer >= 1; 1 keeps every record). */
+  readonly oneIn: number;
+}
+
+/** Sampling constructors. */
+export const LogSampling = {
+  /** Every record (the default). */
+  all: Object.freeze({ oneIn: 1 }) as LogSampling,
+  /**
+   * Keeps exactly every `n`th traffic record per policy while the policy is healthy, and every record
+   * for the incident window (one minute) after an incident. Incident and state records are never sampled.
+   * @throws PolicyConfigError when `n` is not an integer >= 1.
+   */
+  oneIn(n: number): LogSampling {
+    checkOneIn(n, 'sampling.oneIn');
+    return Object.freeze({ oneIn: n });
+  },
+} as const;
+
+/** Options of the logging listener. */
+export interface LoggingOptions {
+  /** Default `'default'`. */
+  profile?: LoggingProfile;
+  /** Default: every record (`LogSampling.all`). */
+  sampling?: LogSampling;
+  /** Flood-control repeat window per policy and reason, ms. Default 30 000. */
+  repeatWindow?: number;
+  /** How long after an incident sampling is suspended, ms. Default 60 000. */
+  incidentWindow?: number;
+  /** Time source for the windows. Default: the policy's clock (`withLogging`). */
+  clock?: Clock;
+}
+
+/** Default flood-control repeat window, ms. */
+export const REPEAT_WINDOW_MS = 30_000;
+/** Default time after an incident during which every record is kept, ms. */
+export const INCIDENT_WINDOW_MS = 60_000;
+
+interface Repeat {
+  /** Warnings for this reason are demoted until then. */
+  until: number;
+  /** Records demoted since the last warning. */
+  demoted: number;
+}
+
+/** Per-policy state: sampling count, incident window, repeat windows by reason. */
+class PolicyLogState {
+  traffic = 0;
+  incidentUntil = -Infinity;
+  readonly repeats = new Map<string, Repeat>();
+  constructor(readonly name: string) {}
+}
+
+/**
+ * The logging listener (DESIGN §7): turns `CallEvent`s into log records whose level carries their
+ * meaning, with flood control and exact sampling. Time comes from the given clock only.
+ *
+ * - Traffic (attempts, retries, successes, failures, hedges, resumptions, drains): `verbose` for a
+ *   healthy call, `debug` for retries, retried successes and failed calls; `log` for all of them in
+ *   the `verbose` profile. Subject to sampling while healthy.
+ * - Incidents (`warn`): breaker opened, budget exhausted, dependency unavailable (refusals), nested
+ *   retry, stall (`AttemptStalledError`), quota refusal, saturation. Flood control: per policy and
+ *   reason, the first record warns and opens a repeat window (30 s); repeats inside it are written at
+ *   `debug` and counted; the next warning after the window carries the count. Nothing is dropped.
+ *   Every incident record (demoted or not) suspends sampling for the incident window (60 s).
+ * - Breaker state: half-open at `debug`, closed (recovered) at `log`.
+ */
+export class LoggingListener {
+  private readonly profile: 'default' | 'verbose';
+  private readonly oneIn: number;
+  private readonly repeatWindow: number;
+  private readonly incidentWindow: number;
+  private readonly states = new Map<string, PolicyLogState>();
+  private last: PolicyLogState | undefined;
+
+  /** The listener function to attach with `policy.withListener(...)`. */
+  readonly listener: CallEventListener = (event) => this.record(event);
+
+  /**
+   * @param logger where records go (one logger per policy: its context names the policy)
+   * @param clock the policy's clock
+   * @throws PolicyConfigError for an invalid profile, sampling or window
+   */
+  constructor(
+    private readonly logger: ResilienceLogger,
+    private readonly clock: Clock,
+    options: Omit<LoggingOptions, 'clock'> = {},
+  ) {
+    const profile = options.profile ?? 'default';
+    if (profile !== 'default' && profile !== 'verbose') {
+      throw new PolicyConfigError('logging.profile', profile, "must be 'default' or 'verbose' for a listener ('off' attaches none)");
+    }
+    this.profile = profile;
+    const sampling = options.sampling ?? LogSampling.all;
+    checkOneIn(sampling?.oneIn, 'logging.sampling.oneIn');
+    this.oneIn = sampling.oneIn;
+    this.repeatWindow = checkWindow(options.repeatWindow ?? REPEAT_WINDOW_MS, 'logging.repeatWindow');
+    this.incidentWindow = checkWindow(options.incidentWindow ?? INCIDENT_WINDOW_MS, 'logging.incidentWindow');
+  }
+
+  /** Logs one event (what `listener` calls). */
+  record(event: CallEvent): void {
+    const state = this.stateFor(event.policy);
+    switch (event.kind) {
+      case 'attempt':
+        if (event.error === 'AttemptStalledError') return this.incident(state, event, 'stall');
+        return this.traffic(state, event, 'verbose');
+      case 'succeeded':
+        return this.traffic(state, event, event.attempt > 1 ? 'debug' : 'verbose');
+      case 'retrying':
+      case 'failed':
+      case 'hedged':
+      case 'streamResumed':
+      case 'draining':
+        return this.traffic(state, event, 'debug');
+      case 'rejected':
+        return this.incident(state, event, event.reason ?? 'rejected');
+      case 'rejectedByQuota':
+        return this.incident(state, event, 'quota');
+      case 'breakerOpened':
+      case 'nestedRetry':
+      case 'saturationDetected':
+        return this.incident(state, event, event.kind);
+      case 'breakerHalfOpened':
+        return this.write('debug', event, '');
+      case 'breakerClosed':
+        return this.write('log', event, '');
+    }
+  }
+
+  private stateFor(name: string): PolicyLogState {
+    const last = this.last;
+    if (last !== undefined && last.name === name) return last;
+    let state = this.states.get(name);
+    if (state === undefined) {
+      state = new PolicyLogState(name);
+      this.states.set(name, state);
+    }
+    this.last = state;
+    return state;
+  }
+
+  private traffic(state: PolicyLogState, event: CallEvent, level: ResilienceLogLevel): void {
+    if (this.oneIn > 1 && this.clock.now() >= state.incidentUntil) {
+      // Healthy: exact sampling, every oneIn-th traffic record of this policy.
+      state.traffic++;
+      if (state.traffic % this.oneIn !== 0) return;
+    }
+    this.write(this.profile === 'verbose' ? 'log' : level, event, '');
+  }
+
+  private incident(state: PolicyLogState, event: CallEvent, reason: string): void {
+    const now = this.clock.now();
+    state.incidentUntil = now + this.incidentWindow;
+    let repeat = state.repeats.get(reason);
+    if (repeat === undefined) {
+      repeat = { until: -Infinity, demoted: 0 };
+      state.repeats.set(reason, repeat);
+    }
+    if (now < repeat.until) {
+      repeat.demoted++;
+      this.write('debug', event, '');
+      return;
+    }
+    const demoted = repeat.demoted;
+    repeat.until = now + this.repeatWindow;
+    repeat.demoted = 0;
+    this.write('warn', event, demoted > 0 ? ` (${demoted} similar ${demoted === 1 ? 'record' : 'records'} logged at debug since the previous warning)` : '');
+  }
+
+  private write(level: ResilienceLogLevel, event: CallEvent, suffix: string): void {
+    const logger = this.logger;
+    if (logger.isLevelEnabled !== undefined && !logger.isLevelEnabled(level)) return;
+    const message = describeEvent(event) + suffix;
+    switch (level) {
+      case 'verbose':
+        return logger.verbose(message);
+      case 'debug':
+        return logger.debug(message);
+      case 'log':
+        return logger.log(message);
+      case 'warn':
+        return logger.warn(message);
+    }
+  }
+}
+
+/** The text of a record: `event.toString()`, with breaker transitions spelled out. */
+export function describeEvent(event: CallEvent): string {
+  switch (event.kind) {
+    case 'breakerOpened':
+      return event.delay > 0 ? `[${event.policy}] Breaker opened for ${Math.round(event.delay)}ms` : `[${event.policy}] Breaker opened`;
+    case 'breakerHalfOpened':
+      return `[${event.policy}] Breaker half-open: probing`;
+    case 'breakerClosed':
+      return `[${event.policy}] Breaker closed`;
+    default:
+      return event.toString();
+  }
+}
+
+/**
+ * `policy` with a logging listener added (after any listener it has; `withListener` semantics, so
+ * telemetry attached before or after keeps working). Profile `'off'` returns `policy` unchanged.
+ * Time comes from `options.clock`, else the policy's clock.
+ *
+ * ```ts
+ * const payments = Resilience.http.with({ name: 'payments' })
+ *   .withLogging(new Logger('NResilience.payments'), { sampling: LogSampling.oneIn(20) });
+ * ```
+ * @throws PolicyConfigError for an invalid profile, sampling or window
+ */
+export function withLogging(policy: Policy, logger: ResilienceLogger, options: LoggingOptions = {}): Policy {
+  if (options.profile === 'off') return policy;
+  const listener = new LoggingListener(logger, options.clock ?? policy.options.clock, options);
+  return policy.withListener(listener.listener);
+}
+
+function checkOneIn(n: unknown, field: string): void {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) {
+    throw new PolicyConfigError(field, n, 'must be an integer >= 1 (keep one traffic record in n)');
+  }
+}
+
+function checkWindow(ms: unknown, field: string): number {
+  if (typeof ms !== 'number' || Number.isNaN(ms) || ms < 0) throw new PolicyConfigError(field, ms, 'must be a duration in ms >= 0');
+  return ms;
+}

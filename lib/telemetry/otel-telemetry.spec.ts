@@ -1,0 +1,303 @@
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { AggregationTemporality, type DataPoint, type Histogram, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Backoff } from '../core/backoff.js';
+import { Breaker } from '../core/breaker-value.js';
+import type { CallEvent } from '../core/events.js';
+import { FakeClock } from '../core/fake-clock.js';
+import { Resilience } from '../core/policy.js';
+import { RetryBudget } from '../core/retry-budget.js';
+import { BREAKER_STATE_VALUES, MetricNames, TelemetryAttributes as A, withTelemetry } from './index.js';
+
+/** A real OpenTelemetry SDK with in-memory exporters: metrics read on demand, spans exported as they end. */
+class Sdk {
+  readonly metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  readonly reader = new PeriodicExportingMetricReader({ exporter: this.metricExporter, exportIntervalMillis: 3_600_000 });
+  readonly meterProvider = new MeterProvider({ readers: [this.reader] });
+  readonly spanExporter = new InMemorySpanExporter();
+  readonly tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(this.spanExporter)] });
+
+  /** Every data point of `name` in the latest collection. */
+  async points(name: string): Promise<DataPoint<number | Histogram>[]> {
+    this.metricExporter.reset();
+    await this.reader.forceFlush();
+    const collected = this.metricExporter.getMetrics().at(-1);
+    const metric = collected?.scopeMetrics.flatMap((scope) => scope.metrics).find((m) => m.descriptor.name === name);
+    return (metric?.dataPoints ?? []) as DataPoint<number | Histogram>[];
+  }
+
+  /** Sum of the counter `name` over the data points matching `where`. */
+  async sum(name: string, where: Record<string, string> = {}): Promise<number> {
+    const points = await this.points(name);
+    return points
+      .filter((p) => Object.entries(where).every(([k, v]) => p.attributes[k] === v))
+      .reduce((total, p) => total + (p.value as number), 0);
+  }
+
+  /** Number of distinct series (data points) across every nresilience metric. */
+  async seriesCount(): Promise<number> {
+    this.metricExporter.reset();
+    await this.reader.forceFlush();
+    const collected = this.metricExporter.getMetrics().at(-1);
+    return collected?.scopeMetrics.flatMap((scope) => scope.metrics).reduce((n, m) => n + m.dataPoints.length, 0) ?? 0;
+  }
+
+  get spans(): ReadableSpan[] {
+    return this.spanExporter.getFinishedSpans();
+  }
+
+  async shutdown(): Promise<void> {
+    await this.meterProvider.shutdown();
+    await this.tracerProvider.shutdown();
+  }
+}
+
+class TransientError extends Error {
+  override name = 'TransientError';
+}
+
+const contextManager = new AsyncLocalStorageContextManager();
+beforeAll(() => {
+  context.setGlobalContextManager(contextManager.enable());
+});
+afterAll(() => {
+  context.disable();
+});
+
+let sdk: Sdk;
+beforeEach(() => {
+  sdk = new Sdk();
+});
+afterEach(async () => {
+  await sdk.shutdown();
+});
+
+function instrumented(name: string, changes: Parameters<typeof Resilience.default.with>[0] = {}) {
+  return withTelemetry(Resilience.default.with({ name, backoff: Backoff.none, ...changes }), {
+    meterProvider: sdk.meterProvider,
+    tracerProvider: sdk.tracerProvider,
+  });
+}
+
+describe('metrics', () => {
+  it('a scripted run of 3 calls, one retried once: calls = 3, attempts = 4, one span per call', async () => {
+    const policy = instrumented('payments');
+    let failOnce = true;
+    const script = [
+      () => 'a',
+      () => {
+        if (failOnce) {
+          failOnce = false;
+          throw new TransientError('blip');
+        }
+        return 'b';
+      },
+      () => 'c',
+    ];
+    const results: string[] = [];
+    for (const step of script) results.push(await policy.run(step));
+
+    expect(results).toEqual(['a', 'b', 'c']);
+    expect(await sdk.sum(MetricNames.calls)).toBe(3);
+    expect(await sdk.sum(MetricNames.attempts)).toBe(4);
+    expect(await sdk.sum(MetricNames.attempts, { [A.outcome]: 'Ok' })).toBe(3);
+    expect(await sdk.sum(MetricNames.attempts, { [A.outcome]: 'Transient' })).toBe(1);
+    expect(await sdk.sum(MetricNames.calls, { [A.policy]: 'payments', [A.outcome]: 'succeeded', [A.reason]: 'succeeded' })).toBe(3);
+    expect(sdk.spans).toHaveLength(3);
+    const durations = await sdk.points(MetricNames.callDuration);
+    expect(durations).toHaveLength(1);
+    expect((durations[0]!.value as Histogram).count).toBe(3);
+  });
+
+  it('failures and refusals: outcome and reason on calls, rejections by reason', async () => {
+    const clock = new FakeClock();
+    // A bucket of 10 tokens with no refill: the 11th retry is refused.
+    const policy = instrumented('ledger', { clock, attempts: 2, budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) });
+    const fail = () => {
+      throw new TransientError('down');
+    };
+    for (let i = 0; i < 12; i++) {
+      const call = policy.tryRun(fail);
+      await clock.runAll();
+      await call;
+    }
+    expect(await sdk.sum(MetricNames.calls)).toBe(12);
+    expect(await sdk.sum(MetricNames.calls, { [A.outcome]: 'failed', [A.reason]: 'attemptsExhausted' })).toBe(10);
+    expect(await sdk.sum(MetricNames.calls, { [A.outcome]: 'rejected', [A.reason]: 'budgetExhausted' })).toBe(2);
+    expect(await sdk.sum(MetricNames.rejections, { [A.policy]: 'ledger', [A.reason]: 'budgetExhausted' })).toBe(2);
+    expect(await sdk.sum(MetricNames.attempts)).toBe(10 * 2 + 2);
+  });
+
+  it('10,000 calls with distinct ids in the callback produce a constant number of series', async () => {
+    // No budget: retries are never refused, so the outcomes (and the series) are the same every run.
+    const policy = instrumented('orders', { attempts: 2, budget: RetryBudget.none });
+    const call = (i: number) =>
+      policy.tryRun(() => {
+        const id = `order-${i}`;
+        if (i % 10 === 0) throw new TransientError(`order ${id} failed`);
+        return id;
+      });
+    for (let i = 1; i <= 100; i++) await call(i);
+    const early = await sdk.seriesCount();
+    for (let i = 101; i <= 10_000; i++) await call(i);
+    const late = await sdk.seriesCount();
+
+    expect(early).toBe(late);
+    // calls {failed, succeeded} + attempts {Ok, Transient} + duration {failed, succeeded}.
+    expect(late).toBe(6);
+    expect(await sdk.sum(MetricNames.calls)).toBe(10_000);
+    expect(await sdk.sum(MetricNames.attempts)).toBe(10_000 + 1000);
+    const values = (await Promise.all(Object.values(MetricNames).map((name) => sdk.points(name))))
+      .flat()
+      .flatMap((p) => Object.values(p.attributes));
+    expect(values.filter((v) => String(v).includes('order-'))).toEqual([]);
+    expect(sdk.spans).toHaveLength(10_000);
+    const leaked = sdk.spans.filter((s) => JSON.stringify([s.name, s.attributes, s.events.map((e) => e.attributes), s.status]).includes('order-'));
+    expect(leaked).toHaveLength(0);
+  });
+
+  it('observable gauges: breaker state and budget utilization per policy', async () => {
+    const clock = new FakeClock();
+    const policy = instrumented('inventory', { clock, attempts: 1, breaker: Breaker.with({ consecutiveFailures: 5 }) });
+    expect(await sdk.points(MetricNames.breakerState)).toEqual([expect.objectContaining({ value: BREAKER_STATE_VALUES.closed, attributes: { [A.policy]: 'inventory' } })]);
+    const utilization = await sdk.points(MetricNames.budgetUtilization);
+    expect(utilization.map((p) => p.value)).toEqual([0]);
+
+    for (let i = 0; i < 10; i++) {
+      const call = policy.tryRun(() => {
+        throw new TransientError('down');
+      });
+      await clock.runAll();
+      await call;
+    }
+    expect(policy.breaker()!.state).toBe('open');
+    expect((await sdk.points(MetricNames.breakerState)).map((p) => p.value)).toEqual([BREAKER_STATE_VALUES.open]);
+  });
+
+  it('instruments are created once per meter provider: two policies share them', async () => {
+    const a = instrumented('a');
+    const b = instrumented('b');
+    await a.run(() => 1);
+    await b.run(() => 2);
+    const points = await sdk.points(MetricNames.calls);
+    expect(points.map((p) => p.attributes[A.policy]).sort()).toEqual(['a', 'b']);
+  });
+
+  it('host and service attributes where known', async () => {
+    const policy = withTelemetry(Resilience.default.with({ name: 'geo' }), { meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider, host: 'geo.internal', service: 'geo.v1.Lookup' });
+    await policy.run(() => 1);
+    expect((await sdk.points(MetricNames.calls))[0]!.attributes).toEqual({
+      [A.policy]: 'geo',
+      [A.host]: 'geo.internal',
+      [A.service]: 'geo.v1.Lookup',
+      [A.outcome]: 'succeeded',
+      [A.reason]: 'succeeded',
+    });
+  });
+});
+
+describe('spans', () => {
+  it('one span per call, child of the active span, attempts and retries as events, OK on success', async () => {
+    const policy = instrumented('payments');
+    const tracer = sdk.tracerProvider.getTracer('app');
+    let calls = 0;
+    const childSeen: (string | undefined)[] = [];
+    await tracer.startActiveSpan('POST /checkout', async (request) => {
+      await policy.run(() => {
+        childSeen.push(trace.getActiveSpan()?.spanContext().spanId);
+        if (++calls === 1) throw new TransientError('blip');
+        return 'ok';
+      });
+      request.end();
+    });
+
+    const [span, request] = sdk.spans;
+    expect(request!.name).toBe('POST /checkout');
+    expect(span!.name).toBe('nresilience payments');
+    expect(span!.parentSpanContext?.spanId).toBe(request!.spanContext().spanId);
+    expect(childSeen).toEqual([span!.spanContext().spanId, span!.spanContext().spanId]);
+    expect(span!.events.map((e) => e.name)).toEqual(['attempt', 'retrying', 'attempt']);
+    expect(span!.events[0]!.attributes).toEqual({ [A.attempt]: 1, [A.outcome]: 'Transient', [A.duration]: expect.any(Number), [A.errorType]: 'TransientError' });
+    expect(span!.events[1]!.attributes).toEqual({ [A.attempt]: 1, [A.outcome]: 'Transient', [A.delay]: 0 });
+    expect(span!.status.code).toBe(0); // UNSET: not an error
+    expect(span!.attributes).toEqual({ [A.policy]: 'payments', [A.outcome]: 'succeeded', [A.reason]: 'succeeded', [A.attempt]: 2 });
+  });
+
+  it('status error on failure, refusals as span events; concurrent calls keep their own spans', async () => {
+    const clock = new FakeClock();
+    const policy = instrumented('ledger', { clock, attempts: 3, budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) });
+    // Drain the bucket to one token: 9 calls retrying once each, concurrently.
+    const calls = Array.from({ length: 9 }, (_, i) =>
+      policy.tryRun(({ attempt }) => {
+        if (attempt === 1) throw new TransientError(`first ${i}`);
+        return i;
+      }),
+    );
+    await clock.runAll();
+    expect((await Promise.all(calls)).every((r) => r.ok)).toBe(true);
+    expect(sdk.spans).toHaveLength(9);
+    expect(sdk.spans.every((s) => s.events.map((e) => e.name).join() === 'attempt,retrying,attempt')).toBe(true);
+
+    const refused = policy.tryRun(() => {
+      throw new TransientError('down');
+    });
+    await clock.runAll();
+    const result = await refused;
+    expect(result.reason).toBe('budgetExhausted');
+    const span = sdk.spans.at(-1)!;
+    expect(span.events.map((e) => e.name)).toEqual(['attempt', 'retrying', 'attempt', 'rejected']);
+    expect(span.events.at(-1)!.attributes).toEqual({ [A.attempt]: 2, [A.reason]: 'budgetExhausted', [A.errorType]: 'CallRejectedError' });
+    expect(span.status).toEqual({ code: 2, message: 'budgetExhausted' });
+  });
+
+  it('a thrown failure ends the span with status error and the call still rejects with the error', async () => {
+    const policy = instrumented('search', { attempts: 1 });
+    const error = new TransientError('down');
+    await expect(
+      policy.run(() => {
+        throw error;
+      }),
+    ).rejects.toBe(error);
+    expect(sdk.spans).toHaveLength(1);
+    expect(sdk.spans[0]!.status).toEqual({ code: 2, message: 'attemptsExhausted' });
+    expect(sdk.spans[0]!.ended).toBe(true);
+  });
+
+  it('traces: false records metrics without spans', async () => {
+    const policy = withTelemetry(Resilience.default.with({ name: 'quiet' }), { meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider, traces: false });
+    await policy.run(() => 1);
+    expect(sdk.spans).toHaveLength(0);
+    expect(await sdk.sum(MetricNames.calls)).toBe(1);
+  });
+});
+
+describe('attaching', () => {
+  it('withListener keeps telemetry; with({ onEvent }) replaces it (no metrics, no spans)', async () => {
+    const seen: string[] = [];
+    const policy = instrumented('payments').withListener((e: CallEvent) => seen.push(e.kind));
+    await policy.run(() => 1);
+    expect(seen).toEqual(['attempt', 'succeeded']);
+    expect(await sdk.sum(MetricNames.calls)).toBe(1);
+    expect(sdk.spans).toHaveLength(1);
+
+    const replaced = policy.with({ onEvent: (e) => seen.push(e.kind) });
+    expect(replaced.options.around).toBeUndefined();
+    await replaced.run(() => 1);
+    expect(await sdk.sum(MetricNames.calls)).toBe(1);
+    expect(sdk.spans).toHaveLength(1);
+  });
+
+  it('policy.withTelemetry() is added by importing the subpath', async () => {
+    const policy = Resilience.default.with({ name: 'method' }).withTelemetry({ meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider });
+    await policy.run(() => 1);
+    expect(await sdk.sum(MetricNames.calls, { [A.policy]: 'method' })).toBe(1);
+    expect(sdk.spans.map((s) => s.name)).toEqual(['nresilience method']);
+  });
+
+  it('without an SDK (no-op globals) calls run unchanged', async () => {
+    const policy = Resilience.default.with({ name: 'bare' }).withTelemetry();
+    await expect(policy.run(() => 42)).resolves.toBe(42);
+    await expect(policy.tryRun(() => 7)).resolves.toMatchObject({ ok: true, value: 7 });
+  });
+});

@@ -1,0 +1,387 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  type Attributes,
+  type Counter,
+  type Histogram,
+  type Meter,
+  type MeterProvider,
+  type ObservableResult,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  type TracerProvider,
+  ValueType,
+  context,
+  metrics,
+  trace,
+} from '@opentelemetry/api';
+import type { BreakerState } from '../core/breaker.js';
+import type { CallEvent, CallEventListener } from '../core/events.js';
+import type { Policy } from '../core/policy.js';
+import type { CallWrapper } from '../core/policy-options.js';
+
+/** Name of the meter and of the tracer (DESIGN §7; the same as the .NET library's, so fleets read as one). */
+export const INSTRUMENTATION_NAME = 'nresilience';
+
+/** Names of the instruments recorded (DESIGN §7). */
+export const MetricNames = {
+  /** Counter: logical calls, one per call, on its terminal event (`policy`, `outcome`, `reason`). */
+  calls: 'nresilience.calls',
+  /** Counter: attempts that reached the dependency (`policy`, `outcome` = the attempt's verdict). */
+  attempts: 'nresilience.attempts',
+  /** Counter: refusals by a guard of this process (`policy`, `reason`). */
+  rejections: 'nresilience.rejections',
+  /** Counter: hedged attempts started (`policy`). */
+  hedges: 'nresilience.hedges',
+  /** Counter: attempts ended by a stall (`AttemptStalledError`) (`policy`). */
+  stalls: 'nresilience.stalls',
+  /** Counter: streams that resumed after a failure (`policy`). */
+  streamResumed: 'nresilience.stream_resumed',
+  /** Histogram: duration of a logical call, ms (`policy`, `outcome`, `reason`). */
+  callDuration: 'nresilience.call.duration',
+  /** Observable gauge: breaker state per policy, coded by {@link BREAKER_STATE_VALUES}. */
+  breakerState: 'nresilience.breaker.state',
+  /** Observable gauge: retry-budget utilization per policy, 0 (full bucket) to 1 (empty). */
+  budgetUtilization: 'nresilience.budget.utilization',
+} as const;
+
+/** Attribute keys. Values are bounded sets: never a URL path, an id or anything from the protected call. */
+export const TelemetryAttributes = {
+  /** The policy's name. */
+  policy: 'nresilience.policy',
+  /** The dependency's host, where the policy knows it (`TelemetryOptions.host`). */
+  host: 'nresilience.host',
+  /** The dependency's service, where the policy knows it (`TelemetryOptions.service`). */
+  service: 'nresilience.service',
+  /** `succeeded` / `failed` / `rejected` for calls; the verdict (`Ok`, `Transient`, …) for attempts. */
+  outcome: 'nresilience.outcome',
+  /** The stop reason (calls) or the refusal reason (rejections). */
+  reason: 'nresilience.reason',
+  /** Span events: the attempt number. */
+  attempt: 'nresilience.attempt',
+  /** Span events: the attempt's duration (ms). */
+  duration: 'nresilience.duration_ms',
+  /** Span events: the backoff before the next attempt (ms). */
+  delay: 'nresilience.delay_ms',
+  /** Span events: the error's `name`. */
+  errorType: 'exception.type',
+} as const;
+
+/** Values of the `nresilience.breaker.state` gauge, from healthy to cut off. */
+export const BREAKER_STATE_VALUES: Readonly<Record<BreakerState, number>> = Object.freeze({
+  closed: 0,
+  recovering: 1,
+  halfOpen: 2,
+  open: 3,
+  isolated: 4,
+});
+
+/** Bucket boundaries (ms) advised for `nresilience.call.duration`. */
+export const CALL_DURATION_BUCKETS_MS: readonly number[] = Object.freeze([1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000]);
+
+/** Options of {@link withTelemetry}. */
+export interface TelemetryOptions {
+  /** Where metrics go. Default: the global meter provider at the time of the call (set up the SDK first). */
+  meterProvider?: MeterProvider;
+  /** Where spans go. Default: the global tracer provider (resolved at each call). */
+  tracerProvider?: TracerProvider;
+  /** The dependency's host, recorded as `nresilience.host` (a host name only, never a URL). */
+  host?: string;
+  /** The dependency's service, recorded as `nresilience.service`. */
+  service?: string;
+  /** One span per logical call. Default `true`; `false` records metrics only. */
+  traces?: boolean;
+}
+
+/** The attributes of one (policy, host, service), each set built once and reused for every record. */
+class AttributeSets {
+  readonly base: Attributes;
+  private readonly byReason = new Map<string, Attributes>();
+  private readonly byVerdict = new Map<string, Attributes>();
+  private readonly byRejection = new Map<string, Attributes>();
+
+  constructor(
+    readonly policy: string,
+    host: string | undefined,
+    service: string | undefined,
+  ) {
+    const base: Attributes = { [TelemetryAttributes.policy]: policy };
+    if (host !== undefined) base[TelemetryAttributes.host] = host;
+    if (service !== undefined) base[TelemetryAttributes.service] = service;
+    this.base = Object.freeze(base);
+  }
+
+  /** `policy` + `outcome` (terminal kind) + `reason`. */
+  call(outcome: string, reason: string): Attributes {
+    let set = this.byReason.get(reason);
+    if (set === undefined || set[TelemetryAttributes.outcome] !== outcome) {
+      set = Object.freeze({ ...this.base, [TelemetryAttributes.outcome]: outcome, [TelemetryAttributes.reason]: reason });
+      this.byReason.set(reason, set);
+    }
+    return set;
+  }
+
+  /** `policy` + `outcome` (the attempt's verdict). */
+  attempt(verdict: string): Attributes {
+    let set = this.byVerdict.get(verdict);
+    if (set === undefined) {
+      set = Object.freeze({ ...this.base, [TelemetryAttributes.outcome]: verdict });
+      this.byVerdict.set(verdict, set);
+    }
+    return set;
+  }
+
+  /** `policy` + `reason` of a refusal. */
+  rejection(reason: string): Attributes {
+    let set = this.byRejection.get(reason);
+    if (set === undefined) {
+      set = Object.freeze({ ...this.base, [TelemetryAttributes.reason]: reason });
+      this.byRejection.set(reason, set);
+    }
+    return set;
+  }
+}
+
+/** A policy the gauges observe. */
+interface Observed {
+  readonly policy: WeakRef<Policy>;
+  readonly attributes: Attributes;
+}
+
+/** The instruments of one meter: created once, shared by every policy recording through that meter. */
+class Instruments {
+  readonly calls: Counter;
+  readonly attempts: Counter;
+  readonly rejections: Counter;
+  readonly hedges: Counter;
+  readonly stalls: Counter;
+  readonly streamResumed: Counter;
+  readonly duration: Histogram;
+  private readonly observed = new Map<string, Observed>();
+
+  constructor(meter: Meter) {
+    const int = { valueType: ValueType.INT };
+    this.calls = meter.createCounter(MetricNames.calls, { ...int, unit: '{call}', description: 'Logical calls, one per call whatever its attempts.' });
+    this.attempts = meter.createCounter(MetricNames.attempts, { ...int, unit: '{attempt}', description: 'Attempts that reached the dependency; attempts / calls is the load multiplier.' });
+    this.rejections = meter.createCounter(MetricNames.rejections, { ...int, unit: '{call}', description: 'Refusals by a guard of this process, by reason.' });
+    this.hedges = meter.createCounter(MetricNames.hedges, { ...int, unit: '{attempt}', description: 'Hedged attempts started.' });
+    this.stalls = meter.createCounter(MetricNames.stalls, { ...int, unit: '{attempt}', description: 'Attempts ended because their data stalled.' });
+    this.streamResumed = meter.createCounter(MetricNames.streamResumed, { ...int, unit: '{stream}', description: 'Streams resumed after a mid-stream failure.' });
+    this.duration = meter.createHistogram(MetricNames.callDuration, {
+      unit: 'ms',
+      description: 'Duration of a logical call, attempts, backoff and pauses included.',
+      advice: { explicitBucketBoundaries: [...CALL_DURATION_BUCKETS_MS] },
+    });
+    meter
+      .createObservableGauge(MetricNames.breakerState, { ...int, description: 'Breaker state: 0 closed, 1 recovering, 2 half-open, 3 open, 4 isolated.' })
+      .addCallback((result) => this.observeEach(result, (policy) => {
+        const breaker = policy.breaker();
+        return breaker === undefined ? undefined : BREAKER_STATE_VALUES[breaker.state];
+      }));
+    meter
+      .createObservableGauge(MetricNames.budgetUtilization, { unit: '1', description: 'Retry-budget utilization: 0 full bucket, 1 empty (retries refused).' })
+      .addCallback((result) => this.observeEach(result, (policy) => policy.bucket()?.utilization));
+  }
+
+  /** Makes the gauges report `policy` (replacing an earlier policy of the same name, host and service). */
+  observe(policy: Policy, attributes: AttributeSets): void {
+    if (policy.name === '') return;
+    const key = JSON.stringify(attributes.base);
+    this.observed.set(key, { policy: new WeakRef(policy), attributes: attributes.base });
+  }
+
+  private observeEach(result: ObservableResult, read: (policy: Policy) => number | undefined): void {
+    for (const [key, entry] of this.observed) {
+      const policy = entry.policy.deref();
+      if (policy === undefined) {
+        this.observed.delete(key);
+        continue;
+      }
+      const value = read(policy);
+      if (value !== undefined) result.observe(value, entry.attributes);
+    }
+  }
+}
+
+/** The span of one logical call, found by the listener through the call's async context. */
+class CallSpan {
+  terminal = false;
+  constructor(
+    readonly span: Span,
+    readonly policy: string,
+  ) {}
+}
+
+const callStore = new AsyncLocalStorage<CallSpan>();
+const instrumentsByProvider = new WeakMap<MeterProvider, Instruments>();
+
+function runInStore<T>(state: CallSpan, call: () => Promise<T>): Promise<T> {
+  return callStore.run(state, call);
+}
+
+/**
+ * OpenTelemetry recording for policies (DESIGN §7, issue 5): metrics through one meter named
+ * `nresilience` (instruments created once per meter provider), and one span per logical call through
+ * the tracer `nresilience`, a child of the caller's active context, with attempts, retries and
+ * refusals as span events and status error on failure. Use {@link withTelemetry} or
+ * `policy.withTelemetry()`; `ResilienceModule` attaches it to registered policies by itself.
+ */
+export class ResilienceTelemetry {
+  private readonly instruments: Instruments;
+  private readonly tracer: Tracer;
+
+  /**
+   * @param meterProvider default: the global meter provider now
+   * @param tracerProvider default: the global tracer provider (a proxy: resolved when spans start)
+   */
+  constructor(meterProvider?: MeterProvider, tracerProvider?: TracerProvider) {
+    const provider = meterProvider ?? metrics.getMeterProvider();
+    let instruments = instrumentsByProvider.get(provider);
+    if (instruments === undefined) {
+      instruments = new Instruments(provider.getMeter(INSTRUMENTATION_NAME));
+      instrumentsByProvider.set(provider, instruments);
+    }
+    this.instruments = instruments;
+    this.tracer = (tracerProvider ?? trace).getTracer(INSTRUMENTATION_NAME);
+  }
+
+  /**
+   * `policy` with metrics (a listener added with `withListener` semantics) and, unless
+   * `traces: false`, a span per call (a call wrapper around any it already has). The gauges observe
+   * the returned policy (named policies only).
+   */
+  instrument(policy: Policy, options: Pick<TelemetryOptions, 'host' | 'service' | 'traces'> = {}): Policy {
+    const { host, service } = options;
+    let instrumented = policy;
+    if (options.traces !== false) {
+      const mine = this.wrapper(host, service);
+      const existing = policy.options.around;
+      const around: CallWrapper = existing === undefined ? mine : (call, name) => existing(() => mine(call, name), name);
+      instrumented = instrumented.with({ around });
+    }
+    instrumented = instrumented.withListener(this.listener(host, service));
+    this.instruments.observe(instrumented, new AttributeSets(instrumented.name, host, service));
+    return instrumented;
+  }
+
+  /**
+   * The metrics-and-span-events listener alone (for `withListener` on a policy whose calls are
+   * wrapped elsewhere, or metrics without spans).
+   */
+  listener(host?: string, service?: string): CallEventListener {
+    const instruments = this.instruments;
+    let last: AttributeSets | undefined;
+    const sets = new Map<string, AttributeSets>();
+    const attributesOf = (policy: string): AttributeSets => {
+      if (last !== undefined && last.policy === policy) return last;
+      let set = sets.get(policy);
+      if (set === undefined) {
+        set = new AttributeSets(policy, host, service);
+        sets.set(policy, set);
+      }
+      last = set;
+      return set;
+    };
+    return (event: CallEvent) => {
+      const attributes = attributesOf(event.policy);
+      switch (event.kind) {
+        case 'attempt':
+          instruments.attempts.add(1, attributes.attempt(event.verdict ?? 'unknown'));
+          if (event.error === 'AttemptStalledError') instruments.stalls.add(1, attributes.base);
+          break;
+        case 'rejected':
+          instruments.rejections.add(1, attributes.rejection(event.reason ?? 'rejected'));
+          break;
+        case 'rejectedByQuota':
+          instruments.rejections.add(1, attributes.rejection('quota'));
+          break;
+        case 'hedged':
+          instruments.hedges.add(1, attributes.base);
+          break;
+        case 'streamResumed':
+          instruments.streamResumed.add(1, attributes.base);
+          break;
+      }
+      if (event.isTerminal) {
+        const call = attributes.call(event.kind, event.reason ?? event.kind);
+        instruments.calls.add(1, call);
+        instruments.duration.record(event.duration, call);
+      }
+      const state = callStore.getStore();
+      if (state !== undefined && state.policy === event.policy) addSpanEvent(state, event);
+    };
+  }
+
+  private wrapper(host: string | undefined, service: string | undefined): CallWrapper {
+    const tracer = this.tracer;
+    let last: AttributeSets | undefined;
+    return <T>(call: () => Promise<T>, name: string): Promise<T> => {
+      if (last === undefined || last.policy !== name) last = new AttributeSets(name, host, service);
+      const parent = context.active();
+      const span = tracer.startSpan(name === '' ? INSTRUMENTATION_NAME : `${INSTRUMENTATION_NAME} ${name}`, { kind: SpanKind.INTERNAL, attributes: last.base }, parent);
+      if (!span.isRecording()) {
+        span.end();
+        return call();
+      }
+      const state = new CallSpan(span, name);
+      return context.with(trace.setSpan(parent, span), runInStore<T>, undefined, state, call).then(
+        (value) => {
+          span.end();
+          return value;
+        },
+        (error: unknown) => {
+          if (!state.terminal) span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : typeof error });
+          span.end();
+          throw error;
+        },
+      );
+    };
+  }
+}
+
+function addSpanEvent(state: CallSpan, event: CallEvent): void {
+  const span = state.span;
+  const A = TelemetryAttributes;
+  switch (event.kind) {
+    case 'attempt': {
+      const attributes: Attributes = { [A.attempt]: event.attempt, [A.outcome]: event.verdict, [A.duration]: event.duration };
+      if (event.error !== undefined) attributes[A.errorType] = event.error;
+      span.addEvent('attempt', attributes);
+      break;
+    }
+    case 'retrying':
+      span.addEvent('retrying', { [A.attempt]: event.attempt, [A.outcome]: event.verdict, [A.delay]: event.delay });
+      break;
+    case 'succeeded':
+    case 'failed':
+      break;
+    default: {
+      const attributes: Attributes = {};
+      if (event.attempt > 0) attributes[A.attempt] = event.attempt;
+      if (event.reason !== undefined) attributes[A.reason] = event.reason;
+      if (event.delay > 0) attributes[A.delay] = event.delay;
+      if (event.error !== undefined) attributes[A.errorType] = event.error;
+      span.addEvent(event.kind, attributes);
+    }
+  }
+  if (event.isTerminal) {
+    state.terminal = true;
+    span.setAttributes({ [A.outcome]: event.kind, [A.reason]: event.reason ?? event.kind, [A.attempt]: event.attempt });
+    if (event.kind !== 'succeeded') span.setStatus({ code: SpanStatusCode.ERROR, message: event.reason ?? event.kind });
+  }
+}
+
+/**
+ * `policy` with OpenTelemetry metrics and spans attached (see {@link ResilienceTelemetry}). The
+ * listener is added (`withListener` semantics: listeners and logging already attached keep working);
+ * `policy.with({ onEvent })` afterwards replaces it and removes the spans too. Each call attaches
+ * once more, so attach once.
+ *
+ * ```ts
+ * const payments = withTelemetry(Resilience.http.with({ name: 'payments' }), { host: 'pay.example.com' });
+ * ```
+ */
+export function withTelemetry(policy: Policy, options: TelemetryOptions = {}): Policy {
+  return new ResilienceTelemetry(options.meterProvider, options.tracerProvider).instrument(policy, options);
+}
