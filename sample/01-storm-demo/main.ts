@@ -18,6 +18,9 @@ import { type RunExtras, type RunRecord, type RunSummary, secondLine, summarize,
 import { FULL, QUICK, type Scenario, totalSeconds } from './scenario.js';
 import { Timeline } from './timeline.js';
 
+// The dependency counts as done once it has been idle this long (longer than any backoff the policy waits).
+const QUIET_MS = 500;
+
 /** One run's results. */
 interface RunOutcome {
   readonly summary: RunSummary;
@@ -49,7 +52,7 @@ async function runOnce(label: string, budget: boolean, scenario: Scenario): Prom
       timeline,
     );
 
-    const record = (load: RunRecord['load']): RunRecord => ({ load, received: dependency.received, timeline, rate: scenario.rate });
+    const record = (load: RunRecord['load']): RunRecord => ({ load, dependency, timeline, rate: scenario.rate });
     let printed = 0;
     const printFinishedSeconds = (load: RunRecord['load'], upTo: number): void => {
       for (; printed < upTo; printed++) console.log(secondLine(label, record(load), printed, policy.bucket()?.utilization));
@@ -60,6 +63,8 @@ async function runOnce(label: string, budget: boolean, scenario: Scenario): Prom
     // little slack for requests still on the wire at the boundary).
     ticker = setInterval(() => printFinishedSeconds(driver.live, Math.floor((timeline.elapsed() - 50) / 1000)), 100);
     const load = await running;
+    // Calls the driver abandoned may still be retrying inside the app; let them finish first.
+    if (!(await dependency.quiet(QUIET_MS, scenario.callTimeoutMs))) console.error(`${label}: the app was still calling the dependency when the run ended`);
     clearInterval(ticker);
     printFinishedSeconds(load, Math.max(load.sent.length, dependency.received.length));
     return { summary: summarize(record(load)), extras: { shed: dependency.shed, skipped: load.skipped, statuses: load.statuses } };

@@ -1,5 +1,6 @@
+import type { DependencyServer } from './dependency-server.js';
 import type { LoadResult } from './load-driver.js';
-import type { PerSecond, Timeline } from './timeline.js';
+import type { Timeline } from './timeline.js';
 
 /** One run's outcome, as printed in the table and in `--json`. */
 export interface RunSummary {
@@ -9,18 +10,21 @@ export interface RunSummary {
   readonly dependencyRequests: number;
   /** dependencyRequests / calls over the whole run. */
   readonly loadMultiplier: number;
-  /** The largest per-second dependencyRequests / calls, over seconds with at least half the planned rate. */
+  /**
+   * The largest per-second ratio of requests the dependency received to calls that reached it (first
+   * attempts), over seconds in which at least half the planned rate of calls arrived.
+   */
   readonly worstSecond: number;
   /** Percentage of calls answered 2xx. */
   readonly availability: number;
-  /** dependencyRequests / calls over the seconds of the degraded phase. */
+  /** Requests per call, over the calls that first reached the dependency during its degraded phase. */
   readonly degradedLoadMultiplier: number;
 }
 
 /** Everything a run recorded. */
 export interface RunRecord {
   readonly load: LoadResult;
-  readonly received: PerSecond;
+  readonly dependency: Pick<DependencyServer, 'received' | 'calls' | 'seen'>;
   readonly timeline: Timeline;
   /** Planned calls per second, to tell a full second from the ragged edges of the run. */
   readonly rate: number;
@@ -28,21 +32,21 @@ export interface RunRecord {
 
 /** Computes the summary of one run. */
 export function summarize(run: RunRecord): RunSummary {
-  const { load, received, timeline } = run;
+  const { load, dependency, timeline } = run;
   const calls = load.sent.total();
-  const dependencyRequests = received.total();
+  const dependencyRequests = dependency.received.total();
   let worstSecond = 0;
+  for (let s = 0; s < dependency.received.length; s++) {
+    const arrived = dependency.calls.at(s);
+    // A second with few calls (the tail of the run) would turn a handful of late retries into a huge ratio.
+    if (arrived >= run.rate / 2) worstSecond = Math.max(worstSecond, dependency.received.at(s) / arrived);
+  }
   let degradedCalls = 0;
   let degradedRequests = 0;
-  const seconds = Math.max(load.sent.length, received.length);
-  for (let s = 0; s < seconds; s++) {
-    const sent = load.sent.at(s);
-    // A second with few calls (the tail of the run) would turn a handful of late retries into a huge ratio.
-    if (sent >= run.rate / 2) worstSecond = Math.max(worstSecond, received.at(s) / sent);
-    if (timeline.phaseOfSecond(s) === 'degraded') {
-      degradedCalls += sent;
-      degradedRequests += received.at(s);
-    }
+  for (const call of dependency.seen.values()) {
+    if (timeline.phaseOfSecond(call.second) !== 'degraded') continue;
+    degradedCalls++;
+    degradedRequests += call.requests;
   }
   return {
     calls,
@@ -57,15 +61,16 @@ export function summarize(run: RunRecord): RunSummary {
 /** The line printed for one finished second. */
 export function secondLine(label: string, run: RunRecord, second: number, utilization: number | undefined): string {
   const sent = run.load.sent.at(second);
-  const received = run.received.at(second);
+  const received = run.dependency.received.at(second);
+  const arrived = run.dependency.calls.at(second);
   const budget = utilization === undefined ? ' off' : `${Math.round(utilization * 100)}%`.padStart(4);
   return [
     label.padEnd(10),
     `t=${String(second + 1).padStart(2)}s`,
     run.timeline.phaseOfSecond(second).padEnd(9),
     `calls/s ${String(sent).padStart(4)}`,
-    `dependency/s ${String(received).padStart(4)}`,
-    `x${sent === 0 ? '  -  ' : ratio(received, sent).toFixed(2)}`,
+    `dependency/s ${String(received).padStart(4)} (retries ${String(received - arrived).padStart(3)})`,
+    `x${arrived === 0 ? '  -  ' : ratio(received, arrived).toFixed(2)}`,
     `2xx ${sent === 0 ? '  - ' : `${Math.round(100 * ratio(run.load.succeeded.at(second), sent))}%`.padStart(4)}`,
     `budget used ${budget}`,
   ].join('  ');
