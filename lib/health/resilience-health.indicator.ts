@@ -1,0 +1,219 @@
+import { Injectable } from '@nestjs/common';
+import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import type { BreakerSnapshot, BreakerState, CircuitBreaker } from '../core/breaker.js';
+import type { TokenBucket } from '../core/retry-budget.js';
+import { PolicyRegistry } from '../nest/policy-registry.js';
+
+/** Default of {@link ResilienceHealthOptions.maximumKeys}: scope keys listed per scoped entry. */
+export const DEFAULT_HEALTH_KEYS = 20;
+
+/**
+ * What a policy's entry says about it:
+ * - `ok`: its breaker is closed (or it has none) and its retry budget can fund a retry;
+ * - `degraded`: its breaker is not closed (`open`, `halfOpen`, `recovering`, `isolated`: calls are
+ *   being refused or rationed) or its retry budget is exhausted (retries are being refused);
+ * - `unregistered`: the name given in the options is not registered (never makes the check down).
+ */
+export type PolicyHealthStatus = 'ok' | 'degraded' | 'unregistered';
+
+/** The reading of one breaker-and-budget pair, as shown in health details. */
+export interface BreakerHealth {
+  /** `ok` or `degraded` (see {@link PolicyHealthStatus}). */
+  status: Exclude<PolicyHealthStatus, 'unregistered'>;
+  /** The breaker's state, `'none'` when the policy has no breaker. */
+  breaker: BreakerState | 'none';
+  /**
+   * Ms of break left, rounded up to a whole ms: the hint a call refused now would carry (while
+   * isolated, at least the configured `breakDuration`); 0 unless `open` or `isolated`.
+   */
+  breakRemaining: number;
+  /** Spent share of the retry budget, 0..1 (0 = full bucket); `null` when the budget is off. */
+  budgetUtilization: number | null;
+}
+
+/** One policy's entry in the health details. */
+export interface PolicyHealth extends Partial<Omit<BreakerHealth, 'status'>> {
+  /** See {@link PolicyHealthStatus}. */
+  status: PolicyHealthStatus;
+  /** Keys held by the scope given for this entry in {@link ResilienceHealthOptions.scopes}. */
+  keyCount?: number;
+  /** How many of those keys are `degraded` (all of them, not only the listed ones). */
+  keysDegraded?: number;
+  /**
+   * Up to `maximumKeys` keys, degraded ones first, then oldest first; keyed by `String(key)`. A key's
+   * trouble is its own: it changes neither the entry's `status` nor the check's up/down.
+   */
+  keys?: Record<string, BreakerHealth>;
+  /** Keys held but not listed (`keyCount - listed`). */
+  keysNotShown?: number;
+}
+
+/**
+ * A keyed scope as the indicator reads it: `PolicyScope` from `@nresilience/nestjs/core` fits (its
+ * `size` and `entries(limit)`); declared structurally so this module does not depend on its internals.
+ */
+export interface ScopeReadable {
+  /** Keys held now. */
+  readonly size: number;
+  /** Readings of up to `limit` keys. */
+  entries(limit?: number): ReadonlyArray<{
+    readonly key: unknown;
+    readonly breaker: Pick<BreakerSnapshot, 'state' | 'breakRemaining'> | undefined;
+    readonly budgetUtilization: number | undefined;
+    /** The key's policy; when given, its bucket's `level` decides whether the budget is exhausted. */
+    readonly policy?: { bucket(): Pick<TokenBucket, 'level'> | undefined };
+  }>;
+}
+
+/** Options of {@link ResilienceHealthIndicator.isHealthy}. */
+export interface ResilienceHealthOptions {
+  /** Registered policy names to report, in this order. Default: every registered name, in config order. */
+  policies?: readonly string[];
+  /**
+   * Policy names whose `open` or `isolated` breaker makes this check report `down` (a readiness check
+   * opting in, per policy). Names here are reported even when `policies` leaves them out. `halfOpen`
+   * and `recovering` never report down: probes and the recovery ramp need traffic, and a pod taken out
+   * of rotation would never see the probe that closes its breaker. Default: none (never down).
+   */
+  downWhenOpen?: readonly string[];
+  /**
+   * Keyed scopes to report per key, by entry name: a registered policy name adds `keys` to that
+   * policy's entry; another name gets an entry of its own (`status` `ok`). Default: none.
+   */
+  scopes?: Readonly<Record<string, ScopeReadable>>;
+  /** The most keys listed per scope, an integer >= 0. Default {@link DEFAULT_HEALTH_KEYS} (20). */
+  maximumKeys?: number;
+}
+
+/**
+ * A terminus health indicator reporting the library's guards: for each policy its breaker state, the
+ * break left and the retry budget's utilization (DESIGN §4). Built on terminus 12's
+ * `HealthIndicatorService`; reads the application's `PolicyRegistry` (so `ResilienceModule` must be
+ * global, its default).
+ *
+ * The check is `up` even when breakers are open: an open breaker is shown as `degraded` in the details.
+ * The process is then doing what it should (failing fast, shedding load); a `down` liveness answer
+ * would make Kubernetes restart the pod, dropping the breaker's state and sending the full load at
+ * the dependency again, and a restart does not repair the dependency. A readiness check may opt in
+ * per policy with `downWhenOpen`.
+ *
+ * ```ts
+ * @Get('ready')
+ * @HealthCheck()
+ * ready() {
+ *   return this.health.check([() => this.resilience.isHealthy('resilience', { downWhenOpen: ['payments'] })]);
+ * }
+ * ```
+ * Result details: `{ resilience: { status: 'up', payments: { status: 'degraded', breaker: 'open',
+ * breakRemaining: 14900, budgetUtilization: 0.2 }, … } }`. A policy literally named `status` is listed
+ * as `policy:status` (terminus reserves `status`).
+ */
+@Injectable()
+export class ResilienceHealthIndicator {
+  /**
+   * @param indicators terminus' `HealthIndicatorService` (from `TerminusModule`)
+   * @param registry the application's policy registry (from `ResilienceModule`)
+   */
+  constructor(
+    private readonly indicators: HealthIndicatorService,
+    private readonly registry: PolicyRegistry,
+  ) {}
+
+  /**
+   * Reads every requested policy now (no I/O, nothing awaited) and reports under `key`.
+   * @param key the indicator's key in the health result; default `'resilience'`
+   * @param options which policies, which of them may report down, scopes to list per key
+   * @returns `{ [key]: { status: 'up' | 'down', [policy]: PolicyHealth } }`; `down` only when a
+   *   `downWhenOpen` policy's breaker is `open` or `isolated` (terminus then answers 503)
+   * @throws TypeError for malformed options (not arrays of strings, a bad `maximumKeys`, a scope
+   *   without `entries`) — a configuration mistake, reported loudly rather than as a health state.
+   *   Unknown policy names do not throw: they are reported as `unregistered`.
+   */
+  isHealthy<const Key extends string = 'resilience'>(key: Key = 'resilience' as Key, options: ResilienceHealthOptions = {}): HealthIndicatorResult<Key> {
+    const { names, downWhenOpen, scopes, maximumKeys } = this.readOptions(options);
+    const details: Record<string, PolicyHealth> = {};
+    let down = false;
+    for (const name of names) {
+      let entry: PolicyHealth;
+      if (!this.registry.has(name)) {
+        entry = { status: 'unregistered' };
+      } else {
+        const policy = this.registry.get(name);
+        entry = readGuards(policy.breaker(), policy.bucket());
+        if (downWhenOpen.has(name) && (entry.breaker === 'open' || entry.breaker === 'isolated')) down = true;
+      }
+      const scope = scopes.get(name);
+      if (scope !== undefined) addKeys(entry, scope, maximumKeys);
+      details[name === 'status' ? 'policy:status' : name] = entry;
+    }
+    for (const [name, scope] of scopes) {
+      if (names.includes(name)) continue;
+      const entry: PolicyHealth = { status: 'ok' };
+      addKeys(entry, scope, maximumKeys);
+      details[name === 'status' ? 'policy:status' : name] = entry;
+    }
+    const session = this.indicators.check(key);
+    return down ? session.down(details) : session.up(details);
+  }
+
+  private readOptions(options: ResilienceHealthOptions): {
+    names: string[];
+    downWhenOpen: Set<string>;
+    scopes: Map<string, ScopeReadable>;
+    maximumKeys: number;
+  } {
+    if (options === null || typeof options !== 'object') throw new TypeError('ResilienceHealthIndicator: options must be an object { policies?, downWhenOpen?, scopes?, maximumKeys? }');
+    const policies = options.policies === undefined ? this.registry.names() : nameList('policies', options.policies);
+    const downWhenOpen = options.downWhenOpen === undefined ? [] : nameList('downWhenOpen', options.downWhenOpen);
+    const all = [...policies];
+    for (const name of downWhenOpen) if (!all.includes(name)) all.push(name);
+    const maximumKeys = options.maximumKeys ?? DEFAULT_HEALTH_KEYS;
+    if (typeof maximumKeys !== 'number' || !Number.isInteger(maximumKeys) || maximumKeys < 0) {
+      throw new TypeError(`ResilienceHealthIndicator: maximumKeys must be an integer >= 0, got ${String(maximumKeys)}`);
+    }
+    const scopes = new Map<string, ScopeReadable>();
+    for (const [name, scope] of Object.entries(options.scopes ?? {})) {
+      if (typeof scope?.entries !== 'function' || typeof scope.size !== 'number') {
+        throw new TypeError(`ResilienceHealthIndicator: scopes.${name} must be a PolicyScope (size, entries(limit))`);
+      }
+      scopes.set(name, scope);
+    }
+    return { names: all, downWhenOpen: new Set(downWhenOpen), scopes, maximumKeys };
+  }
+}
+
+function nameList(field: string, value: unknown): string[] {
+  if (!Array.isArray(value) || !value.every((name) => typeof name === 'string')) {
+    throw new TypeError(`ResilienceHealthIndicator: ${field} must be an array of policy names`);
+  }
+  return value as string[];
+}
+
+function readGuards(breaker: CircuitBreaker | undefined, bucket: TokenBucket | undefined): BreakerHealth {
+  const state = breaker === undefined ? 'none' : breaker.state;
+  const breakRemaining = state === 'open' || state === 'isolated' ? Math.ceil(breaker!.retryAfter()) : 0;
+  return health(state, breakRemaining, bucket === undefined ? null : bucket.utilization, bucket !== undefined && bucket.level < 1);
+}
+
+function health(breaker: BreakerState | 'none', breakRemaining: number, budgetUtilization: number | null, budgetExhausted: boolean): BreakerHealth {
+  const degraded = (breaker !== 'none' && breaker !== 'closed') || budgetExhausted;
+  return { status: degraded ? 'degraded' : 'ok', breaker, breakRemaining, budgetUtilization };
+}
+
+function addKeys(entry: PolicyHealth, scope: ScopeReadable, maximumKeys: number): void {
+  const readings = scope.entries(Infinity).map((reading) => {
+    const state = reading.breaker?.state ?? 'none';
+    const remaining = state === 'open' || state === 'isolated' ? Math.ceil(reading.breaker!.breakRemaining) : 0;
+    const utilization = reading.budgetUtilization ?? null;
+    const level = reading.policy?.bucket()?.level;
+    const exhausted = level !== undefined ? level < 1 : utilization !== null && utilization >= 1;
+    return { key: String(reading.key), health: health(state, remaining, utilization, exhausted) };
+  });
+  const degraded = readings.filter((reading) => reading.health.status === 'degraded');
+  const listed = [...degraded, ...readings.filter((reading) => reading.health.status !== 'degraded')].slice(0, maximumKeys);
+  entry.keyCount = readings.length;
+  entry.keysDegraded = degraded.length;
+  entry.keys = {};
+  for (const reading of listed) entry.keys[reading.key] = reading.health;
+  entry.keysNotShown = readings.length - listed.length;
+}
