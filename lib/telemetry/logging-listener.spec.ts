@@ -1,0 +1,284 @@
+import { Backoff } from '../core/backoff.js';
+import { PolicyConfigError } from '../core/errors.js';
+import { CallEvent } from '../core/events.js';
+import { FakeClock } from '../core/fake-clock.js';
+import { type Policy, Resilience } from '../core/policy.js';
+import { RetryBudget } from '../core/retry-budget.js';
+import { INCIDENT_WINDOW_MS, LoggingListener, LogSampling, REPEAT_WINDOW_MS, type ResilienceLogLevel, type ResilienceLogger, withLogging } from './logging-listener.js';
+
+/** A logger that keeps `level message` lines; levels below `minimum` are reported as disabled. */
+class RecordingLogger implements ResilienceLogger {
+  readonly lines: string[] = [];
+  enabledChecks = 0;
+  constructor(private readonly disabled: readonly ResilienceLogLevel[] = []) {}
+  log(message: string): void {
+    this.lines.push(`log ${message}`);
+  }
+  warn(message: string): void {
+    this.lines.push(`warn ${message}`);
+  }
+  debug(message: string): void {
+    this.lines.push(`debug ${message}`);
+  }
+  verbose(message: string): void {
+    this.lines.push(`verbose ${message}`);
+  }
+  isLevelEnabled(level: ResilienceLogLevel): boolean {
+    this.enabledChecks++;
+    return !this.disabled.includes(level);
+  }
+  take(): string[] {
+    return this.lines.splice(0);
+  }
+}
+
+class TransientError extends Error {
+  override name = 'TransientError';
+}
+
+/** Runs `policy` on the fake clock until the call settles. */
+async function settle(clock: FakeClock, policy: Policy, work: Parameters<Policy['tryRun']>[0]): Promise<void> {
+  const call = policy.tryRun(work);
+  await clock.runAll();
+  await call;
+}
+
+/** Waits `ms` on the fake clock (inside a call's work). */
+function pause(clock: FakeClock, ms: number): Promise<void> {
+  return new Promise((resolve) => clock.setTimer(ms, resolve));
+}
+
+const ok = () => 1;
+const down = () => {
+  throw new TransientError('down');
+};
+
+describe('profiles', () => {
+  let clock: FakeClock;
+  let logger: RecordingLogger;
+  const base = () => Resilience.default.with({ name: 'payments', clock, backoff: Backoff.constant(200), attempts: 2 });
+  beforeEach(() => {
+    clock = new FakeClock();
+    logger = new RecordingLogger();
+  });
+
+  it('default: a healthy call at verbose, a retried success at debug (its attempts at verbose)', async () => {
+    const policy = withLogging(base(), logger);
+    await settle(clock, policy, ok);
+    let n = 0;
+    await settle(clock, policy, async () => {
+      await pause(clock, 5);
+      if (++n === 1) throw new TransientError('blip');
+      return 2;
+    });
+    expect(logger.take()).toEqual([
+      'verbose [payments] Attempt #1 Ok (0ms)',
+      'verbose [payments] Succeeded #1 (0ms)',
+      'verbose [payments] Attempt #1 Transient (5ms) TransientError',
+      'debug [payments] Retrying #1 Transient (5ms) +200ms TransientError',
+      'verbose [payments] Attempt #2 Ok (5ms)',
+      'debug [payments] Succeeded #2 (210ms)',
+    ]);
+  });
+
+  it('default: a failed call at debug; nothing above debug while healthy or merely failing', async () => {
+    const policy = withLogging(base(), logger);
+    await settle(clock, policy, down);
+    expect(logger.take()).toEqual([
+      'verbose [payments] Attempt #1 Transient (0ms) TransientError',
+      'debug [payments] Retrying #1 Transient (0ms) +200ms TransientError',
+      'verbose [payments] Attempt #2 Transient (0ms) TransientError',
+      'debug [payments] Failed #2 Transient (200ms) attemptsExhausted TransientError',
+    ]);
+  });
+
+  it('verbose: traffic records raised to log; incidents stay at warn', async () => {
+    const policy = withLogging(base().with({ budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) }), logger, { profile: 'verbose' });
+    let n = 0;
+    await settle(clock, policy, () => {
+      if (++n === 1) throw new TransientError('blip');
+      return 2;
+    });
+    expect(logger.take()).toEqual([
+      'log [payments] Attempt #1 Transient (0ms) TransientError',
+      'log [payments] Retrying #1 Transient (0ms) +200ms TransientError',
+      'log [payments] Attempt #2 Ok (0ms)',
+      'log [payments] Succeeded #2 (200ms)',
+    ]);
+    for (let i = 0; i < 9; i++) await settle(clock, policy, ok); // healthy calls, no tokens spent
+    for (let i = 0; i < 9; i++) await settle(clock, policy, down); // 9 more retries: the bucket (10) is empty
+    logger.take();
+    await settle(clock, policy, down);
+    expect(logger.take()).toEqual(['log [payments] Attempt #1 Transient (0ms) TransientError', 'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError']);
+  });
+
+  it("off: withLogging returns the policy itself (no listener, no cost)", () => {
+    const policy = base();
+    expect(withLogging(policy, logger, { profile: 'off' })).toBe(policy);
+  });
+
+  it('withListener keeps logging; with({ onEvent }) replaces it', async () => {
+    const seen: string[] = [];
+    const policy = withLogging(base(), logger).withListener((e) => seen.push(e.kind));
+    await settle(clock, policy, ok);
+    expect(logger.take()).toHaveLength(2);
+    expect(seen).toEqual(['attempt', 'succeeded']);
+    await settle(clock, policy.with({ onEvent: (e) => seen.push(e.kind) }), ok);
+    expect(logger.take()).toEqual([]);
+  });
+
+  it('policy.withLogging(logger) is the same listener', async () => {
+    await import('./index.js');
+    const policy = base().withLogging(logger);
+    await settle(clock, policy, ok);
+    expect(logger.take()).toEqual(['verbose [payments] Attempt #1 Ok (0ms)', 'verbose [payments] Succeeded #1 (0ms)']);
+  });
+});
+
+describe('flood control', () => {
+  it('the first refusal warns; repeats inside 30 s go to debug and are counted; the next warning says how many', async () => {
+    const clock = new FakeClock();
+    const logger = new RecordingLogger();
+    // Ten tokens and no refill: ten retries, then every retry is refused (after the 100 ms guarded pause).
+    const policy = withLogging(
+      Resilience.default.with({ name: 'payments', clock, attempts: 2, backoff: Backoff.none, budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) }),
+      logger,
+    );
+    for (let i = 0; i < 10; i++) await settle(clock, policy, down);
+    logger.take();
+    const refusals = () => logger.take().filter((line) => line.includes('Rejected'));
+
+    await settle(clock, policy, down); // t = 0 → 100: warns, opens the window until 30 100
+    expect(clock.now()).toBe(100);
+    expect(refusals()).toEqual(['warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError']);
+    for (let i = 0; i < 5; i++) await settle(clock, policy, down);
+    expect(refusals()).toEqual(Array(5).fill('debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError'));
+
+    await clock.advance(30_000 - clock.now()); // t = 30 000: the refusal logged at 30 100 is outside the window
+    await settle(clock, policy, down);
+    expect(refusals()).toEqual([
+      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError (5 similar records logged at debug since the previous warning)',
+    ]);
+    await settle(clock, policy, down);
+    expect(refusals()).toEqual(['debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError']);
+  });
+
+  it('windows are per reason, exactly 30 s, and the count survives a disabled debug level (nothing dropped, only demoted)', async () => {
+    const clock = new FakeClock();
+    const logger = new RecordingLogger(['debug', 'verbose']);
+    const listener = new LoggingListener(logger, clock);
+    const budget = new CallEvent('rejected', 'payments', 1, 'Transient', 'CallRejectedError', 100, 0, 'budgetExhausted', true);
+    const open = new CallEvent('rejected', 'payments', 1, 'Transient', 'CallRejectedError', 100, 0, 'dependencyUnavailable', true);
+    listener.record(budget);
+    listener.record(open);
+    listener.record(budget);
+    listener.record(open);
+    listener.record(budget);
+    await clock.advance(REPEAT_WINDOW_MS - 1 - clock.now());
+    listener.record(budget);
+    expect(logger.take()).toEqual([
+      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      'warn [payments] Rejected #1 Transient (100ms) dependencyUnavailable CallRejectedError',
+    ]);
+    await clock.advance(REPEAT_WINDOW_MS - clock.now());
+    listener.record(budget);
+    listener.record(open);
+    expect(logger.take()).toEqual([
+      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError (3 similar records logged at debug since the previous warning)',
+      'warn [payments] Rejected #1 Transient (100ms) dependencyUnavailable CallRejectedError (1 similar record logged at debug since the previous warning)',
+    ]);
+  });
+
+  it('every incident kind warns: breaker opened, nested retry, stall, quota, saturation; breaker recovery at log', () => {
+    const clock = new FakeClock();
+    const logger = new RecordingLogger();
+    const listener = new LoggingListener(logger, clock);
+    const event = (kind: CallEvent['kind'], extra: Partial<{ error: string; delay: number; attempt: number }> = {}) =>
+      new CallEvent(kind, 'payments', extra.attempt ?? 0, undefined, extra.error, 0, extra.delay ?? 0, undefined, false);
+    listener.record(event('breakerOpened', { delay: 15_000 }));
+    listener.record(event('nestedRetry'));
+    listener.record(event('attempt', { attempt: 1, error: 'AttemptStalledError' }));
+    listener.record(event('rejectedByQuota', { attempt: 2 }));
+    listener.record(event('saturationDetected'));
+    listener.record(event('breakerHalfOpened'));
+    listener.record(event('breakerClosed'));
+    listener.record(event('breakerOpened', { delay: 30_000 }));
+    expect(logger.take()).toEqual([
+      'warn [payments] Breaker opened for 15000ms',
+      'warn [payments] NestedRetry (0ms)',
+      'warn [payments] Attempt #1 (0ms) AttemptStalledError',
+      'warn [payments] RejectedByQuota #2 (0ms)',
+      'warn [payments] SaturationDetected (0ms)',
+      'debug [payments] Breaker half-open: probing',
+      'log [payments] Breaker closed',
+      'debug [payments] Breaker opened for 30000ms',
+    ]);
+  });
+});
+
+describe('sampling: oneIn(n)', () => {
+  const traffic = (duration: number) => new CallEvent('succeeded', 'payments', 1, 'Ok', undefined, duration, 0, 'succeeded', true);
+  const incident = new CallEvent('rejected', 'payments', 1, 'Transient', 'CallRejectedError', 100, 0, 'budgetExhausted', true);
+
+  it('keeps exactly every nth traffic record per policy while healthy', () => {
+    const clock = new FakeClock();
+    const logger = new RecordingLogger();
+    const listener = new LoggingListener(logger, clock, { sampling: LogSampling.oneIn(4) });
+    for (let i = 1; i <= 14; i++) listener.record(traffic(i));
+    const other = new CallEvent('succeeded', 'ledger', 1, 'Ok', undefined, 99, 0, 'succeeded', true);
+    for (let i = 1; i <= 4; i++) listener.record(other);
+    expect(logger.take()).toEqual([
+      'verbose [payments] Succeeded #1 (4ms)',
+      'verbose [payments] Succeeded #1 (8ms)',
+      'verbose [payments] Succeeded #1 (12ms)',
+      'verbose [ledger] Succeeded #1 (99ms)',
+    ]);
+  });
+
+  it('keeps every record for one minute after an incident, then samples again (the count goes on)', async () => {
+    const clock = new FakeClock();
+    const logger = new RecordingLogger();
+    const listener = new LoggingListener(logger, clock, { sampling: LogSampling.oneIn(3) });
+    listener.record(traffic(1));
+    listener.record(traffic(2)); // 2 sampled records so far, none kept
+    await clock.advance(1_000 - clock.now());
+    listener.record(incident); // incident window: until 61 000
+    await clock.advance(1_000 + INCIDENT_WINDOW_MS - 1 - clock.now());
+    listener.record(traffic(3));
+    listener.record(traffic(4));
+    expect(logger.take()).toEqual([
+      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      'verbose [payments] Succeeded #1 (3ms)',
+      'verbose [payments] Succeeded #1 (4ms)',
+    ]);
+    await clock.advance(1_000 + INCIDENT_WINDOW_MS - clock.now());
+    for (let i = 5; i <= 8; i++) listener.record(traffic(i)); // sampled records 3..6: the 3rd and the 6th are kept
+    expect(logger.take()).toEqual(['verbose [payments] Succeeded #1 (5ms)', 'verbose [payments] Succeeded #1 (8ms)']);
+  });
+
+  it('a demoted repeat also extends the incident window', async () => {
+    const clock = new FakeClock();
+    const logger = new RecordingLogger();
+    const listener = new LoggingListener(logger, clock, { sampling: LogSampling.oneIn(100) });
+    listener.record(incident);
+    await clock.advance(20_000 - clock.now());
+    listener.record(incident); // demoted; incident window now until 80 000
+    await clock.advance(79_999 - clock.now());
+    listener.record(traffic(7));
+    await clock.advance(80_000 - clock.now());
+    listener.record(traffic(8));
+    expect(logger.take()).toEqual([
+      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      'debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      'verbose [payments] Succeeded #1 (7ms)',
+    ]);
+  });
+
+  it('rejects invalid settings with the path, the value and the rule', () => {
+    expect(() => LogSampling.oneIn(0)).toThrow(PolicyConfigError);
+    expect(() => LogSampling.oneIn(2.5)).toThrow('sampling.oneIn: 2.5 is invalid: must be an integer >= 1');
+    const clock = new FakeClock();
+    expect(() => new LoggingListener(new RecordingLogger(), clock, { profile: 'loud' as never })).toThrow('logging.profile');
+    expect(() => new LoggingListener(new RecordingLogger(), clock, { sampling: { oneIn: -1 } })).toThrow('logging.sampling.oneIn');
+  });
+});
