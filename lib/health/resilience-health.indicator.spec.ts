@@ -1,0 +1,122 @@
+import { describe, expect, it } from '@jest/globals';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { CircuitBreaker } from '../core/breaker.js';
+import { FakeClock } from '../core/fake-clock.js';
+import { PolicyRegistry } from '../nest/policy-registry.js';
+import { DEFAULT_HEALTH_KEYS, ResilienceHealthIndicator, type ScopeReadable } from './resilience-health.indicator.js';
+
+function setup(policies: Record<string, unknown>) {
+  const clock = new FakeClock();
+  const registry = PolicyRegistry.create({ policies: policies as never, clock });
+  return { clock, registry, indicator: new ResilienceHealthIndicator(new HealthIndicatorService(), registry) };
+}
+
+/** Opens `breaker` with 5 Transient attempts (breakDuration 15 s, jitter none → exact). */
+function trip(breaker: CircuitBreaker): void {
+  for (let i = 0; i < 5; i++) breaker.record(breaker.admit(), 'Transient', 0);
+}
+
+const BREAKER = { breakDuration: 15_000, jitter: 'none' };
+
+describe('ResilienceHealthIndicator.isHealthy', () => {
+  it('reports every registered policy in config order under the default key', () => {
+    const { indicator } = setup({ b: { budget: false }, a: { preset: 'http' } });
+    expect(indicator.isHealthy()).toEqual({
+      resilience: {
+        status: 'up',
+        b: { status: 'ok', breaker: 'none', breakRemaining: 0, budgetUtilization: null },
+        a: { status: 'ok', breaker: 'closed', breakRemaining: 0, budgetUtilization: 0 },
+      },
+    });
+    expect(Object.keys(indicator.isHealthy('guards').guards)).toEqual(['b', 'a', 'status']);
+  });
+
+  it('an open breaker is degraded and up; downWhenOpen makes it down; other policies do not', async () => {
+    const { registry, indicator, clock } = setup({ payments: { breaker: BREAKER }, search: { breaker: BREAKER } });
+    trip(registry.breaker('search')!);
+    expect(indicator.isHealthy('r', { downWhenOpen: ['payments'] }).r.status).toBe('up');
+    trip(registry.breaker('payments')!);
+    const up = indicator.isHealthy('r');
+    expect(up.r).toEqual({
+      status: 'up',
+      payments: { status: 'degraded', breaker: 'open', breakRemaining: 15_000, budgetUtilization: 0 },
+      search: { status: 'degraded', breaker: 'open', breakRemaining: 15_000, budgetUtilization: 0 },
+    });
+    expect(indicator.isHealthy('r', { downWhenOpen: ['payments'] }).r.status).toBe('down');
+    await clock.advance(15_000);
+    const half = indicator.isHealthy('r', { downWhenOpen: ['payments'] });
+    expect(half.r.status).toBe('up');
+    expect(half.r.payments).toEqual({ status: 'degraded', breaker: 'halfOpen', breakRemaining: 0, budgetUtilization: 0 });
+  });
+
+  it('rounds the break left up to whole ms', async () => {
+    const { registry, indicator, clock } = setup({ payments: { breaker: BREAKER } });
+    trip(registry.breaker('payments')!);
+    await clock.advance(0.25);
+    expect(indicator.isHealthy().resilience.payments.breakRemaining).toBe(15_000);
+  });
+
+  it('policies selects and orders; downWhenOpen names are added; unknown names are unregistered, never down', () => {
+    const { registry, indicator } = setup({ a: {}, b: {}, payments: { breaker: BREAKER } });
+    trip(registry.breaker('payments')!);
+    const result = indicator.isHealthy('r', { policies: ['b', 'nope'], downWhenOpen: ['payments', 'missing'] });
+    expect(Object.keys(result.r)).toEqual(['b', 'nope', 'payments', 'missing', 'status']);
+    expect(result.r.nope).toEqual({ status: 'unregistered' });
+    expect(result.r.missing).toEqual({ status: 'unregistered' });
+    expect(result.r.status).toBe('down');
+    expect(indicator.isHealthy('r', { policies: [], downWhenOpen: ['missing'] }).r).toEqual({ status: 'up', missing: { status: 'unregistered' } });
+  });
+
+  it('an exhausted retry budget is degraded (breaker closed)', () => {
+    const { registry, indicator } = setup({ payments: { budget: { fraction: 0, minimumPerSecond: 1 } } });
+    const bucket = registry.bucket('payments')!;
+    while (bucket.tryAcquire());
+    expect(indicator.isHealthy().resilience.payments).toEqual({ status: 'degraded', breaker: 'none', breakRemaining: 0, budgetUtilization: 1 });
+  });
+
+  it('a policy named status is listed as policy:status (terminus reserves status)', () => {
+    const { indicator } = setup({ status: { budget: false } });
+    expect(indicator.isHealthy().resilience).toEqual({ status: 'up', 'policy:status': { status: 'ok', breaker: 'none', breakRemaining: 0, budgetUtilization: null } });
+  });
+
+  it('lists scope keys: degraded first, capped at maximumKeys with the rest counted; keys never change the status', () => {
+    const { registry, indicator, clock } = setup({ billing: { breaker: BREAKER } });
+    const breakers = new Map<string, CircuitBreaker>();
+    for (const tenant of ['t1', 't2', 't3', 't4']) breakers.set(tenant, new CircuitBreaker(BREAKER as never, { clock, random: () => 0.5 }));
+    trip(breakers.get('t3')!);
+    const scope: ScopeReadable = {
+      get size() {
+        return breakers.size;
+      },
+      entries: (limit = 100) =>
+        [...breakers].slice(0, limit).map(([key, breaker]) => ({ key, breaker: breaker.snapshot(), budgetUtilization: key === 't4' ? 0.5 : undefined })),
+    };
+    const result = indicator.isHealthy('r', { scopes: { billing: scope, orphan: scope }, maximumKeys: 2, downWhenOpen: ['billing'] });
+    const keyed = {
+      keyCount: 4,
+      keysDegraded: 1,
+      keys: {
+        t3: { status: 'degraded', breaker: 'open', breakRemaining: 15_000, budgetUtilization: null },
+        t1: { status: 'ok', breaker: 'closed', breakRemaining: 0, budgetUtilization: null },
+      },
+      keysNotShown: 2,
+    };
+    expect(result.r).toEqual({
+      status: 'up',
+      billing: { status: 'ok', breaker: 'closed', breakRemaining: 0, budgetUtilization: 0, ...keyed },
+      orphan: { status: 'ok', ...keyed },
+    });
+    expect(registry.breaker('billing')!.state).toBe('closed');
+    expect(Object.keys(indicator.isHealthy('r', { scopes: { billing: scope } }).r.billing.keys)).toEqual(['t3', 't1', 't2', 't4']);
+    expect(DEFAULT_HEALTH_KEYS).toBe(20);
+  });
+
+  it('throws TypeError for malformed options', () => {
+    const { indicator } = setup({ a: {} });
+    expect(() => indicator.isHealthy('r', { policies: 'a' as never })).toThrow(TypeError);
+    expect(() => indicator.isHealthy('r', { downWhenOpen: [1] as never })).toThrow(/downWhenOpen must be an array of policy names/);
+    expect(() => indicator.isHealthy('r', { maximumKeys: -1 })).toThrow(/maximumKeys must be an integer >= 0/);
+    expect(() => indicator.isHealthy('r', { scopes: { a: {} as never } })).toThrow(/scopes\.a must be a PolicyScope/);
+    expect(() => indicator.isHealthy('r', null as never)).toThrow(TypeError);
+  });
+});
