@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ArgumentsHost } from '@nestjs/common';
-import { CallRejectedError, DeadlineExceededError } from '../core/errors.js';
+import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from '../core/errors.js';
 import { ResilienceExceptionFilter } from './resilience-exception.filter.js';
 
 function fakeResponse() {
@@ -42,6 +42,8 @@ describe('ResilienceExceptionFilter', () => {
     expect(JSON.stringify(rejected.body)).not.toContain('secret-internal');
     const deadline = ResilienceExceptionFilter.problemFor(new DeadlineExceededError(1000))!;
     expect(deadline.body).toMatchObject({ type: 'urn:nresilience:problem:deadline-exceeded', status: 504, reason: 'DeadlineExceeded' });
+    const timeout = ResilienceExceptionFilter.problemFor(new AttemptTimeoutError(1000))!;
+    expect([timeout.body.status, timeout.body.reason, timeout.retryAfter]).toEqual([504, 'AttemptTimeout', undefined]);
     expect(ResilienceExceptionFilter.problemFor(new Error('other'))).toBeUndefined();
   });
 

@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpStatus, Injectable, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { CallRejectedError, DeadlineExceededError } from '../core/errors.js';
+import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from '../core/errors.js';
 import { formatRetryAfter } from '../core/retry-after.js';
 
 /** Media type of the bodies {@link ResilienceExceptionFilter} writes (RFC 9457). */
@@ -16,8 +16,8 @@ export const ProblemTypes = {
 
 /**
  * An RFC 9457 problem document as written by {@link ResilienceExceptionFilter}. `reason` is an
- * extension member: the `CallRejectedError.reason` (`BudgetExhausted`, `DependencyUnavailable`, …) or
- * `DeadlineExceeded`. Never carries a stack trace, a policy name or the underlying error's message.
+ * extension member: the `CallRejectedError.reason` (`BudgetExhausted`, `DependencyUnavailable`, …),
+ * `DeadlineExceeded` or `AttemptTimeout`. Never carries a stack trace, a policy name or the underlying error's message.
  */
 export interface ResilienceProblem {
   type: string;
@@ -32,7 +32,8 @@ export interface ResilienceProblem {
  * - `CallRejectedError` → 503 Service Unavailable, `Retry-After` = `retryAfter` in whole seconds
  *   rounded up (1200 ms → `2`; no header when `retryAfter` is undefined), body type
  *   `urn:nresilience:problem:call-rejected`;
- * - `DeadlineExceededError` → 504 Gateway Timeout, body type `urn:nresilience:problem:deadline-exceeded`.
+ * - `DeadlineExceededError`, and an `AttemptTimeoutError` that ended the call → 504 Gateway Timeout,
+ *   body type `urn:nresilience:problem:deadline-exceeded`.
  *
  * Bodies are `application/problem+json` `{ type, title, status, detail, reason }`. In non-HTTP
  * contexts (RPC, WebSocket, GraphQL) the exception is rethrown untouched for their own handling.
@@ -40,9 +41,9 @@ export interface ResilienceProblem {
  * with `@UseFilters(ResilienceExceptionFilter)`. Uses Nest's `HttpAdapterHost` (any platform); without
  * one (constructed by hand) it writes through the Node/Express response API.
  */
-@Catch(CallRejectedError, DeadlineExceededError)
+@Catch(CallRejectedError, DeadlineExceededError, AttemptTimeoutError)
 @Injectable()
-export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedError | DeadlineExceededError> {
+export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedError | DeadlineExceededError | AttemptTimeoutError> {
   /** @param adapterHost Nest's HTTP adapter host (injected); optional. */
   constructor(@Optional() private readonly adapterHost?: HttpAdapterHost) {}
 
@@ -50,7 +51,7 @@ export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedEr
    * Writes the problem response for `exception`.
    * @throws the exception itself outside HTTP contexts, or when it is neither error type.
    */
-  catch(exception: CallRejectedError | DeadlineExceededError, host: ArgumentsHost): void {
+  catch(exception: CallRejectedError | DeadlineExceededError | AttemptTimeoutError, host: ArgumentsHost): void {
     if (host.getType() !== 'http') throw exception;
     const answer = ResilienceExceptionFilter.problemFor(exception);
     if (answer === undefined) throw exception;
@@ -96,7 +97,8 @@ export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedEr
         },
       };
     }
-    if (exception instanceof DeadlineExceededError) {
+    if (exception instanceof DeadlineExceededError || exception instanceof AttemptTimeoutError) {
+      // A last attempt that timed out is the same answer to the caller: the dependency was too slow.
       return {
         retryAfter: undefined,
         body: {
@@ -104,7 +106,7 @@ export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedEr
           title: 'Gateway Timeout',
           status: HttpStatus.GATEWAY_TIMEOUT,
           detail: 'A dependency of this service did not answer within the time allowed for this request.',
-          reason: 'DeadlineExceeded',
+          reason: exception instanceof AttemptTimeoutError ? 'AttemptTimeout' : 'DeadlineExceeded',
         },
       };
     }
