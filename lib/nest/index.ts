@@ -28,3 +28,22 @@ export { ResilienceModule } from './resilience.module.js';
 export { ATTEMPT_SIGNAL_METADATA, INJECT_POLICY_METADATA, RESILIENCE_MODULE_OPTIONS, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 export { Resilient, type ResilientOptions } from './resilient.decorator.js';
 export { UnknownPolicyError } from './unknown-policy.error.js';
+export {
+  LOGGER_CONTEXT_PREFIX,
+  type ModuleLoggingOption,
+  type ModuleTelemetryOption,
+  NestResilienceLogger,
+  PolicyInstrumentation,
+  RESILIENCE_INSTRUMENTATION,
+} from './resilience-instrumentation.js';
+// The logging listener is free of OpenTelemetry: it is part of the root entry. Metrics and spans are
+// in `@nresilience/nestjs/telemetry`, loaded by ResilienceModule only when `@opentelemetry/api` is installed.
+export {
+  LoggingListener,
+  type LoggingOptions,
+  type LoggingProfile,
+  LogSampling,
+  type ResilienceLogger,
+  type ResilienceLogLevel,
+  withLogging,
+} from '../telemetry/logging-listener.js';

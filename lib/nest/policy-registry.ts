@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { CircuitBreaker } from '../core/breaker.js';
 import type { ResolvedBreakerSettings } from '../core/breaker-settings.js';
 import { Breaker } from '../core/breaker-value.js';
@@ -11,6 +11,7 @@ import { type BudgetPlan, type ParsedResilienceConfig, type ResilienceConfig, pa
 import { PolicyHandle } from './policy-handle.js';
 import { bindRegistry, unbindRegistry } from './registry-hook.js';
 import { ResilienceConfigError } from './resilience-config.error.js';
+import { type PolicyInstrumentation, RESILIENCE_INSTRUMENTATION, instrumentationProblems } from './resilience-instrumentation.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';
@@ -43,8 +44,15 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
   private clock: Clock = SystemClock.instance;
   private random: (() => number) | undefined;
 
-  /** @param options the module options (`policies`, `defaults`, `clock`, `random`); validated on init. */
-  constructor(@Inject(RESILIENCE_MODULE_OPTIONS) private readonly options: ResilienceModuleOptions) {}
+  /**
+   * @param options the module options (`policies`, `defaults`, `clock`, `random`, `telemetry`, `logging`); validated on init.
+   * @param instrumentation telemetry and logging attached to every policy built (`ResilienceModule`
+   *   provides it; `PolicyRegistry.create` attaches none)
+   */
+  constructor(
+    @Inject(RESILIENCE_MODULE_OPTIONS) private readonly options: ResilienceModuleOptions,
+    @Optional() @Inject(RESILIENCE_INSTRUMENTATION) private readonly instrumentation?: PolicyInstrumentation,
+  ) {}
 
   /**
    * Creates and loads a registry outside Nest (scripts, unit tests).
@@ -167,7 +175,8 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
     if (options === null || typeof options !== 'object') {
       throw new ResilienceConfigError([new PolicyConfigError('options', options, 'must be an object { policies, defaults?, clock?, random? }')]);
     }
-    const { clock, random, ...config } = options as ResilienceModuleOptions & Record<string, unknown>;
+    const { clock, random, telemetry, logging, ...config } = options as ResilienceModuleOptions & Record<string, unknown>;
+    problems.push(...instrumentationProblems(telemetry, logging));
     if (clock !== undefined && (typeof clock?.now !== 'function' || typeof clock?.setTimer !== 'function' || typeof clock?.clearTimer !== 'function')) {
       problems.push(new PolicyConfigError('clock', clock, 'must be a Clock (now, setTimer, clearTimer), e.g. new FakeClock()'));
     }
@@ -234,7 +243,8 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
         } else reconfigureBreakers.push([instance, plan.breaker]);
         breaker = Breaker.using(instance);
       }
-      next.set(plan.name, plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, clock: this.clock, random: this.random }));
+      const policy = plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, clock: this.clock, random: this.random });
+      next.set(plan.name, this.instrumentation?.instrument(plan.name, policy) ?? policy);
     }
     for (const [bucket, spec] of reconfigure) bucket.reconfigure(spec.options);
     for (const [instance, settings] of reconfigureBreakers) instance.reconfigure(settings);

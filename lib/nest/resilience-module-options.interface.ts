@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { ResilienceConfig } from './policy-config.js';
+import type { ModuleLoggingOption, ModuleTelemetryOption } from './resilience-instrumentation.js';
 
 /**
  * What `ResilienceModule.forRoot(...)` takes (and `forRootAsync`'s `useFactory` returns): the policy
@@ -21,6 +22,16 @@ export interface ResilienceModuleOptions extends ResilienceConfig {
   clock?: Clock;
   /** Uniform [0, 1) source for every policy's jitter. Default `Math.random`; fix it in tests. */
   random?: () => number;
+  /**
+   * OpenTelemetry metrics and spans on every registered policy (meter and tracer `nresilience`).
+   * Default: on when `@opentelemetry/api` is installed; `false` turns it off. See {@link ModuleTelemetryOption}.
+   */
+  telemetry?: ModuleTelemetryOption;
+  /**
+   * Logging of every registered policy through Nest's `Logger`, context `NResilience.<name>`:
+   * `'off'`, `'default'` (the default), `'verbose'`, or `{ profile, sampling: LogSampling.oneIn(n) }`.
+   */
+  logging?: ModuleLoggingOption;
 }
 
 /**

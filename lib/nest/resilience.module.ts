@@ -3,7 +3,8 @@ import { DiscoveryModule, DiscoveryService, MetadataScanner } from '@nestjs/core
 import { attemptSignalIndex } from './attempt-signal.decorator.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { bindClass, unbindRegistry } from './registry-hook.js';
-import { INJECT_POLICY_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+import { INJECT_POLICY_METADATA, RESILIENCE_MODULE_OPTIONS, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+import { RESILIENCE_INSTRUMENTATION, createInstrumentation } from './resilience-instrumentation.js';
 import { ConfigurableResilienceModule } from './resilience-module-definition.js';
 
 /**
@@ -21,8 +22,13 @@ import { ConfigurableResilienceModule } from './resilience-module-definition.js'
  * })
  * export class AppModule {}
  * ```
- * - `forRoot(options)` takes `ResilienceModuleOptions` (`policies`, `defaults`, `clock`, `random`) plus
- *   `isGlobal` (default `true`) and `exceptionFilter` (default `false`).
+ * - `forRoot(options)` takes `ResilienceModuleOptions` (`policies`, `defaults`, `clock`, `random`,
+ *   `telemetry`, `logging`) plus `isGlobal` (default `true`) and `exceptionFilter` (default `false`).
+ * - Every registered policy gets OpenTelemetry metrics and spans (when `@opentelemetry/api` is
+ *   installed; `telemetry: false` turns them off) and logging through Nest's `Logger` under
+ *   `NResilience.<name>` (`logging: 'off' | 'default' | 'verbose' | { profile, sampling }`).
+ *   `policy.withListener(fn)` keeps both; `policy.with({ onEvent })` replaces the listener and turns
+ *   both off for the derived policy.
  * - `forRootAsync({ imports, inject, useFactory, isGlobal?, exceptionFilter? })`: the factory returns
  *   `ResilienceModuleOptions` (`isGlobal`/`exceptionFilter` go beside it, not in its result).
  *
@@ -34,7 +40,10 @@ import { ConfigurableResilienceModule } from './resilience-module-definition.js'
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [PolicyRegistry],
+  providers: [
+    PolicyRegistry,
+    { provide: RESILIENCE_INSTRUMENTATION, useFactory: createInstrumentation, inject: [RESILIENCE_MODULE_OPTIONS] },
+  ],
   exports: [PolicyRegistry],
 })
 export class ResilienceModule extends ConfigurableResilienceModule implements OnModuleInit {

@@ -1,0 +1,198 @@
+import { Logger } from '@nestjs/common';
+import { PolicyConfigError } from '../core/errors.js';
+import type { Policy } from '../core/policy.js';
+import { LoggingListener, type LoggingProfile, LogSampling, type ResilienceLogger, type ResilienceLogLevel } from '../telemetry/logging-listener.js';
+
+/** Injection token of the {@link PolicyInstrumentation} `ResilienceModule` builds from its options. */
+export const RESILIENCE_INSTRUMENTATION = 'RESILIENCE_INSTRUMENTATION';
+
+/** The logger context prefix: policy `payments` logs as `NResilience.payments`. */
+export const LOGGER_CONTEXT_PREFIX = 'NResilience.';
+
+/**
+ * The `logging` module option: a profile (`'off'`, `'default'`, `'verbose'`), or `{ profile, sampling }`
+ * with `sampling: LogSampling.oneIn(n)` (or the plain `{ oneIn: n }`). Default `'default'`.
+ */
+export type ModuleLoggingOption = LoggingProfile | { profile?: LoggingProfile; sampling?: LogSampling };
+
+/**
+ * The `telemetry` module option. `false` turns OpenTelemetry off; `true` or absent attaches it when
+ * `@opentelemetry/api` is installed (silently skipped when it is not and the option is absent). An
+ * object picks the providers (default: the global ones when the application starts) and whether
+ * spans are recorded.
+ */
+export type ModuleTelemetryOption =
+  | boolean
+  | {
+      /** An OpenTelemetry `MeterProvider`. */
+      meterProvider?: object;
+      /** An OpenTelemetry `TracerProvider`. */
+      tracerProvider?: object;
+      /** One span per call. Default `true`. */
+      traces?: boolean;
+    };
+
+/** What the module needs from the OpenTelemetry side (`ResilienceTelemetry` in `lib/telemetry`). */
+interface TelemetryInstrumenter {
+  instrument(policy: Policy, options?: { traces?: boolean }): Policy;
+}
+
+/**
+ * A Nest `Logger` with the context `NResilience.<policy>` (one per policy, so an application can
+ * filter per dependency), telling the listener which levels are on so that records nobody will see
+ * are not formatted.
+ */
+export class NestResilienceLogger implements ResilienceLogger {
+  private readonly logger: Logger;
+
+  /** @param policy the policy name (the context becomes `NResilience.<policy>`) */
+  constructor(policy: string) {
+    this.logger = new Logger(LOGGER_CONTEXT_PREFIX + policy);
+  }
+
+  /** Writes at `log`. */
+  log(message: string): void {
+    this.logger.log(message);
+  }
+
+  /** Writes at `warn`. */
+  warn(message: string): void {
+    this.logger.warn(message);
+  }
+
+  /** Writes at `debug`. */
+  debug(message: string): void {
+    this.logger.debug(message);
+  }
+
+  /** Writes at `verbose`. */
+  verbose(message: string): void {
+    this.logger.verbose(message);
+  }
+
+  /** Whether the application's logger writes `level` (`Logger.isLevelEnabled`). */
+  isLevelEnabled(level: ResilienceLogLevel): boolean {
+    return Logger.isLevelEnabled(level);
+  }
+}
+
+/**
+ * What `ResilienceModule` attaches to every registered policy: the OpenTelemetry listener and call
+ * wrapper (when `@opentelemetry/api` is installed and `telemetry` is not `false`), then the logging
+ * listener (unless `logging: 'off'`), both with `withListener` semantics. A policy's logging state
+ * (repeat windows, sampling count) is pinned to its name, so a reload does not reset it.
+ */
+export class PolicyInstrumentation {
+  private readonly listeners = new Map<string, LoggingListener>();
+
+  /**
+   * @param logging the resolved logging settings, or `undefined` for none
+   * @param telemetry the OpenTelemetry instrumenter, or `undefined` for none
+   * @param traces whether the instrumenter records spans
+   * @param loggerFor the logger of a policy (default: a Nest `Logger` with context `NResilience.<name>`)
+   */
+  constructor(
+    readonly logging: { profile: 'default' | 'verbose'; sampling: LogSampling } | undefined,
+    private readonly telemetry: TelemetryInstrumenter | undefined,
+    private readonly traces = true,
+    private readonly loggerFor: (policy: string) => ResilienceLogger = (policy) => new NestResilienceLogger(policy),
+  ) {}
+
+  /** Whether OpenTelemetry recording is attached to policies. */
+  get telemetryEnabled(): boolean {
+    return this.telemetry !== undefined;
+  }
+
+  /** `policy` (registered as `name`) with telemetry and logging attached as configured. */
+  instrument(name: string, policy: Policy): Policy {
+    let result = policy;
+    if (this.telemetry !== undefined) result = this.telemetry.instrument(result, { traces: this.traces });
+    if (this.logging !== undefined) {
+      let listener = this.listeners.get(name);
+      if (listener === undefined) {
+        listener = new LoggingListener(this.loggerFor(name), policy.options.clock, this.logging);
+        this.listeners.set(name, listener);
+      }
+      result = result.withListener(listener.listener);
+    }
+    return result;
+  }
+}
+
+/** Problems of the `telemetry` and `logging` module options (path, value, rule), empty when valid. */
+export function instrumentationProblems(telemetry: unknown, logging: unknown): PolicyConfigError[] {
+  const problems: PolicyConfigError[] = [];
+  if (telemetry !== undefined && typeof telemetry !== 'boolean' && (telemetry === null || typeof telemetry !== 'object')) {
+    problems.push(new PolicyConfigError('telemetry', telemetry, 'must be true, false or { meterProvider?, tracerProvider?, traces? }'));
+  }
+  try {
+    resolveLogging(logging);
+  } catch (error) {
+    if (!(error instanceof PolicyConfigError)) throw error;
+    problems.push(error);
+  }
+  return problems;
+}
+
+/**
+ * The logging settings of a `logging` module option (`undefined` for `'off'`).
+ * @throws PolicyConfigError naming `logging...` for an invalid value
+ */
+export function resolveLogging(logging: unknown): { profile: 'default' | 'verbose'; sampling: LogSampling } | undefined {
+  if (logging === undefined) return { profile: 'default', sampling: LogSampling.all };
+  if (logging === null || (typeof logging !== 'string' && typeof logging !== 'object')) {
+    throw new PolicyConfigError('logging', logging, "must be 'off', 'default', 'verbose' or { profile, sampling }");
+  }
+  const { profile, sampling } = typeof logging === 'string' ? { profile: logging, sampling: undefined } : (logging as { profile?: unknown; sampling?: unknown });
+  if (profile !== undefined && profile !== 'off' && profile !== 'default' && profile !== 'verbose') {
+    throw new PolicyConfigError(typeof logging === 'string' ? 'logging' : 'logging.profile', profile, "must be 'off', 'default' or 'verbose'");
+  }
+  if (profile === 'off') return undefined;
+  let resolved = LogSampling.all;
+  if (sampling !== undefined) {
+    const oneIn = (sampling as { oneIn?: unknown } | null)?.oneIn;
+    if (typeof oneIn !== 'number' || !Number.isInteger(oneIn) || oneIn < 1) {
+      throw new PolicyConfigError('logging.sampling', sampling, 'must be LogSampling.oneIn(n) or { oneIn: n } with an integer n >= 1');
+    }
+    resolved = LogSampling.oneIn(oneIn);
+  }
+  return { profile: profile ?? 'default', sampling: resolved };
+}
+
+/**
+ * Builds the module's instrumentation from its options (the `RESILIENCE_INSTRUMENTATION` provider).
+ * OpenTelemetry is loaded with a dynamic `import()` so the root entry works without
+ * `@opentelemetry/api` installed. Never throws for invalid options: `PolicyRegistry` reports them when
+ * it loads and the application refuses to start.
+ */
+export async function createInstrumentation(options: { telemetry?: unknown; logging?: unknown } | undefined): Promise<PolicyInstrumentation> {
+  let logging: ReturnType<typeof resolveLogging>;
+  try {
+    logging = resolveLogging(options?.logging);
+  } catch {
+    logging = undefined;
+  }
+  const setting = options?.telemetry;
+  let telemetry: TelemetryInstrumenter | undefined;
+  let traces = true;
+  if (setting !== false && (setting === undefined || setting === true || (typeof setting === 'object' && setting !== null))) {
+    const chosen = (typeof setting === 'object' ? setting : {}) as { meterProvider?: never; tracerProvider?: never; traces?: boolean };
+    traces = chosen.traces !== false;
+    try {
+      const otel = await import('../telemetry/otel-telemetry.js');
+      telemetry = new otel.ResilienceTelemetry(chosen.meterProvider, chosen.tracerProvider);
+    } catch (error) {
+      if (!isMissingOpenTelemetry(error)) throw error;
+      if (setting !== undefined) {
+        new Logger('NResilience').warn('telemetry is on but @opentelemetry/api is not installed: policies record no metrics or spans');
+      }
+    }
+  }
+  return new PolicyInstrumentation(logging, telemetry, traces);
+}
+
+function isMissingOpenTelemetry(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || message.includes('Cannot find module')) && message.includes('@opentelemetry/api');
+}
