@@ -233,6 +233,14 @@ describe('entry points', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('the built root entry loads with @nestjs/terminus unresolvable; ./health then fails to load', async () => {
+    const hook = 'export async function resolve(s, c, next) { if (s.startsWith("@nestjs/terminus")) throw new Error("terminus hidden"); return next(s, c); }';
+    const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
+    const script = "const r = await import('@nresilience/nestjs'); let health = 'loaded'; try { await import('@nresilience/nestjs/health'); } catch (e) { health = e.message; } console.log(typeof r.ResilienceModule, health);";
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], { timeout: 15_000 });
+    expect(stdout.trim()).toBe('function terminus hidden');
+  });
+
   const sample = fileURLToPath(new URL('../dist-sample/sample/02-health/main.js', import.meta.url));
   it('the built health sample boots, prints both URLs, and answers live 200 / ready 503 with payments open', async () => {
     if (!existsSync(sample)) throw new Error(`${sample} is missing: run \`npm run build\` first`);
