@@ -15,6 +15,7 @@ export {
   type PolicyConfig,
   type PolicyPlan,
   type ResilienceConfig,
+  type ScopeConfig,
   parseDuration,
   parseResilienceConfig,
 } from './policy-config.js';

@@ -1,11 +1,18 @@
 import type { AttemptContext } from '../core/attempt-context.js';
 import type { CallResult } from '../core/call-result.js';
+import { PolicyConfigError } from '../core/errors.js';
 import type { Policy, RunOptions } from '../core/policy.js';
+import type { PolicyScope } from '../core/policy-scope.js';
 
 /** Where a handle reads its policy from (the `PolicyRegistry`). */
 export interface PolicySource {
   /** The current policy registered under `name`. @throws Error when the name is unknown. */
   get(name: string): Policy;
+  /**
+   * The scope of `name` when it is configured for keyed use, else `undefined` (optional: a source
+   * without it has no scoped names). @throws Error when the name is unknown.
+   */
+  scope?(name: string): PolicyScope<string | number> | undefined;
 }
 
 /**
@@ -34,6 +41,31 @@ export class PolicyHandle {
   /** The policy currently registered under {@link PolicyHandle.name}. @throws Error when the name is not registered. */
   get current(): Policy {
     return this.source.get(this.name);
+  }
+
+  /**
+   * The keyed policy of `key` (a tenant, shard or channel) for a name configured with `scope`: it has
+   * its own circuit breaker and its own retry-budget bucket, so one key's failures never open another
+   * key's breaker or spend its retries (a `budget.shared` bucket stays shared). An O(1) lookup that
+   * allocates nothing for a key already seen; call it per call rather than keeping the result, since
+   * a reload that changes the name's config rebuilds the scope (every key then starts fresh). Beyond
+   * the scope's `maximumKeys` (default 1024) the least recently used keys are evicted approximately and
+   * start fresh (a full bucket, a closed breaker) when they return.
+   *
+   * ```ts
+   * return this.billing.for(tenantId).run(({ signal }) => this.api.charge(order, { signal }));
+   * ```
+   * @param key the key, a string or a number (compared by value; `1` and `'1'` are different keys)
+   * @throws PolicyConfigError (field `policies.<name>.scope`) when the name is not configured for keyed
+   *   use; UnknownPolicyError when the name is not registered; TypeError for an undefined or null key.
+   */
+  for(key: string | number): Policy {
+    const scope = this.source.scope?.(this.name);
+    if (scope === undefined) {
+      this.source.get(this.name); // an unknown name reports itself first
+      throw new PolicyConfigError(`policies.${this.name}.scope`, undefined, 'must be true or { "maximumKeys": n } to use handle.for(key) (keyed policies)');
+    }
+    return scope.for(key);
   }
 
   /**

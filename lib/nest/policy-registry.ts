@@ -5,9 +5,10 @@ import { Breaker } from '../core/breaker-value.js';
 import { type Clock, SystemClock } from '../core/clock.js';
 import { breakerTransitionEvent } from '../core/events.js';
 import { PolicyConfigError } from '../core/errors.js';
-import type { Policy } from '../core/policy.js';
+import { type Policy, Resilience } from '../core/policy.js';
+import { PolicyScope } from '../core/policy-scope.js';
 import { RetryBudget, TokenBucket } from '../core/retry-budget.js';
-import { type BudgetPlan, type ParsedResilienceConfig, type ResilienceConfig, parseResilienceConfig } from './policy-config.js';
+import { type BudgetPlan, type ParsedResilienceConfig, type PolicyPlan, type ResilienceConfig, parseResilienceConfig } from './policy-config.js';
 import { PolicyHandle } from './policy-handle.js';
 import { bindRegistry, unbindRegistry } from './registry-hook.js';
 import { ResilienceConfigError } from './resilience-config.error.js';
@@ -24,6 +25,12 @@ const EXTRAS = ['isGlobal', 'exceptionFilter'];
  * reconfigures it, keeping its level). A `budget.shared` name gives one bucket to every policy of this
  * registry naming it (scoped to the registry, not process-wide). `false`/`'none'` means no budget.
  *
+ * A name configured with `scope` also owns a `PolicyScope` (see {@link PolicyRegistry.scope}): keyed
+ * policies (`handle.for(key)`) with their own breaker and budget bucket per key instead of the ones
+ * pinned to the name. A reload keeps a name's scope, keyed state included, when that name's policy
+ * config is unchanged; when it changed, the scope is rebuilt from the new config and every key starts
+ * fresh (a full bucket, a closed breaker).
+ *
  * `ResilienceModule` provides it and loads the module options in `onModuleInit` (so an invalid config
  * makes `app.init()` reject); inject it to read or reload policies:
  *
@@ -38,6 +45,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly sharedBuckets = new Map<string, TokenBucket>();
   private readonly breakers = new Map<string, CircuitBreaker>();
+  private scopes = new Map<string, { readonly fingerprint: string; readonly scope: PolicyScope<string | number> }>();
   private readonly handles = new Map<string, PolicyHandle>();
   private readonly inUse = new Map<string, string[]>();
   private loaded = false;
@@ -135,6 +143,17 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
+   * The `PolicyScope` of a name configured with `scope` (keyed policies, one per tenant, shard or
+   * channel), `undefined` when the name is not scoped. Health checks read `scope.entries(limit)`.
+   * Take it per use: a reload that changes the name's config replaces it.
+   * @throws UnknownPolicyError when `name` is not registered.
+   */
+  scope(name: string): PolicyScope<string | number> | undefined {
+    this.get(name);
+    return this.scopes.get(name)?.scope;
+  }
+
+  /**
    * Replaces the policies with those of `config` (`{ policies, defaults }`). Everything is validated
    * first; on any problem nothing changes and the error lists every problem. Names used by
    * `@Resilient`/`@InjectPolicy` in the running application cannot be removed. Budget buckets stay
@@ -220,6 +239,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
     const createdBreakers = new Map<string, CircuitBreaker>();
     const reconfigureBreakers: [CircuitBreaker, ResolvedBreakerSettings][] = [];
     const next = new Map<string, Policy>();
+    const nextScopes: typeof this.scopes = new Map();
     for (const plan of parsed.policies.values()) {
       let budget: RetryBudget;
       const spec = plan.budget;
@@ -244,7 +264,16 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
         breaker = Breaker.using(instance);
       }
       const policy = plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, clock: this.clock, random: this.random });
-      next.set(plan.name, this.instrumentation?.instrument(plan.name, policy) ?? policy);
+      const registered = this.instrumentation?.instrument(plan.name, policy) ?? policy;
+      next.set(plan.name, registered);
+      if (plan.scope !== undefined) {
+        const fingerprint = planFingerprint(plan);
+        const kept = this.scopes.get(plan.name);
+        nextScopes.set(
+          plan.name,
+          kept?.fingerprint === fingerprint ? kept : { fingerprint, scope: new PolicyScope(keyedTemplate(registered, plan), { maximumKeys: plan.scope.maximumKeys }) },
+        );
+      }
     }
     for (const [bucket, spec] of reconfigure) bucket.reconfigure(spec.options);
     for (const [instance, settings] of reconfigureBreakers) instance.reconfigure(settings);
@@ -252,6 +281,26 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
     for (const [key, bucket] of created) this.buckets.set(key, bucket);
     for (const [key, bucket] of createdShared) this.sharedBuckets.set(key, bucket);
     this.policies = next;
+    this.scopes = nextScopes;
     this.loaded = true;
   }
+}
+
+/**
+ * The template of a scoped name's keys: the registered policy (settings, listeners) with a budget and
+ * a breaker resolved per key instead of the ones pinned to the name. A `budget.shared` bucket and
+ * `budget: false` stay as they are.
+ */
+function keyedTemplate(registered: Policy, plan: PolicyPlan): Policy {
+  return registered.with({
+    budget: plan.budget.kind === 'private' ? RetryBudget.automaticWith(plan.budget.options) : registered.options.budget,
+    breaker: plan.breaker === undefined ? undefined : Breaker.from(plan.breaker),
+  });
+}
+
+/** Equal for two plans that build the same policy: a reload keeps the scope (and its keys' state) of an unchanged name. */
+function planFingerprint(plan: PolicyPlan): string {
+  const described = { preset: plan.preset === Resilience.http ? 'http' : 'default', changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope };
+  // Functions (jitter curves) by their source; an explicit undefined (a removed bound) stays distinct from an absent key.
+  return JSON.stringify(described, (_key, value: unknown) => (typeof value === 'function' ? `fn:${String(value)}` : value === undefined ? null : value));
 }
