@@ -2,3 +2,4 @@
 await import('./success-path.js');
 await import('./simulation.js');
 await import('./breaker.js');
+await import('./telemetry.js');

@@ -26,9 +26,9 @@ export const INSTRUMENTATION_NAME = 'nresilience';
 
 /** Names of the instruments recorded (DESIGN §7). */
 export const MetricNames = {
-  /** Counter: logical calls, one per call, on its terminal event (`policy`, `outcome`, `reason`). */
+  /** Counter (observable, monotonic): logical calls, one per call, on its terminal event (`policy`, `outcome`, `reason`). */
   calls: 'nresilience.calls',
-  /** Counter: attempts that reached the dependency (`policy`, `outcome` = the attempt's verdict). */
+  /** Counter (observable, monotonic): attempts that reached the dependency (`policy`, `outcome` = the attempt's verdict). */
   attempts: 'nresilience.attempts',
   /** Counter: refusals by a guard of this process (`policy`, `reason`). */
   rejections: 'nresilience.rejections',
@@ -94,17 +94,28 @@ export interface TelemetryOptions {
   traces?: boolean;
 }
 
+/**
+ * A running total for one attribute set of an observable counter: the hot path adds to a number, the
+ * SDK reads the totals when it collects (OpenTelemetry JS hashes the attributes of every synchronous
+ * `add`, which would cost more than the call being protected). Shared by every listener of one meter.
+ */
+class Tally {
+  count = 0;
+  constructor(readonly attributes: Attributes) {}
+}
+
 /** The attributes of one (policy, host, service), each set built once and reused for every record. */
 class AttributeSets {
   readonly base: Attributes;
-  private readonly byReason = new Map<string, Attributes>();
-  private readonly byVerdict = new Map<string, Attributes>();
+  private readonly byReason = new Map<string, Tally>();
+  private readonly byVerdict = new Map<string, Tally>();
   private readonly byRejection = new Map<string, Attributes>();
 
   constructor(
     readonly policy: string,
     host: string | undefined,
     service: string | undefined,
+    private readonly instruments: Instruments | undefined,
   ) {
     const base: Attributes = { [TelemetryAttributes.policy]: policy };
     if (host !== undefined) base[TelemetryAttributes.host] = host;
@@ -112,24 +123,24 @@ class AttributeSets {
     this.base = Object.freeze(base);
   }
 
-  /** `policy` + `outcome` (terminal kind) + `reason`. */
-  call(outcome: string, reason: string): Attributes {
-    let set = this.byReason.get(reason);
-    if (set === undefined || set[TelemetryAttributes.outcome] !== outcome) {
-      set = Object.freeze({ ...this.base, [TelemetryAttributes.outcome]: outcome, [TelemetryAttributes.reason]: reason });
-      this.byReason.set(reason, set);
+  /** The calls tally for `policy` + `outcome` (terminal kind) + `reason`. */
+  call(outcome: string, reason: string): Tally {
+    let tally = this.byReason.get(reason);
+    if (tally === undefined || tally.attributes[TelemetryAttributes.outcome] !== outcome) {
+      tally = this.instruments!.callTally({ ...this.base, [TelemetryAttributes.outcome]: outcome, [TelemetryAttributes.reason]: reason });
+      this.byReason.set(reason, tally);
     }
-    return set;
+    return tally;
   }
 
-  /** `policy` + `outcome` (the attempt's verdict). */
-  attempt(verdict: string): Attributes {
-    let set = this.byVerdict.get(verdict);
-    if (set === undefined) {
-      set = Object.freeze({ ...this.base, [TelemetryAttributes.outcome]: verdict });
-      this.byVerdict.set(verdict, set);
+  /** The attempts tally for `policy` + `outcome` (the attempt's verdict). */
+  attempt(verdict: string): Tally {
+    let tally = this.byVerdict.get(verdict);
+    if (tally === undefined) {
+      tally = this.instruments!.attemptTally({ ...this.base, [TelemetryAttributes.outcome]: verdict });
+      this.byVerdict.set(verdict, tally);
     }
-    return set;
+    return tally;
   }
 
   /** `policy` + `reason` of a refusal. */
@@ -151,19 +162,27 @@ interface Observed {
 
 /** The instruments of one meter: created once, shared by every policy recording through that meter. */
 class Instruments {
-  readonly calls: Counter;
-  readonly attempts: Counter;
   readonly rejections: Counter;
   readonly hedges: Counter;
   readonly stalls: Counter;
   readonly streamResumed: Counter;
   readonly duration: Histogram;
   private readonly observed = new Map<string, Observed>();
+  private readonly calls = new Map<string, Tally>();
+  private readonly attempts = new Map<string, Tally>();
 
   constructor(meter: Meter) {
     const int = { valueType: ValueType.INT };
-    this.calls = meter.createCounter(MetricNames.calls, { ...int, unit: '{call}', description: 'Logical calls, one per call whatever its attempts.' });
-    this.attempts = meter.createCounter(MetricNames.attempts, { ...int, unit: '{attempt}', description: 'Attempts that reached the dependency; attempts / calls is the load multiplier.' });
+    meter
+      .createObservableCounter(MetricNames.calls, { ...int, unit: '{call}', description: 'Logical calls, one per call whatever its attempts.' })
+      .addCallback((result) => {
+        for (const tally of this.calls.values()) result.observe(tally.count, tally.attributes);
+      });
+    meter
+      .createObservableCounter(MetricNames.attempts, { ...int, unit: '{attempt}', description: 'Attempts that reached the dependency; attempts / calls is the load multiplier.' })
+      .addCallback((result) => {
+        for (const tally of this.attempts.values()) result.observe(tally.count, tally.attributes);
+      });
     this.rejections = meter.createCounter(MetricNames.rejections, { ...int, unit: '{call}', description: 'Refusals by a guard of this process, by reason.' });
     this.hedges = meter.createCounter(MetricNames.hedges, { ...int, unit: '{attempt}', description: 'Hedged attempts started.' });
     this.stalls = meter.createCounter(MetricNames.stalls, { ...int, unit: '{attempt}', description: 'Attempts ended because their data stalled.' });
@@ -184,6 +203,16 @@ class Instruments {
       .addCallback((result) => this.observeEach(result, (policy) => policy.bucket()?.utilization));
   }
 
+  /** The shared calls tally of `attributes` (one per distinct attribute set). */
+  callTally(attributes: Attributes): Tally {
+    return tallyOf(this.calls, attributes);
+  }
+
+  /** The shared attempts tally of `attributes`. */
+  attemptTally(attributes: Attributes): Tally {
+    return tallyOf(this.attempts, attributes);
+  }
+
   /** Makes the gauges report `policy` (replacing an earlier policy of the same name, host and service). */
   observe(policy: Policy, attributes: AttributeSets): void {
     if (policy.name === '') return;
@@ -202,6 +231,16 @@ class Instruments {
       if (value !== undefined) result.observe(value, entry.attributes);
     }
   }
+}
+
+function tallyOf(tallies: Map<string, Tally>, attributes: Attributes): Tally {
+  const key = JSON.stringify(attributes);
+  let tally = tallies.get(key);
+  if (tally === undefined) {
+    tally = new Tally(Object.freeze(attributes));
+    tallies.set(key, tally);
+  }
+  return tally;
 }
 
 /** The span of one logical call, found by the listener through the call's async context. */
@@ -261,7 +300,7 @@ export class ResilienceTelemetry {
       instrumented = instrumented.with({ around });
     }
     instrumented = instrumented.withListener(this.listener(host, service));
-    this.instruments.observe(instrumented, new AttributeSets(instrumented.name, host, service));
+    this.instruments.observe(instrumented, new AttributeSets(instrumented.name, host, service, undefined));
     return instrumented;
   }
 
@@ -277,7 +316,7 @@ export class ResilienceTelemetry {
       if (last !== undefined && last.policy === policy) return last;
       let set = sets.get(policy);
       if (set === undefined) {
-        set = new AttributeSets(policy, host, service);
+        set = new AttributeSets(policy, host, service, instruments);
         sets.set(policy, set);
       }
       last = set;
@@ -287,7 +326,7 @@ export class ResilienceTelemetry {
       const attributes = attributesOf(event.policy);
       switch (event.kind) {
         case 'attempt':
-          instruments.attempts.add(1, attributes.attempt(event.verdict ?? 'unknown'));
+          attributes.attempt(event.verdict ?? 'unknown').count++;
           if (event.error === 'AttemptStalledError') instruments.stalls.add(1, attributes.base);
           break;
         case 'rejected':
@@ -305,8 +344,8 @@ export class ResilienceTelemetry {
       }
       if (event.isTerminal) {
         const call = attributes.call(event.kind, event.reason ?? event.kind);
-        instruments.calls.add(1, call);
-        instruments.duration.record(event.duration, call);
+        call.count++;
+        instruments.duration.record(event.duration, call.attributes);
       }
       const state = callStore.getStore();
       if (state !== undefined && state.policy === event.policy) addSpanEvent(state, event);
@@ -317,7 +356,7 @@ export class ResilienceTelemetry {
     const tracer = this.tracer;
     let last: AttributeSets | undefined;
     return <T>(call: () => Promise<T>, name: string): Promise<T> => {
-      if (last === undefined || last.policy !== name) last = new AttributeSets(name, host, service);
+      if (last === undefined || last.policy !== name) last = new AttributeSets(name, host, service, undefined);
       const parent = context.active();
       const span = tracer.startSpan(name === '' ? INSTRUMENTATION_NAME : `${INSTRUMENTATION_NAME} ${name}`, { kind: SpanKind.INTERNAL, attributes: last.base }, parent);
       if (!span.isRecording()) {

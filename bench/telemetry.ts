@@ -1,0 +1,83 @@
+/**
+ * Cost of observation on the success path (issue 5): `Resilience.default` with OpenTelemetry metrics
+ * and spans and the logging listener attached, against the same policy without them and a raw
+ * awaited call, same process, same run. Run on demand: `npm run bench`. Not part of `npm test`.
+ *
+ * The SDK is real (sdk-metrics MeterProvider with a reader, sdk-trace-base tracer provider sampling
+ * every span, AsyncLocalStorage context manager); spans go to a processor that drops them, so memory
+ * stays flat. Logging goes through Nest's `Logger` with the application at `log`/`warn`/`error` (a
+ * production setting): healthy records are at `verbose`, so they are counted but not formatted.
+ * One row uses a tracer that samples nothing (what most calls see under ratio sampling).
+ */
+import { Logger } from '@nestjs/common';
+import { context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { AlwaysOffSampler, BasicTracerProvider, NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Bench } from 'tinybench';
+import { NestResilienceLogger, Resilience, withLogging } from '@nresilience/nestjs';
+import { MetricNames, withTelemetry } from '@nresilience/nestjs/telemetry';
+
+const work = async () => 1;
+
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+const meterProvider = new MeterProvider({ readers: [reader] });
+const tracerProvider = new BasicTracerProvider({ spanProcessors: [new NoopSpanProcessor()] });
+// A tracer that samples nothing: what most calls see under ratio sampling.
+const unsampledTracerProvider = new BasicTracerProvider({ sampler: new AlwaysOffSampler() });
+Logger.overrideLogger(['log', 'warn', 'error']);
+
+const plain = Resilience.default.with({ name: 'bench' });
+const metricsOnly = withTelemetry(plain, { meterProvider, tracerProvider, traces: false });
+const telemetry = withTelemetry(plain, { meterProvider, tracerProvider });
+const unsampled = withTelemetry(plain, { meterProvider, tracerProvider: unsampledTracerProvider });
+const observed = withLogging(telemetry, new NestResilienceLogger('bench'));
+const loggingOnly = withLogging(plain, new NestResilienceLogger('bench'));
+
+const time = Number(process.env.BENCH_TIME_MS ?? 1500);
+const bench = new Bench({ time, warmupTime: 300 });
+bench
+  .add('raw await', async () => {
+    await work();
+  })
+  .add('Resilience.default, nothing attached', async () => {
+    await plain.run(work);
+  })
+  .add('+ logging (Nest Logger, verbose off)', async () => {
+    await loggingOnly.run(work);
+  })
+  .add('+ OpenTelemetry metrics', async () => {
+    await metricsOnly.run(work);
+  })
+  .add('+ OpenTelemetry metrics, span not sampled', async () => {
+    await unsampled.run(work);
+  })
+  .add('+ OpenTelemetry metrics and spans', async () => {
+    await telemetry.run(work);
+  })
+  .add('+ metrics, spans and logging (the ResilienceModule default)', async () => {
+    await observed.run(work);
+  });
+
+await bench.run();
+
+const rows = bench.tasks.map((task) => {
+  const result = task.result as { latency?: { mean: number } } | undefined;
+  return { name: task.name, ns: (result?.latency?.mean ?? NaN) * 1e6 };
+});
+const raw = rows[0]!.ns;
+const bare = rows[1]!.ns;
+console.log(`Telemetry cost, Node ${process.version}, ${time} ms per task`);
+console.table(rows.map((row) => ({ task: row.name, 'ns/call': row.ns.toFixed(0), 'x raw': (row.ns / raw).toFixed(2), 'x without': (row.ns / bare).toFixed(2) })));
+
+// The counters really counted: attempts / calls of the instrumented tasks.
+await reader.forceFlush();
+const metrics = exporter.getMetrics().at(-1)?.scopeMetrics.flatMap((scope) => scope.metrics) ?? [];
+const total = (name: string) => metrics.find((m) => m.descriptor.name === name)?.dataPoints.reduce((sum, p) => sum + (p.value as number), 0) ?? 0;
+console.log(`recorded: ${total(MetricNames.calls)} calls, ${total(MetricNames.attempts)} attempts`);
+await meterProvider.shutdown();
+await tracerProvider.shutdown();
+await unsampledTracerProvider.shutdown();
+context.disable();
