@@ -186,15 +186,16 @@ export class CircuitBreaker {
    * @param admission what {@link admit} returned for this attempt (`Refused` is ignored)
    * @param verdict the attempt's verdict
    * @param durationMs the attempt's duration, ms, measured on the same clock from (at or after) admission
+   * @param at the clock reading when the attempt ended, if the caller has it (saves a clock read)
    */
-  record(admission: Admission, verdict: VerdictKind, durationMs: number): void {
+  record(admission: Admission, verdict: VerdictKind, durationMs: number, at?: number): void {
     if (admission === Admission.Refused) return;
     if (admission === Admission.Probe) {
       this.settleProbe(verdict, durationMs);
       return;
     }
     if (verdict !== 'Ok' && verdict !== 'Transient') return;
-    const now = this.clock.now();
+    const now = at ?? this.clock.now();
     const failure = verdict === 'Transient';
     const slow = durationMs > this.slowThreshold(now);
     if (!failure) this.latency.add(now, durationMs);
