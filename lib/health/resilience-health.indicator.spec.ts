@@ -120,3 +120,18 @@ describe('ResilienceHealthIndicator.isHealthy', () => {
     expect(() => indicator.isHealthy('r', null as never)).toThrow(TypeError);
   });
 });
+
+describe('ResilienceHealthIndicator with scoped policies from config', () => {
+  it('lists the keys of a policy configured with scope, without the scopes option', async () => {
+    const { registry, indicator } = setup({ billing: { attempts: 1, budget: false, breaker: BREAKER, scope: { maximumKeys: 10 } } });
+    const handle = registry.handle('billing');
+    for (let i = 0; i < 5; i++) await handle.for('noisy').tryRun(() => Promise.reject(new Error('down')));
+    await handle.for('quiet').run(() => 'ok');
+    const billing = indicator.isHealthy().resilience.billing as unknown as { keyCount: number; keysDegraded: number; keys: Record<string, { breaker: string }> };
+    expect([billing.keyCount, billing.keysDegraded]).toEqual([2, 1]);
+    expect(Object.entries(billing.keys).map(([key, value]) => [key, value.breaker])).toEqual([
+      ['noisy', 'open'],
+      ['quiet', 'closed'],
+    ]);
+  });
+});

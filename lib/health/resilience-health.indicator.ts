@@ -78,7 +78,8 @@ export interface ResilienceHealthOptions {
   downWhenOpen?: readonly string[];
   /**
    * Keyed scopes to report per key, by entry name: a registered policy name adds `keys` to that
-   * policy's entry; another name gets an entry of its own (`status` `ok`). Default: none.
+   * policy's entry; another name gets an entry of its own (`status` `ok`). Policies configured with
+   * `scope` in `ResilienceModule` list their keys without this option. Default: none.
    */
   scopes?: Readonly<Record<string, ScopeReadable>>;
   /** The most keys listed per scope, an integer >= 0. Default {@link DEFAULT_HEALTH_KEYS} (20). */
@@ -142,7 +143,8 @@ export class ResilienceHealthIndicator {
         entry = readGuards(policy.breaker(), policy.bucket());
         if (downWhenOpen.has(name) && (entry.breaker === 'open' || entry.breaker === 'isolated')) down = true;
       }
-      const scope = scopes.get(name);
+      // A scope given in the options wins; otherwise a policy configured with `scope` lists its keys.
+      const scope = scopes.get(name) ?? (this.registry.has(name) ? this.registry.scope(name) : undefined);
       if (scope !== undefined) addKeys(entry, scope, maximumKeys);
       details[name === 'status' ? 'policy:status' : name] = entry;
     }
