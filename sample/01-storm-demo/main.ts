@@ -5,6 +5,7 @@
  *   npm run demo                   about 55 s
  *   npm run demo -- --quick        about 15 s
  *   npm run demo -- --json         also prints the summary as one JSON object on the last line
+ *   npm run demo -- --metrics      also prints the counters a real OpenTelemetry SDK collected
  */
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
@@ -17,6 +18,7 @@ import { LoadDriver } from './load-driver.js';
 import { type RunExtras, type RunRecord, type RunSummary, secondLine, summarize, table } from './report.js';
 import { FULL, QUICK, type Scenario, totalSeconds } from './scenario.js';
 import { Timeline } from './timeline.js';
+import { DemoTelemetry, difference, otelTable } from './otel-metrics.js';
 
 // The dependency counts as done once it has been idle this long (longer than any backoff the policy waits).
 const QUIET_MS = 500;
@@ -76,7 +78,7 @@ async function runOnce(label: string, budget: boolean, scenario: Scenario): Prom
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, json: { type: 'boolean' } }, strict: true });
+  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, json: { type: 'boolean' }, metrics: { type: 'boolean' } }, strict: true });
   const scenario = values.quick ? QUICK : FULL;
   const bound = (2 * totalSeconds(scenario) + 20) * 1000;
   // The runs are bounded by construction; this is the backstop if something in them is not.
@@ -92,12 +94,20 @@ async function main(): Promise<void> {
       ` (degraded = ${scenario.dependency.degradedSlowdown}x slower, ${scenario.dependency.degradedErrorRate * 100}% 503s, ` +
       `${scenario.dependency.capacity} requests in flight at most)`,
   );
+  const otel = values.metrics ? DemoTelemetry.install() : undefined;
   const on = await runOnce('budget on', true, scenario);
+  const otelOn = await otel?.totals();
   const off = await runOnce('budget off', false, scenario);
+  const otelOff = await otel?.totals();
+  await otel?.shutdown();
   clearTimeout(watchdog);
 
   console.log('');
   console.log(table(on.summary, off.summary, { on: on.extras, off: off.extras }));
+  if (otelOn !== undefined && otelOff !== undefined) {
+    console.log('');
+    console.log(otelTable(otelOn, difference(otelOff, otelOn), { on: on.summary, off: off.summary }));
+  }
   if (values.json) console.log(JSON.stringify({ budgetOn: on.summary, budgetOff: off.summary }));
 
   // Everything was closed above; if a handle still holds the process, say which instead of hanging.
