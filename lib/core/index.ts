@@ -14,6 +14,6 @@ export * from './retry-after.js';
 export type { AttemptContext } from './attempt-context.js';
 export type { AttemptRecord, CallResult } from './call-result.js';
 export { GUARDED_PAUSE_MS, type Work } from './executor.js';
-export { DEFAULT_OPTIONS, type PolicyOptions, type ResolvedPolicyOptions } from './policy-options.js';
+export { type CallWrapper, DEFAULT_OPTIONS, type PolicyOptions, type ResolvedPolicyOptions } from './policy-options.js';
 export { Policy, Resilience, type RunOptions } from './policy.js';
 export * from './policy-scope.js';
