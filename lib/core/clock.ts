@@ -1,3 +1,5 @@
+import { type TimerEntry, TimerHeap } from './timer-heap.js';
+
 /**
  * Time for every policy: a monotonic reading in milliseconds and cancellable timers.
  *
@@ -32,15 +34,6 @@ export interface TimerPrimitives {
   clearTimeout(handle: unknown): void;
 }
 
-class HeapEntry implements TimerHandle {
-  index = -1;
-  constructor(
-    readonly due: number,
-    readonly seq: number,
-    readonly callback: () => void,
-  ) {}
-}
-
 const nodeTimers: TimerPrimitives = {
   now: () => performance.now(),
   setTimeout: (callback, delay) => {
@@ -61,50 +54,45 @@ export class SystemClock implements Clock {
   /** The process-wide instance every policy uses unless given another clock. */
   static readonly instance = new SystemClock();
 
-  private readonly heap: HeapEntry[] = [];
-  private seq = 0;
+  private readonly heap = new TimerHeap();
   private armed: unknown = undefined;
   private armedDue = Infinity;
 
-  /** @param timers timer primitives; Node's own (unref'd) by default. */
-  constructor(private readonly timers: TimerPrimitives = nodeTimers) {}
+  /** @param primitives timer primitives; Node's own (unref'd) by default. */
+  constructor(private readonly primitives: TimerPrimitives = nodeTimers) {}
 
   now(): number {
-    return this.timers.now();
+    return this.primitives.now();
   }
 
   /** Number of timers set and neither fired nor cleared. */
   get pending(): number {
-    return this.heap.length;
+    return this.heap.size;
   }
 
   setTimer(delay: number, callback: () => void): TimerHandle {
-    const safeDelay = delay > 0 ? delay : 0;
-    const entry = new HeapEntry(this.timers.now() + safeDelay, this.seq++, callback);
-    this.push(entry);
+    const entry = this.heap.add(this.primitives.now() + (delay > 0 ? delay : 0), callback);
     if (entry.due < this.armedDue) this.arm();
     return entry;
   }
 
   clearTimer(handle: TimerHandle): void {
-    const entry = handle as HeapEntry;
-    if (entry.index < 0) return;
     // The Node timer stays armed: it is unref'd, and re-arming on every call would cost a
     // setTimeout/clearTimeout pair per deadline. When it fires early it finds nothing due and re-arms.
-    this.removeAt(entry.index);
+    this.heap.remove(handle as TimerEntry);
   }
 
   private arm(): void {
     this.disarm();
-    const top = this.heap[0];
+    const top = this.heap.peek();
     if (top === undefined) return;
-    const wait = Math.min(Math.max(0, Math.ceil(top.due - this.timers.now())), MAX_TIMER_DELAY);
+    const wait = Math.min(Math.max(0, Math.ceil(top.due - this.primitives.now())), MAX_TIMER_DELAY);
     this.armedDue = top.due;
-    this.armed = this.timers.setTimeout(() => this.fire(), wait);
+    this.armed = this.primitives.setTimeout(() => this.fire(), wait);
   }
 
   private disarm(): void {
-    if (this.armed !== undefined) this.timers.clearTimeout(this.armed);
+    if (this.armed !== undefined) this.primitives.clearTimeout(this.armed);
     this.armed = undefined;
     this.armedDue = Infinity;
   }
@@ -112,11 +100,9 @@ export class SystemClock implements Clock {
   private fire(): void {
     this.armed = undefined;
     this.armedDue = Infinity;
-    const now = this.timers.now();
+    const now = this.primitives.now();
     // A chained wait (above 2^31-1 ms) wakes early by design and simply re-arms.
-    let top = this.heap[0];
-    while (top !== undefined && top.due <= now) {
-      this.removeAt(0);
+    for (let top = this.heap.takeDue(now); top !== undefined; top = this.heap.takeDue(now)) {
       try {
         top.callback();
       } catch (error) {
@@ -124,64 +110,7 @@ export class SystemClock implements Clock {
           throw error;
         });
       }
-      top = this.heap[0];
     }
     if (this.armed === undefined) this.arm();
-  }
-
-  private less(a: HeapEntry, b: HeapEntry): boolean {
-    return a.due < b.due || (a.due === b.due && a.seq < b.seq);
-  }
-
-  private push(entry: HeapEntry): void {
-    entry.index = this.heap.length;
-    this.heap.push(entry);
-    this.up(entry.index);
-  }
-
-  private removeAt(index: number): void {
-    const heap = this.heap;
-    const removed = heap[index]!;
-    const last = heap.pop()!;
-    removed.index = -1;
-    if (last !== removed) {
-      heap[index] = last;
-      last.index = index;
-      this.down(index);
-      this.up(last.index);
-    }
-  }
-
-  private up(index: number): void {
-    const heap = this.heap;
-    const entry = heap[index]!;
-    while (index > 0) {
-      const parentIndex = (index - 1) >> 1;
-      const parent = heap[parentIndex]!;
-      if (!this.less(entry, parent)) break;
-      heap[index] = parent;
-      parent.index = index;
-      index = parentIndex;
-    }
-    heap[index] = entry;
-    entry.index = index;
-  }
-
-  private down(index: number): void {
-    const heap = this.heap;
-    const entry = heap[index]!;
-    const length = heap.length;
-    for (;;) {
-      const left = 2 * index + 1;
-      if (left >= length) break;
-      const right = left + 1;
-      const child = right < length && this.less(heap[right]!, heap[left]!) ? right : left;
-      if (!this.less(heap[child]!, entry)) break;
-      heap[index] = heap[child]!;
-      heap[index]!.index = index;
-      index = child;
-    }
-    heap[index] = entry;
-    entry.index = index;
   }
 }

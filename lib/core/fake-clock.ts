@@ -1,13 +1,5 @@
 import type { Clock, TimerHandle } from './clock.js';
-
-class FakeTimer implements TimerHandle {
-  cleared = false;
-  constructor(
-    readonly due: number,
-    readonly seq: number,
-    readonly callback: () => void,
-  ) {}
-}
+import { type TimerEntry, TimerHeap } from './timer-heap.js';
 
 /**
  * A clock that moves only when told: the clock for every unit test (DESIGN §3.13, §8).
@@ -20,8 +12,7 @@ class FakeTimer implements TimerHandle {
  */
 export class FakeClock implements Clock {
   private current: number;
-  private seq = 0;
-  private timers: FakeTimer[] = [];
+  private readonly heap = new TimerHeap();
 
   /** @param start the initial reading in milliseconds (default 0). */
   constructor(start = 0) {
@@ -33,26 +24,21 @@ export class FakeClock implements Clock {
   }
 
   setTimer(delay: number, callback: () => void): TimerHandle {
-    const timer = new FakeTimer(this.current + (delay > 0 ? delay : 0), this.seq++, callback);
-    this.timers.push(timer);
-    return timer;
+    return this.heap.add(this.current + (delay > 0 ? delay : 0), callback);
   }
 
   clearTimer(handle: TimerHandle): void {
-    const timer = handle as FakeTimer;
-    if (timer.cleared) return;
-    timer.cleared = true;
-    this.timers = this.timers.filter((t) => t !== timer);
+    this.heap.remove(handle as TimerEntry);
   }
 
   /** Number of timers set and neither fired nor cleared. */
   get pending(): number {
-    return this.timers.length;
+    return this.heap.size;
   }
 
   /** Due time of the earliest pending timer, or `undefined` when none is pending. */
   get nextDue(): number | undefined {
-    return this.earliest()?.due;
+    return this.heap.peek()?.due;
   }
 
   /**
@@ -67,11 +53,8 @@ export class FakeClock implements Clock {
     }
     const target = this.current + ms;
     await settle();
-    for (;;) {
-      const next = this.earliest();
-      if (next === undefined || next.due > target) break;
+    for (let next = this.heap.takeDue(target); next !== undefined; next = this.heap.takeDue(target)) {
       this.current = Math.max(this.current, next.due);
-      this.clearTimer(next);
       next.callback();
       await settle();
     }
@@ -83,19 +66,11 @@ export class FakeClock implements Clock {
   async runAll(limit = 10_000): Promise<void> {
     await settle();
     for (let i = 0; i < limit; i++) {
-      const next = this.earliest();
+      const next = this.heap.peek();
       if (next === undefined) return;
       await this.advance(Math.max(0, next.due - this.current));
     }
     throw new Error(`FakeClock.runAll: still ${this.pending} timers pending after ${limit} firings`);
-  }
-
-  private earliest(): FakeTimer | undefined {
-    let best: FakeTimer | undefined;
-    for (const t of this.timers) {
-      if (best === undefined || t.due < best.due || (t.due === best.due && t.seq < best.seq)) best = t;
-    }
-    return best;
   }
 }
 

@@ -1,15 +1,5 @@
 import type { Clock, TimerHandle } from '../../core/clock.js';
-
-/** A pending timer of a {@link VirtualClock}. */
-class VirtualTimer implements TimerHandle {
-  /** Position in the heap; -1 once fired or cleared. */
-  index = -1;
-  constructor(
-    readonly due: number,
-    readonly seq: number,
-    readonly callback: () => void,
-  ) {}
-}
+import { type TimerEntry, TimerHeap } from '../../core/timer-heap.js';
 
 /**
  * The simulator's clock (DESIGN §3.13, §8): time stands still until the driver jumps it to the next
@@ -29,10 +19,9 @@ class VirtualTimer implements TimerHandle {
  */
 export class VirtualClock implements Clock {
   private current: number;
-  private seq = 0;
   /** Count of timers set or cleared so far: a cheap activity signal for the driver. */
   changes = 0;
-  private readonly heap: VirtualTimer[] = [];
+  private readonly heap = new TimerHeap();
 
   /** @param start the initial reading in ms (default 0). */
   constructor(start = 0) {
@@ -46,29 +35,24 @@ export class VirtualClock implements Clock {
 
   /** Number of timers set and neither fired nor cleared. */
   get pending(): number {
-    return this.heap.length;
+    return this.heap.size;
   }
 
   /** Due time (ms) of the earliest pending timer, or `undefined` when none is pending. */
   get nextDue(): number | undefined {
-    return this.heap[0]?.due;
+    return this.heap.peek()?.due;
   }
 
   /** Calls `callback` once at `now() + delay` (negative or NaN delays count as 0). */
   setTimer(delay: number, callback: () => void): TimerHandle {
     this.changes++;
-    const timer = new VirtualTimer(this.current + (delay > 0 ? delay : 0), this.seq++, callback);
-    timer.index = this.heap.length;
-    this.heap.push(timer);
-    this.up(timer.index);
-    return timer;
+    return this.heap.add(this.current + (delay > 0 ? delay : 0), callback);
   }
 
   /** Cancels a timer; clearing one that already fired or was cleared does nothing. */
   clearTimer(handle: TimerHandle): void {
-    const timer = handle as VirtualTimer;
     this.changes++;
-    if (timer.index >= 0) this.removeAt(timer.index);
+    this.heap.remove(handle as TimerEntry);
   }
 
   /**
@@ -79,23 +63,19 @@ export class VirtualClock implements Clock {
    * @returns whether any timer fired.
    */
   fireDue(limit = Infinity): boolean {
-    const heap = this.heap;
-    const first = heap[0];
+    const first = this.heap.peek();
     if (first === undefined || first.due > limit) return false;
     if (first.due > this.current) this.current = first.due;
     const now = this.current;
     let failure: unknown;
     let failed = false;
-    let top: VirtualTimer | undefined = first;
-    while (top !== undefined && top.due <= now) {
-      this.removeAt(0);
+    for (let top = this.heap.takeDue(now); top !== undefined; top = this.heap.takeDue(now)) {
       try {
         top.callback();
       } catch (error) {
         if (!failed) failure = error;
         failed = true;
       }
-      top = heap[0];
     }
     if (failed) throw failure;
     return true;
@@ -107,60 +87,10 @@ export class VirtualClock implements Clock {
    * @throws RangeError when a pending timer is due before `time`.
    */
   jumpTo(time: number): void {
-    const first = this.heap[0];
+    const first = this.heap.peek();
     if (first !== undefined && first.due < time) {
       throw new RangeError(`VirtualClock.jumpTo(${time}): a timer is due at ${first.due}; fire it first`);
     }
     if (time > this.current) this.current = time;
-  }
-
-  private less(a: VirtualTimer, b: VirtualTimer): boolean {
-    return a.due < b.due || (a.due === b.due && a.seq < b.seq);
-  }
-
-  private removeAt(index: number): void {
-    const heap = this.heap;
-    const removed = heap[index]!;
-    const last = heap.pop()!;
-    removed.index = -1;
-    if (last !== removed) {
-      heap[index] = last;
-      last.index = index;
-      this.down(index);
-      this.up(last.index);
-    }
-  }
-
-  private up(index: number): void {
-    const heap = this.heap;
-    const entry = heap[index]!;
-    while (index > 0) {
-      const parentIndex = (index - 1) >> 1;
-      const parent = heap[parentIndex]!;
-      if (!this.less(entry, parent)) break;
-      heap[index] = parent;
-      parent.index = index;
-      index = parentIndex;
-    }
-    heap[index] = entry;
-    entry.index = index;
-  }
-
-  private down(index: number): void {
-    const heap = this.heap;
-    const entry = heap[index]!;
-    const length = heap.length;
-    for (;;) {
-      const left = 2 * index + 1;
-      if (left >= length) break;
-      const right = left + 1;
-      const child = right < length && this.less(heap[right]!, heap[left]!) ? right : left;
-      if (!this.less(heap[child]!, entry)) break;
-      heap[index] = heap[child]!;
-      heap[index]!.index = index;
-      index = child;
-    }
-    heap[index] = entry;
-    entry.index = index;
   }
 }
