@@ -9,7 +9,7 @@
  */
 import { ConsecutiveBreaker, circuitBreaker, handleAll } from 'cockatiel';
 import CircuitBreaker from 'opossum';
-import { Bench } from 'tinybench';
+import { measure } from './harness.js';
 import { Breaker, RetryBudget, Resilience } from '@nresilience/nestjs/core';
 
 const work = async () => 1;
@@ -19,33 +19,13 @@ const withBreaker = Resilience.default.with({ attempts: 1, budget: RetryBudget.n
 const cockatiel = circuitBreaker(handleAll, { halfOpenAfter: 15_000, breaker: new ConsecutiveBreaker(5) });
 const opossum = new CircuitBreaker(work, { timeout: false });
 
-const time = Number(process.env.BENCH_TIME_MS ?? 1500);
-const bench = new Bench({ time, warmupTime: 300 });
-bench
-  .add('raw await', async () => {
-    await work();
-  })
-  .add('nresilience: attempts 1, no budget, no breaker', async () => {
-    await withoutBreaker.run(work);
-  })
-  .add('nresilience: attempts 1, no budget, Breaker.default', async () => {
-    await withBreaker.run(work);
-  })
-  .add('cockatiel 3.2.1: ConsecutiveBreaker(5), halfOpenAfter 15 s', async () => {
-    await cockatiel.execute(work);
-  })
-  .add('opossum 9: breaker, timeout false', async () => {
-    await opossum.fire();
-  });
+const rows = await measure('Breaker success path', [
+  ['raw await', () => work()],
+  ['nresilience: attempts 1, no budget, no breaker', () => withoutBreaker.run(work)],
+  ['nresilience: attempts 1, no budget, Breaker.default', () => withBreaker.run(work)],
+  ['cockatiel 3.2.1: ConsecutiveBreaker(5), halfOpenAfter 15 s', () => cockatiel.execute(work)],
+  ['opossum 9: breaker, timeout false', () => opossum.fire()],
+]);
 
-await bench.run();
-
-const rows = bench.tasks.map((task) => {
-  const result = task.result as { latency?: { mean: number } } | undefined;
-  return { name: task.name, ns: (result?.latency?.mean ?? NaN) * 1e6 };
-});
-const raw = rows[0]!.ns;
-console.log(`Breaker success path — Node ${process.version}, ${time} ms per task`);
-console.table(rows.map((row) => ({ task: row.name, 'ns/call': row.ns.toFixed(0), 'x raw': (row.ns / raw).toFixed(2) })));
 console.log(`breaker admission + recording: ${(rows[2]!.ns - rows[1]!.ns).toFixed(0)} ns/call`);
 opossum.shutdown();

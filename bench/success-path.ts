@@ -7,7 +7,7 @@
  */
 import { ConsecutiveBreaker, TimeoutStrategy, circuitBreaker, handleAll, retry, timeout, wrap } from 'cockatiel';
 import CircuitBreaker from 'opossum';
-import { Bench } from 'tinybench';
+import { measure } from './harness.js';
 import { RetryBudget, Resilience } from '@nresilience/nestjs/core';
 
 const work = async () => 1;
@@ -25,42 +25,16 @@ const bareOff = Resilience.default.with({ attempts: 1, budget: RetryBudget.none 
 const defaults = Resilience.default;
 const http = Resilience.http;
 
-const time = Number(process.env.BENCH_TIME_MS ?? 1500);
-const bench = new Bench({ time, warmupTime: 300 });
-bench
-  .add('raw await', async () => {
-    await work();
-  })
-  .add('nresilience: every feature off', async () => {
-    await bareOff.run(work);
-  })
-  .add('nresilience: Resilience.default (retry + budget)', async () => {
-    await defaults.run(work);
-  })
-  .add('nresilience: Resilience.http (+ 30 s deadline)', async () => {
-    await http.run(work);
-  })
-  .add('cockatiel 3.2.1: retry', async () => {
-    await cockatielRetry.execute(work);
-  })
-  .add('cockatiel 3.2.1: retry + breaker + timeout(30 s)', async () => {
-    await cockatielFull.execute(work);
-  })
-  .add('opossum 9: breaker, no timeout', async () => {
-    await opossumPlain.fire();
-  })
-  .add('opossum 9: breaker + timeout(30 s)', async () => {
-    await opossumTimeout.fire();
-  });
+await measure('Success path', [
+  ['raw await', () => work()],
+  ['nresilience: every feature off', () => bareOff.run(work)],
+  ['nresilience: Resilience.default (retry + budget)', () => defaults.run(work)],
+  ['nresilience: Resilience.http (+ 30 s deadline)', () => http.run(work)],
+  ['cockatiel 3.2.1: retry', () => cockatielRetry.execute(work)],
+  ['cockatiel 3.2.1: retry + breaker + timeout(30 s)', () => cockatielFull.execute(work)],
+  ['opossum 9: breaker, no timeout', () => opossumPlain.fire()],
+  ['opossum 9: breaker + timeout(30 s)', () => opossumTimeout.fire()],
+]);
 
-await bench.run();
-
-const rows = bench.tasks.map((task) => {
-  const result = task.result as { latency?: { mean: number } } | undefined;
-  return { name: task.name, ns: (result?.latency?.mean ?? NaN) * 1e6 };
-});
-const raw = rows[0]!.ns;
-console.log(`Node ${process.version}, ${time} ms per task`);
-console.table(rows.map((row) => ({ task: row.name, 'ns/call': row.ns.toFixed(0), 'x raw': (row.ns / raw).toFixed(2) })));
 opossumTimeout.shutdown();
 opossumPlain.shutdown();

@@ -14,7 +14,7 @@ import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { AlwaysOffSampler, BasicTracerProvider, NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { Bench } from 'tinybench';
+import { measure } from './harness.js';
 import { NestResilienceLogger, Resilience, withLogging } from '@nresilience/nestjs';
 import { MetricNames, withTelemetry } from '@nresilience/nestjs/telemetry';
 
@@ -36,41 +36,15 @@ const unsampled = withTelemetry(plain, { meterProvider, tracerProvider: unsample
 const observed = withLogging(telemetry, new NestResilienceLogger('bench'));
 const loggingOnly = withLogging(plain, new NestResilienceLogger('bench'));
 
-const time = Number(process.env.BENCH_TIME_MS ?? 1500);
-const bench = new Bench({ time, warmupTime: 300 });
-bench
-  .add('raw await', async () => {
-    await work();
-  })
-  .add('Resilience.default, nothing attached', async () => {
-    await plain.run(work);
-  })
-  .add('+ logging (Nest Logger, verbose off)', async () => {
-    await loggingOnly.run(work);
-  })
-  .add('+ OpenTelemetry metrics', async () => {
-    await metricsOnly.run(work);
-  })
-  .add('+ OpenTelemetry metrics, span not sampled', async () => {
-    await unsampled.run(work);
-  })
-  .add('+ OpenTelemetry metrics and spans', async () => {
-    await telemetry.run(work);
-  })
-  .add('+ metrics, spans and logging (the ResilienceModule default)', async () => {
-    await observed.run(work);
-  });
-
-await bench.run();
-
-const rows = bench.tasks.map((task) => {
-  const result = task.result as { latency?: { mean: number } } | undefined;
-  return { name: task.name, ns: (result?.latency?.mean ?? NaN) * 1e6 };
-});
-const raw = rows[0]!.ns;
-const bare = rows[1]!.ns;
-console.log(`Telemetry cost, Node ${process.version}, ${time} ms per task`);
-console.table(rows.map((row) => ({ task: row.name, 'ns/call': row.ns.toFixed(0), 'x raw': (row.ns / raw).toFixed(2), 'x without': (row.ns / bare).toFixed(2) })));
+await measure('Telemetry cost', [
+  ['raw await', () => work()],
+  ['Resilience.default, nothing attached', () => plain.run(work)],
+  ['+ logging (Nest Logger, verbose off)', () => loggingOnly.run(work)],
+  ['+ OpenTelemetry metrics', () => metricsOnly.run(work)],
+  ['+ OpenTelemetry metrics, span not sampled', () => unsampled.run(work)],
+  ['+ OpenTelemetry metrics and spans', () => telemetry.run(work)],
+  ['+ metrics, spans and logging (the ResilienceModule default)', () => observed.run(work)],
+], { index: 1, label: 'without' });
 
 // The counters really counted: attempts / calls of the instrumented tasks.
 await reader.forceFlush();
