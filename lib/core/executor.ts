@@ -41,25 +41,15 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
   const listener = o.onEvent;
   const breaker = policy.breaker();
   // Clock reads cost ~50 ns each: read the call's start only when something reports or bounds the
-  // call, and time attempts only when that or a breaker needs their durations.
+  // call, and time attempts only when a report or the breaker needs their durations.
   const reported = listener !== undefined || log !== undefined;
   const callTimed = reported || o.deadline !== undefined;
-  const timed = callTimed || breaker !== undefined;
+  const timed = reported || breaker !== undefined;
   const start = callTimed ? clock.now() : 0;
   const deadlineAt = o.deadline === undefined ? Infinity : start + o.deadline;
 
-  const finish = (kind: CallEventKind, reason: StopReason, attempt: number, verdict: Verdict | undefined, error: unknown): void => {
-    if (log !== undefined) {
-      log.reason = reason;
-      log.duration = clock.now() - start;
-    }
-    if (listener !== undefined) {
-      emit(listener, new CallEvent(kind, o.name, attempt, verdict?.kind, errorName(error), clock.now() - start, 0, reason, true));
-    }
-  };
-
   if (signal?.aborted) {
-    finish('failed', 'cancelled', 0, undefined, signal.reason);
+    finish(o, log, start, 'failed', 'cancelled', 0, undefined, signal.reason);
     throw signal.reason;
   }
 
@@ -80,7 +70,7 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
           : o.backoff.compute({ attempt: n, verdict: lastVerdict!, error: lastError, remaining, signal, random: o.random });
       if (delay >= remaining) {
         // It would sleep into a deadline it cannot meet: stop now with the failure it has.
-        finish('failed', 'deadlineExceeded', n - 1, lastVerdict, lastError);
+        finish(o, log, start, 'failed', 'deadlineExceeded', n - 1, lastVerdict, lastError);
         if (threw) throw lastError;
         return lastValue as T;
       }
@@ -89,10 +79,10 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
       const refusal = breaker !== undefined && breaker.retryAfter() > 0 ? 'DependencyUnavailable' : bucket !== undefined && !bucket.tryAcquire() ? 'BudgetExhausted' : undefined;
       if (refusal !== undefined) {
         const error = await refuse(refusal, policy, clock, deadlineAt, signal, threw ? lastError : undefined).catch((reason: unknown) => {
-          finish('failed', 'cancelled', n - 1, lastVerdict, reason);
+          finish(o, log, start, 'failed', 'cancelled', n - 1, lastVerdict, reason);
           throw reason;
         });
-        finish('rejected', refusal === 'BudgetExhausted' ? 'budgetExhausted' : 'dependencyUnavailable', n - 1, lastVerdict, error);
+        finish(o, log, start, 'rejected', refusal === 'BudgetExhausted' ? 'budgetExhausted' : 'dependencyUnavailable', n - 1, lastVerdict, error);
         throw error;
       }
       if (log !== undefined) log.attempts[log.attempts.length - 1]!.delay = delay;
@@ -103,16 +93,17 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
         try {
           await sleep(clock, delay, signal);
         } catch (reason) {
-          finish('failed', 'cancelled', n - 1, lastVerdict, reason);
+          finish(o, log, start, 'failed', 'cancelled', n - 1, lastVerdict, reason);
           throw reason;
         }
       }
     }
 
-    const attemptStart = timed ? clock.now() : 0;
+    // The first attempt starts when the call does; later ones after a wait.
+    const attemptStart = n === 1 && callTimed ? start : callTimed || timed ? clock.now() : 0;
     if (attemptStart >= deadlineAt) {
       const error = new DeadlineExceededError(o.deadline!, { cause: threw ? lastError : undefined });
-      finish('failed', 'deadlineExceeded', n - 1, lastVerdict, error);
+      finish(o, log, start, 'failed', 'deadlineExceeded', n - 1, lastVerdict, error);
       throw error;
     }
 
@@ -121,10 +112,10 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
       admission = breaker.admit();
       if (admission === Admission.Refused) {
         const error = await refuse('DependencyUnavailable', policy, clock, deadlineAt, signal, threw ? lastError : undefined).catch((reason: unknown) => {
-          finish('failed', 'cancelled', n - 1, lastVerdict, reason);
+          finish(o, log, start, 'failed', 'cancelled', n - 1, lastVerdict, reason);
           throw reason;
         });
-        finish('rejected', 'dependencyUnavailable', n - 1, lastVerdict, error);
+        finish(o, log, start, 'rejected', 'dependencyUnavailable', n - 1, lastVerdict, error);
         throw error;
       }
     }
@@ -172,23 +163,35 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
 
     if (verdict.kind === 'Ok') {
       policy.bucket()?.deposit();
-      if (reported) finish('succeeded', 'succeeded', n, verdict, undefined);
+      if (reported) finish(o, log, start, 'succeeded', 'succeeded', n, verdict, undefined);
       return value as T;
     }
     if (callerAborted) {
-      finish('failed', 'cancelled', n, verdict, signal!.reason);
+      finish(o, log, start, 'failed', 'cancelled', n, verdict, signal!.reason);
       throw signal!.reason;
     }
     if (deadlineHit) {
-      finish('failed', 'deadlineExceeded', n, verdict, error);
+      finish(o, log, start, 'failed', 'deadlineExceeded', n, verdict, error);
       throw error;
     }
     if (!isRetryable(verdict) || n >= o.attempts) {
       const reason: StopReason = verdict.kind === 'Limited' ? 'limited' : verdict.kind === 'Permanent' ? 'permanent' : 'attemptsExhausted';
-      finish('failed', reason, n, verdict, error);
+      finish(o, log, start, 'failed', reason, n, verdict, error);
       if (failed) throw error;
       return value as T;
     }
+  }
+}
+
+/** Ends the call's bookkeeping: the log's reason and duration, and the one terminal event. */
+function finish(o: ResolvedPolicyOptions, log: CallLog | undefined, start: number, kind: CallEventKind, reason: StopReason, attempt: number, verdict: Verdict | undefined, error: unknown): void {
+  if (log !== undefined) {
+    log.reason = reason;
+    log.duration = o.clock.now() - start;
+  }
+  const listener = o.onEvent;
+  if (listener !== undefined) {
+    emit(listener, new CallEvent(kind, o.name, attempt, verdict?.kind, errorName(error), o.clock.now() - start, 0, reason, true));
   }
 }
 
