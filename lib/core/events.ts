@@ -62,7 +62,11 @@ export class CallEvent {
     readonly isTerminal: boolean,
   ) {}
 
-  /** Human form, e.g. `[payments] Retrying #1 Transient (102ms) +200ms`. */
+  /**
+   * Human form, e.g. `[payments] Retrying #1 Transient (102ms) +200ms` (DESIGN §3.12); the stop reason
+   * follows on terminal events and the error's name, when there is one, comes last:
+   * `[payments] Failed #3 Transient (310ms) attemptsExhausted TimeoutError`.
+   */
   toString(): string {
     const label = this.kind.charAt(0).toUpperCase() + this.kind.slice(1);
     let text = `[${this.policy}] ${label}`;

@@ -1,5 +1,6 @@
 import { Backoff } from './backoff.js';
 import { Breaker } from './breaker-value.js';
+import { Classifier } from './classifier.js';
 import { CallRejectedError } from './errors.js';
 import type { CallEvent } from './events.js';
 import { FakeClock } from './fake-clock.js';
@@ -133,5 +134,38 @@ describe('executor with a circuit breaker', () => {
     expect(Resilience.http.options.breaker).toBe(Breaker.default);
     expect(Resilience.default.breaker()).toBeUndefined();
     expect(() => Resilience.default.with({ breaker: true as never })).toThrow('breaker: true is invalid: must be a Breaker');
+  });
+});
+
+describe('half-open refusals', () => {
+  it('a call refused while the probe slot is taken gets no Retry-After hint', async () => {
+    const t = setup();
+    for (let i = 0; i < 2; i++) {
+      const call = t.policy.tryRun(t.work);
+      await t.clock.runAll();
+      await call;
+    }
+    await t.clock.advance(15_000);
+    let release!: () => void;
+    const probe = t.policy.tryRun(() => new Promise<string>((resolve) => (release = () => resolve('ok'))));
+    const refused = t.policy.tryRun(t.work);
+    await t.clock.advance(100);
+    const error = (await refused).error as CallRejectedError;
+    expect([error.reason, error.retryAfter]).toEqual(['DependencyUnavailable', undefined]);
+    release();
+    expect((await probe).ok).toBe(true);
+  });
+});
+
+describe('probe slot and classifier bugs', () => {
+  it('a probe whose classifier throws still returns the slot', async () => {
+    const clock = new FakeClock();
+    const shared = Resilience.default.with({ clock, budget: RetryBudget.none, attempts: 1, breaker: Breaker.with({ jitter: 'none' }) });
+    const instance = shared.breaker()!;
+    for (let i = 0; i < 5; i++) await shared.tryRun(() => Promise.reject(new Down('down')));
+    await clock.advance(15_000);
+    const buggy = shared.with({ breaker: Breaker.using(instance), classifier: Classifier.of(() => { throw new Error('rule bug'); }) });
+    expect((await buggy.tryRun(() => 'ok')).reason).toBe('permanent');
+    expect(instance.snapshot().probesInFlight).toBe(0);
   });
 });

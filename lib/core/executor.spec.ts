@@ -408,3 +408,29 @@ describe('default classifier and network failures', () => {
     expect([(await call).reason, calls]).toEqual(['attemptsExhausted', 3]);
   });
 });
+
+describe('robustness', () => {
+  it('reports the deadline, not the attempt timeout, when both fall due together', async () => {
+    const { clock, policy } = setup({ deadline: 300, attemptTimeout: 100, attempts: 5, backoff: Backoff.none });
+    const call = policy.tryRun(() => new Promise(() => undefined));
+    await clock.advance(400);
+    const result = await call;
+    expect([result.reason, (result.error as Error).name, result.attempts.length, result.duration]).toEqual(['deadlineExceeded', 'DeadlineExceededError', 3, 300]);
+  });
+
+  it('a throwing classifier rule ends the call with its error and one terminal event', async () => {
+    const bug = new Error('rule bug');
+    const { policy, events } = setup({ classifier: Classifier.of(() => { throw bug; }) });
+    const result = await policy.tryRun(() => 1);
+    expect([result.reason, result.error]).toEqual(['permanent', bug]);
+    expect(events.filter((e) => e.isTerminal).map((e) => e.kind)).toEqual(['failed']);
+  });
+
+  it('a throwing custom backoff ends the call with its error and one terminal event', async () => {
+    const bug = new Error('curve bug');
+    const { policy, events } = setup({ backoff: Backoff.custom(() => { throw bug; }) });
+    const result = await policy.tryRun(failing(1, 'ok').fn);
+    expect([result.reason, result.error, result.attempts.length]).toEqual(['permanent', bug, 1]);
+    expect(events.filter((e) => e.isTerminal)).toHaveLength(1);
+  });
+});

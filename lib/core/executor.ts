@@ -64,10 +64,16 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
       // Decide the retry: delay first, then whether it fits the deadline, then the budget.
       const remaining = deadlineAt - clock.now();
       const pushback = lastVerdict!.retryAfter;
-      const delay =
-        pushback !== undefined
-          ? Math.min(pushback, o.backoff.maximumDelay)
-          : o.backoff.compute({ attempt: n, verdict: lastVerdict!, error: lastError, remaining, signal, random: o.random });
+      let delay: number;
+      try {
+        delay =
+          pushback !== undefined
+            ? Math.min(pushback, o.backoff.maximumDelay)
+            : o.backoff.compute({ attempt: n, verdict: lastVerdict!, error: lastError, remaining, signal, random: o.random });
+      } catch (bug) {
+        finish(o, log, start, 'failed', 'permanent', n - 1, lastVerdict, bug);
+        throw bug;
+      }
       if (delay >= remaining) {
         // It would sleep into a deadline it cannot meet: stop now with the failure it has.
         finish(o, log, start, 'failed', 'deadlineExceeded', n - 1, lastVerdict, lastError);
@@ -121,7 +127,10 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
     }
 
     const context = new Attempt(n, signal);
-    const bound = Math.min(o.attemptTimeout ?? Infinity, deadlineAt - attemptStart);
+    const untilDeadline = deadlineAt - attemptStart;
+    // When both fall due together the deadline is what ended the call.
+    const byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
+    const bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
     let value: T | undefined;
     let error: unknown;
     let failed = false;
@@ -130,7 +139,7 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
       if (bound === Infinity) {
         value = await work(context);
       } else {
-        const result = await raceBound(clock, work, context, bound, bound === o.attemptTimeout ? 0 : o.deadline!);
+        const result = await raceBound(clock, work, context, bound, byAttemptTimeout ? 0 : o.deadline!);
         if (result === TIMED_OUT) throw context.signal.reason;
         value = result as T;
       }
@@ -143,11 +152,20 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
     }
 
     const callerAborted = signal?.aborted === true;
-    const verdict = deadlineHit
-      ? Verdict.transient
-      : failed
-        ? o.classifier.classifyError(error, callerAborted ? ABORTED : NOT_ABORTED)
-        : o.classifier.classifyValue(value, callerAborted ? ABORTED : NOT_ABORTED);
+    let verdict: Verdict;
+    try {
+      verdict = deadlineHit
+        ? Verdict.transient
+        : failed
+          ? o.classifier.classifyError(error, callerAborted ? ABORTED : NOT_ABORTED)
+          : o.classifier.classifyValue(value, callerAborted ? ABORTED : NOT_ABORTED);
+    } catch (bug) {
+      // A throwing classifier rule ends the call with its error, after the breaker and the events
+      // have been told: a probe slot must never stay held by a bug in a rule.
+      verdict = Verdict.permanent;
+      failed = true;
+      error = bug;
+    }
     const attemptEnd = timed ? clock.now() : 0;
     const duration = attemptEnd - attemptStart;
     threw = failed;
@@ -262,7 +280,9 @@ async function refuse(
   cause: unknown,
 ): Promise<CallRejectedError> {
   await guardedPause(clock, deadlineAt, signal);
-  const retryAfter = reason === 'BudgetExhausted' ? policy.bucket()!.retryAfter() : policy.breaker()!.retryAfter();
+  // A half-open breaker whose probe slot is taken has no break left to report: when a slot frees is
+  // unknown, and `Retry-After: 0` would invite an immediate retry, so no hint is given.
+  const retryAfter = reason === 'BudgetExhausted' ? policy.bucket()!.retryAfter() : policy.breaker()!.retryAfter() || undefined;
   return new CallRejectedError(reason, retryAfter, { cause, policy: policy.options.name || undefined });
 }
 

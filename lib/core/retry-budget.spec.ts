@@ -102,3 +102,22 @@ describe('RetryBudget', () => {
     expect(() => RetryBudget.shared('')).toThrow('budget.shared: "" is invalid');
   });
 });
+
+describe('TokenBucket arithmetic', () => {
+  it('ten deposits of 0.1 fund exactly one retry despite the floating-point sum', () => {
+    const bucket = new TokenBucket({ minimumPerSecond: 0 }, new FakeClock());
+    while (bucket.tryAcquire());
+    for (let i = 0; i < 10; i++) bucket.deposit();
+    expect(bucket.retryAfter()).toBe(0);
+    expect(bucket.tryAcquire()).toBe(true);
+    expect(bucket.level).toBe(0);
+    expect(bucket.tryAcquire()).toBe(false);
+  });
+
+  it('shared(): the first declaration of a name wins, whichever policy uses it first', () => {
+    const first = RetryBudget.shared('spec-first-declared', { minimumPerSecond: 1 });
+    const later = RetryBudget.shared('spec-first-declared', { minimumPerSecond: 5 });
+    expect(later.resolve({}, new FakeClock())!.capacity).toBe(10);
+    expect(first.resolve({}, new FakeClock())).toBe(later.resolve({}, new FakeClock()));
+  });
+});

@@ -12,6 +12,9 @@ export interface RetryBudgetOptions {
 /** Capacity used when the floor is 0 (10 s of a zero floor would hold nothing): deposits still fund retries. */
 export const MINIMUM_CAPACITY = 10;
 
+/** Slack for summed fractions: ten deposits of 0.1 add up to 0.9999999999999999 and must fund a retry. */
+const EPSILON = 1e-9;
+
 /** Seconds of floor the bucket holds (capacity = 10 × `minimumPerSecond`). */
 const CAPACITY_SECONDS = 10;
 
@@ -71,8 +74,9 @@ export class TokenBucket {
    */
   tryAcquire(reserve = 0): boolean {
     this.refill(this.clock.now());
-    if (this.tokens - 1 < reserve) return false;
-    this.tokens -= 1;
+    if (this.tokens - 1 < reserve - EPSILON) return false;
+    const tokens = this.tokens - 1;
+    this.tokens = tokens > 0 ? tokens : 0;
     return true;
   }
 
@@ -84,7 +88,7 @@ export class TokenBucket {
   retryAfter(): number | undefined {
     this.refill(this.clock.now());
     const missing = 1 - this.tokens;
-    if (missing <= 0) return 0;
+    if (missing <= EPSILON) return 0;
     if (this.perMs === 0) return undefined;
     return missing / this.perMs;
   }
@@ -110,13 +114,16 @@ export class TokenBucket {
   }
 }
 
-const sharedBuckets = new Map<string, TokenBucket>();
+/** Process-wide shared budgets: the options of the first declaration of a name, and its bucket once used. */
+const sharedBudgets = new Map<string, { options: Readonly<RetryBudgetOptions>; bucket?: TokenBucket }>();
 
 /**
  * How a policy funds its retries (DESIGN §3.5). A value, resolved to a bucket when a call needs one:
  * - `RetryBudget.automatic` (the default): a bucket private to each policy instance (and scope key);
  * - `RetryBudget.of(options)`: one bucket private to this budget value, whichever policies hold it;
- * - `RetryBudget.shared(name, options)`: one process-wide bucket per name (the first caller's options win);
+ * - `RetryBudget.shared(name, options)`: one process-wide bucket per name; the first declaration's options
+ *   win, and the bucket reads the clock of the first policy that uses it (so tests wanting their own
+ *   FakeClock use `RetryBudget.of` or a name of their own);
  * - `RetryBudget.using(bucket)`: an existing bucket (the Nest registry pins one to each policy name);
  * - `RetryBudget.none`: no budget; retries are limited by `attempts` only.
  */
@@ -159,7 +166,12 @@ export class RetryBudget {
       throw new PolicyConfigError('budget.shared', name, 'must be a non-empty string');
     }
     validateBudgetOptions(options);
-    return new RetryBudget('shared', { ...options }, name);
+    let declared = sharedBudgets.get(name);
+    if (declared === undefined) {
+      declared = { options: Object.freeze({ ...options }) };
+      sharedBudgets.set(name, declared);
+    }
+    return new RetryBudget('shared', declared.options, name);
   }
 
   /** A budget that spends from the given bucket. */
@@ -193,12 +205,8 @@ export class RetryBudget {
         return bucket;
       }
       case 'shared': {
-        let bucket = sharedBuckets.get(this.sharedName!);
-        if (bucket === undefined) {
-          bucket = new TokenBucket(this.options, clock);
-          sharedBuckets.set(this.sharedName!, bucket);
-        }
-        return bucket;
+        const declared = sharedBudgets.get(this.sharedName!)!;
+        return (declared.bucket ??= new TokenBucket(declared.options, clock));
       }
       default:
         return (this.bucket ??= new TokenBucket(this.options, clock));
