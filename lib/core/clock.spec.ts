@@ -6,14 +6,18 @@ import { FakeClock } from './fake-clock.js';
 function manualTimers() {
   let now = 0;
   let id = 0;
-  const armed = new Map<number, { at: number; fn: () => void; delay: number }>();
+  const armed = new Map<number, { at: number; fn: () => void; delay: number; ref: boolean }>();
   const primitives: TimerPrimitives = {
     now: () => now,
     setTimeout: (fn, delay) => {
-      armed.set(++id, { at: now + delay, fn, delay });
+      armed.set(++id, { at: now + delay, fn, delay, ref: false });
       return id;
     },
     clearTimeout: (handle) => void armed.delete(handle as number),
+    hold: (handle, keepAlive) => {
+      const timer = armed.get(handle as number);
+      if (timer !== undefined) timer.ref = keepAlive;
+    },
   };
   return {
     primitives,
@@ -81,6 +85,22 @@ describe('SystemClock', () => {
     t.fireNext();
     expect([t.now, t.armed.size, later.mock.calls.length]).toEqual([5000, 0, 1]);
     expect(callback).not.toHaveBeenCalled();
+  });
+
+  it('keeps the process alive only while a keepAlive timer is pending', () => {
+    const t = manualTimers();
+    const clock = new SystemClock(t.primitives);
+    const refs = () => [...t.armed.values()].map((a) => a.ref);
+    clock.setTimer(30_000, () => undefined);
+    expect(refs()).toEqual([false]);
+    const backoff = clock.setTimer(200, () => undefined, true);
+    expect(refs()).toEqual([true]);
+    clock.clearTimer(backoff);
+    expect(refs()).toEqual([false]);
+    clock.setTimer(100, () => undefined, true);
+    expect(refs()).toEqual([true]);
+    t.fireNext();
+    expect([t.now, refs()]).toEqual([100, [false]]);
   });
 
   it('re-arms only when a new timer is due before the armed one', () => {

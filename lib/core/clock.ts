@@ -12,9 +12,12 @@ export interface Clock {
   /**
    * Calls `callback` once, `delay` milliseconds from now. Negative or NaN delays count as 0;
    * delays above 2^31-1 ms are honoured in full (never shortened).
+   * @param keepAlive true when a caller is waiting on nothing but this timer (a backoff, a guarded
+   *   pause): it then keeps the process alive, as a plain `setTimeout` would. Bounds that run beside
+   *   an attempt (deadlines, attempt timeouts) leave it false and never hold the process open.
    * @returns a handle for {@link Clock.clearTimer}.
    */
-  setTimer(delay: number, callback: () => void): TimerHandle;
+  setTimer(delay: number, callback: () => void, keepAlive?: boolean): TimerHandle;
   /** Cancels a timer; clearing one that already fired or was cleared does nothing. */
   clearTimer(handle: TimerHandle): void;
 }
@@ -30,8 +33,11 @@ export const MAX_TIMER_DELAY = 2_147_483_647;
 /** Timer primitives {@link SystemClock} runs on; injectable so the 2^31-1 chaining can be tested. */
 export interface TimerPrimitives {
   now(): number;
+  /** Sets a timer that does not keep the process alive. */
   setTimeout(callback: () => void, delay: number): unknown;
   clearTimeout(handle: unknown): void;
+  /** Makes a timer keep the process alive (`true`) or not (`false`). */
+  hold(handle: unknown, keepAlive: boolean): void;
 }
 
 const nodeTimers: TimerPrimitives = {
@@ -42,13 +48,16 @@ const nodeTimers: TimerPrimitives = {
     return handle;
   },
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  hold: (handle, keepAlive) => void (keepAlive ? (handle as NodeJS.Timeout).ref() : (handle as NodeJS.Timeout).unref()),
 };
 
 /**
- * The production clock: `performance.now()` for time, and one shared, unref'd Node timer armed for
- * the earliest pending deadline of all policies using this clock (an indexed binary heap), so a
- * deadline costs a heap insert instead of a timer and a controller per call (DESIGN §3.2).
- * Timers never keep the process alive.
+ * The production clock: `performance.now()` for time, and one shared Node timer armed no later than
+ * the earliest pending timer of all policies using this clock (an indexed binary heap), so a deadline
+ * costs a heap insert and removal instead of a timer and a controller per call (DESIGN §3.2).
+ * The Node timer is unref'd — deadlines and attempt bounds never keep the process alive — except while
+ * a `keepAlive` timer (a backoff or guarded pause someone awaits) is pending, so a script awaiting a
+ * retry does not exit in the middle of it.
  */
 export class SystemClock implements Clock {
   /** The process-wide instance every policy uses unless given another clock. */
@@ -57,6 +66,7 @@ export class SystemClock implements Clock {
   private readonly heap = new TimerHeap();
   private armed: unknown = undefined;
   private armedDue = Infinity;
+  private held = 0;
 
   /** @param primitives timer primitives; Node's own (unref'd) by default. */
   constructor(private readonly primitives: TimerPrimitives = nodeTimers) {}
@@ -70,8 +80,9 @@ export class SystemClock implements Clock {
     return this.heap.size;
   }
 
-  setTimer(delay: number, callback: () => void): TimerHandle {
-    const entry = this.heap.add(this.primitives.now() + (delay > 0 ? delay : 0), callback);
+  setTimer(delay: number, callback: () => void, keepAlive = false): TimerHandle {
+    const entry = this.heap.add(this.primitives.now() + (delay > 0 ? delay : 0), callback, keepAlive);
+    if (keepAlive && this.held++ === 0 && this.armed !== undefined) this.primitives.hold(this.armed, true);
     if (entry.due < this.armedDue) this.arm();
     return entry;
   }
@@ -79,7 +90,12 @@ export class SystemClock implements Clock {
   clearTimer(handle: TimerHandle): void {
     // The Node timer stays armed: it is unref'd, and re-arming on every call would cost a
     // setTimeout/clearTimeout pair per deadline. When it fires early it finds nothing due and re-arms.
-    this.heap.remove(handle as TimerEntry);
+    const entry = handle as TimerEntry;
+    if (this.heap.remove(entry)) this.released(entry);
+  }
+
+  private released(entry: TimerEntry): void {
+    if (entry.keepAlive && --this.held === 0 && this.armed !== undefined) this.primitives.hold(this.armed, false);
   }
 
   private arm(): void {
@@ -89,6 +105,7 @@ export class SystemClock implements Clock {
     const wait = Math.min(Math.max(0, Math.ceil(top.due - this.primitives.now())), MAX_TIMER_DELAY);
     this.armedDue = top.due;
     this.armed = this.primitives.setTimeout(() => this.fire(), wait);
+    if (this.held > 0) this.primitives.hold(this.armed, true);
   }
 
   private disarm(): void {
@@ -103,6 +120,7 @@ export class SystemClock implements Clock {
     const now = this.primitives.now();
     // A chained wait (above 2^31-1 ms) wakes early by design and simply re-arms.
     for (let top = this.heap.takeDue(now); top !== undefined; top = this.heap.takeDue(now)) {
+      this.released(top);
       try {
         top.callback();
       } catch (error) {

@@ -1,5 +1,5 @@
-import { subscribeAbort, unsubscribeAbort } from './abort-link.js';
 import { Attempt, type AttemptContext } from './attempt-context.js';
+import { sleep } from './sleep.js';
 import { Admission, type CircuitBreaker } from './breaker.js';
 import type { CallLog } from './call-result.js';
 import type { ClassifyContext } from './classifier.js';
@@ -244,28 +244,6 @@ function raceBound<T>(clock: Clock, work: Work<T>, context: Attempt, bound: numb
   });
 }
 
-/** Waits `delay` ms on the clock; rejects with the signal's reason the moment it aborts. */
-function sleep(clock: Clock, delay: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal === undefined) {
-      clock.setTimer(delay, resolve);
-      return;
-    }
-    if (signal.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const subscription = subscribeAbort(signal, () => {
-      clock.clearTimer(timer);
-      reject(signal.reason);
-    });
-    const timer = clock.setTimer(delay, () => {
-      unsubscribeAbort(subscription);
-      resolve();
-    });
-  });
-}
-
 /**
  * A refusal by a guard of this process: the guarded pause, then the error with its hint computed
  * after the pause (the bucket has refilled, the break has run on). Rejects with the caller's reason
@@ -289,7 +267,7 @@ async function refuse(
 /** The guarded rejection pause: 100 ms, cut short by the deadline, aborted at once by the caller. */
 function guardedPause(clock: Clock, deadlineAt: number, signal: AbortSignal | undefined): Promise<void> {
   const pause = Math.min(GUARDED_PAUSE_MS, Math.max(0, deadlineAt - clock.now()));
-  return pause > 0 ? sleep(clock, pause, signal) : Promise.resolve();
+  return sleep(clock, pause, signal);
 }
 
 function emit(listener: (event: CallEvent) => void, event: CallEvent): void {

@@ -10,6 +10,8 @@ export class TimerEntry implements TimerHandle {
     /** Order of setting: ties on `due` fire in the order they were set. */
     readonly seq: number,
     readonly callback: () => void,
+    /** Whether the timer keeps the process alive (see `Clock.setTimer`). */
+    readonly keepAlive: boolean,
   ) {}
 }
 
@@ -33,8 +35,8 @@ export class TimerHeap {
   }
 
   /** Adds a timer due at `due` ms (a clock reading). */
-  add(due: number, callback: () => void): TimerEntry {
-    const entry = new TimerEntry(due, this.seq++, callback);
+  add(due: number, callback: () => void, keepAlive = false): TimerEntry {
+    const entry = new TimerEntry(due, this.seq++, callback, keepAlive);
     entry.index = this.heap.length;
     this.heap.push(entry);
     this.up(entry.index);

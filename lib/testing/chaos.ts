@@ -1,6 +1,6 @@
 import { type Clock, SystemClock } from '../core/clock.js';
 import { PolicyConfigError } from '../core/errors.js';
-import { clockDelay } from './clock-delay.js';
+import { sleep } from '../core/sleep.js';
 import {
   type FetchFunction,
   type HeaderValues,
@@ -227,7 +227,7 @@ export class Chaos {
     signal: () => AbortSignal | undefined,
     proceed: () => unknown,
   ): Promise<unknown> {
-    if (slow) await clockDelay(this.clock, this.latency, signal());
+    if (slow) await sleep(this.clock, this.latency, signal());
     if (fault) {
       if (this.outcome !== undefined) return this.outcome();
       throw this.fault();

@@ -1,6 +1,6 @@
 import { type Clock, SystemClock } from '../core/clock.js';
 import { PolicyConfigError } from '../core/errors.js';
-import { abortReason, clockDelay } from './clock-delay.js';
+import { sleep } from '../core/sleep.js';
 import {
   type FetchFunction,
   type HeaderValues,
@@ -166,7 +166,7 @@ export class ScriptedFetch {
 
   private async handle(input: string | URL | Request, init: RequestInit | undefined): Promise<Response> {
     const signal = fetchSignal(input, init);
-    if (signal?.aborted) throw abortReason(signal);
+    if (signal?.aborted) throw signal.reason;
     // `signal: null` keeps the Request from linking itself to the caller's signal (a listener we could not remove).
     const request = new Request(input, { ...init, signal: null });
     const record: { -readonly [K in keyof RecordedRequest]: RecordedRequest[K] } = {
@@ -181,7 +181,7 @@ export class ScriptedFetch {
     if (answer === undefined) {
       throw new Error('ScriptedFetch: no answer scripted; add responds() or throws() before fetching');
     }
-    await clockDelay(this.clock, answer.delay, signal);
+    await sleep(this.clock, answer.delay, signal);
     if (answer.kind === 'throws') throw answer.error;
     return syntheticResponse(answer.status, request.url, answer);
   }

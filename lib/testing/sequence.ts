@@ -1,5 +1,5 @@
 import { type Clock, SystemClock } from '../core/clock.js';
-import { clockDelay } from './clock-delay.js';
+import { sleep } from '../core/sleep.js';
 import { checkClock, checkDuration, checkTimes } from './option-checks.js';
 import { ScriptQueue } from './script-queue.js';
 
@@ -150,7 +150,7 @@ export class Sequence<T> {
       return Promise.reject(new Error('Sequence: the script is empty; add returns() or throws() before calling next()'));
     }
     if (step.delay > 0) {
-      return clockDelay(this.clock, step.delay, context?.signal).then(() => settle(step.outcome));
+      return sleep(this.clock, step.delay, context?.signal).then(() => settle(step.outcome));
     }
     return settle(step.outcome);
   }
