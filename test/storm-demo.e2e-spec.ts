@@ -41,7 +41,7 @@ describe('storm demo (--quick --json)', () => {
       expect(summary.calls).toBeGreaterThan(0);
       expect(summary.dependencyRequests).toBeGreaterThan(0);
       expect(summary.availability).toBeGreaterThan(0);
-      expect(summary.availability).toBeLessThanOrEqual(100);
+      expect(summary.availability).toBeLessThanOrEqual(1);
     }
   });
 

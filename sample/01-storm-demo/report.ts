@@ -15,7 +15,7 @@ export interface RunSummary {
    * attempts), over seconds in which at least half the planned rate of calls arrived.
    */
   readonly worstSecond: number;
-  /** Percentage of calls answered 2xx. */
+  /** Share of calls answered 2xx, 0..1 (the simulator's report uses the same unit). */
   readonly availability: number;
   /** Requests per call, over the calls that first reached the dependency during its degraded phase. */
   readonly degradedLoadMultiplier: number;
@@ -53,7 +53,7 @@ export function summarize(run: RunRecord): RunSummary {
     dependencyRequests,
     loadMultiplier: round(ratio(dependencyRequests, calls), 3),
     worstSecond: round(worstSecond, 3),
-    availability: round(100 * ratio(load.succeeded.total(), calls), 1),
+    availability: round(ratio(load.succeeded.total(), calls), 4),
     degradedLoadMultiplier: round(ratio(degradedRequests, degradedCalls), 3),
   };
 }
@@ -85,7 +85,7 @@ export function table(on: RunSummary, off: RunSummary, extra: { on: RunExtras; o
     ['load multiplier', times(on.loadMultiplier), times(off.loadMultiplier)],
     ['  during the degraded phase', times(on.degradedLoadMultiplier), times(off.degradedLoadMultiplier)],
     ['worst-second amplification', times(on.worstSecond), times(off.worstSecond)],
-    ['availability (2xx)', `${on.availability.toFixed(1)}%`, `${off.availability.toFixed(1)}%`],
+    ['availability (2xx)', `${(100 * on.availability).toFixed(1)}%`, `${(100 * off.availability).toFixed(1)}%`],
     ['  502: payments failed, retries spent', count(extra.on, '502'), count(extra.off, '502')],
     ['  503: retry refused by the budget', count(extra.on, '503'), count(extra.off, '503')],
     ['  any other failure', other(extra.on), other(extra.off)],
