@@ -51,6 +51,11 @@ export class Classifier {
     return Classifier.of(...rules, ...this.rules);
   }
 
+  /** True when every returned value is Ok (no custom rules): the executor's success path skips classifying. */
+  get valuesAreOk(): boolean {
+    return this.rules.length === 0;
+  }
+
   /** The verdict for a returned value; allocation-free when there are no custom rules. */
   classifyValue(value: unknown, context: ClassifyContext): Verdict {
     return this.rules.length === 0 ? Verdict.ok : this.classify({ ok: true, value }, context);

@@ -29,13 +29,49 @@ const TIMED_OUT = Symbol('timedOut');
 const ABORTED: ClassifyContext = Object.freeze({ callerAborted: true });
 const NOT_ABORTED: ClassifyContext = Object.freeze({ callerAborted: false });
 
+/** A first attempt already made by {@link firstAttempt}, handed to the loop to continue from. */
+interface FirstOutcome<T> {
+  readonly failed: boolean;
+  readonly value: T | undefined;
+  readonly error: unknown;
+}
+
 /**
  * Runs `work` under `policy`: the one flat loop of admission, deadline checks, attempts,
  * classification, budget, backoff and events (DESIGN §3.2). Resolves with the value of an Ok attempt
  * (or the last value a classifier rejected, once retries are over) and rejects with the final error.
  * When `log` is given, it is filled with the stop reason, attempts and duration.
  */
-export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined): Promise<T> {
+export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined): Promise<T> {
+  const o = policy.options;
+  // Nothing to time, bound or report: the first attempt runs in a small frame of its own.
+  if (log === undefined && o.onEvent === undefined && o.deadline === undefined && o.attemptTimeout === undefined && policy.breaker() === undefined && signal?.aborted !== true) {
+    return firstAttempt(policy, work, signal);
+  }
+  return loop(policy, work, signal, log, undefined);
+}
+
+/**
+ * The success path of a policy with nothing to time, bound or report: one attempt in a small async
+ * frame (the loop's frame holds every local of every feature). Anything but a plain success carries
+ * on in the loop from the outcome it got.
+ */
+async function firstAttempt<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined): Promise<T> {
+  const context = new Attempt(1, signal);
+  let value: T;
+  try {
+    value = await work(context);
+  } catch (error) {
+    context.end();
+    return loop(policy, work, signal, undefined, { failed: true, value: undefined, error });
+  }
+  context.end();
+  if (!policy.options.classifier.valuesAreOk) return loop(policy, work, signal, undefined, { failed: false, value, error: undefined });
+  policy.bucket()?.deposit();
+  return value;
+}
+
+async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, first: FirstOutcome<T> | undefined): Promise<T> {
   const o = policy.options;
   const clock = o.clock;
   const listener = o.onEvent;
@@ -114,41 +150,45 @@ export async function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal
     }
 
     let admission: Admission = Admission.Closed;
-    if (breaker !== undefined) {
-      admission = breaker.admit();
-      if (admission === Admission.Refused) {
-        const error = await refuse('DependencyUnavailable', policy, clock, deadlineAt, signal, threw ? lastError : undefined).catch((reason: unknown) => {
-          finish(o, log, start, 'failed', 'cancelled', n - 1, lastVerdict, reason);
-          throw reason;
-        });
-        finish(o, log, start, 'rejected', 'dependencyUnavailable', n - 1, lastVerdict, error);
-        throw error;
-      }
-    }
-
-    const context = new Attempt(n, signal);
-    const untilDeadline = deadlineAt - attemptStart;
-    // When both fall due together the deadline is what ended the call.
-    const byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
-    const bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
     let value: T | undefined;
     let error: unknown;
     let failed = false;
     let deadlineHit = false;
-    try {
-      if (bound === Infinity) {
-        value = await work(context);
-      } else {
-        const result = await raceBound(clock, work, context, bound, byAttemptTimeout ? 0 : o.deadline!);
-        if (result === TIMED_OUT) throw context.signal.reason;
-        value = result as T;
+    if (first !== undefined && n === 1) {
+      ({ value, error, failed } = first);
+    } else {
+      if (breaker !== undefined) {
+        admission = breaker.admit();
+        if (admission === Admission.Refused) {
+          const error = await refuse('DependencyUnavailable', policy, clock, deadlineAt, signal, threw ? lastError : undefined).catch((reason: unknown) => {
+            finish(o, log, start, 'failed', 'cancelled', n - 1, lastVerdict, reason);
+            throw reason;
+          });
+          finish(o, log, start, 'rejected', 'dependencyUnavailable', n - 1, lastVerdict, error);
+          throw error;
+        }
       }
-    } catch (thrown) {
-      failed = true;
-      error = thrown;
-      deadlineHit = thrown instanceof DeadlineExceededError;
-    } finally {
-      context.end();
+
+      const context = new Attempt(n, signal);
+      const untilDeadline = deadlineAt - attemptStart;
+      // When both fall due together the deadline is what ended the call.
+      const byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
+      const bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
+      try {
+        if (bound === Infinity) {
+          value = await work(context);
+        } else {
+          const result = await raceBound(clock, work, context, bound, byAttemptTimeout ? 0 : o.deadline!);
+          if (result === TIMED_OUT) throw context.signal.reason;
+          value = result as T;
+        }
+      } catch (thrown) {
+        failed = true;
+        error = thrown;
+        deadlineHit = thrown instanceof DeadlineExceededError;
+      } finally {
+        context.end();
+      }
     }
 
     const callerAborted = signal?.aborted === true;
