@@ -434,3 +434,40 @@ describe('robustness', () => {
     expect(events.filter((e) => e.isTerminal)).toHaveLength(1);
   });
 });
+
+describe('the unreported fast path (no listener, bound or breaker)', () => {
+  const quiet = (extra: Parameters<typeof Resilience.default.with>[0] = {}) =>
+    Resilience.default.with({ clock: new FakeClock(), budget: RetryBudget.of({ minimumPerSecond: 1 }), backoff: Backoff.none, ...extra });
+
+  it('carries a failed first attempt into the retry loop', async () => {
+    const policy = quiet();
+    const { fn, seen } = failing(2, 'paid');
+    await expect(policy.run(fn)).resolves.toBe('paid');
+    expect(seen).toEqual([1, 2, 3]);
+    expect(policy.bucket()!.level).toBeCloseTo(8.1, 10);
+  });
+
+  it('classifies a first value through custom rules and retries it', async () => {
+    let n = 0;
+    const policy = quiet({ classifier: Classifier.of((outcome) => (outcome.ok && outcome.value === 'busy' ? Verdict.transient : undefined)) });
+    await expect(policy.run(() => (++n < 2 ? 'busy' : 'done'))).resolves.toBe('done');
+    expect(n).toBe(2);
+  });
+
+  it('a caller abort during the first attempt rejects with its reason and never retries', async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    const call = quiet().run(
+      (ctx) => {
+        calls++;
+        const done = new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+        controller.abort(new Error('gone'));
+        return done;
+      },
+      { signal: controller.signal },
+    );
+    await expect(call).rejects.toThrow('gone');
+    expect(calls).toBe(1);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+});
