@@ -36,6 +36,11 @@ export class Attempt implements AttemptContext {
     return this.controller.signal;
   }
 
+  /** Why this attempt was aborted (a timeout, the deadline, the caller), or `undefined`. */
+  get reason(): unknown {
+    return this.abortReason;
+  }
+
   /** Aborts this attempt's signal with `reason` (a timeout, the deadline, the caller). */
   abort(reason: unknown): void {
     if (this.aborted) return;

@@ -169,3 +169,24 @@ describe('probe slot and classifier bugs', () => {
     expect(instance.snapshot().probesInFlight).toBe(0);
   });
 });
+
+describe('budget and breaker together', () => {
+  it('a retry the breaker refuses gives its budget token back', async () => {
+    const clock = new FakeClock();
+    const budget = RetryBudget.of({ minimumPerSecond: 0 });
+    const retrying = Resilience.default.with({ clock, budget, attempts: 2, backoff: Backoff.constant(20_000), breaker: Breaker.with({ jitter: 'none' }) });
+    const breaker = retrying.breaker()!;
+    const others = retrying.with({ budget: RetryBudget.none, attempts: 1, breaker: Breaker.using(breaker) });
+    const bucket = retrying.bucket()!;
+    const call = retrying.tryRun(() => Promise.reject(new Down('down')));
+    await clock.advance(0);
+    expect(bucket.level).toBe(9);
+    for (let i = 0; i < 4; i++) await others.tryRun(() => Promise.reject(new Down('down')));
+    expect(breaker.state).toBe('open');
+    await clock.advance(15_000);
+    void others.tryRun(() => new Promise(() => undefined));
+    await clock.advance(5_100);
+    const result = await call;
+    expect([result.reason, result.attempts.length, bucket.level]).toEqual(['dependencyUnavailable', 1, 10]);
+  });
+});

@@ -471,3 +471,21 @@ describe('the unreported fast path (no listener, bound or breaker)', () => {
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });
+
+describe('nested policies', () => {
+  it("an inner policy's DeadlineExceededError is an ordinary failure of the outer call, classified and retried", async () => {
+    const clock = new FakeClock();
+    const inner = Resilience.default.with({ clock, attempts: 1, deadline: 50, budget: RetryBudget.none });
+    const outer = Resilience.default.with({ clock, backoff: Backoff.none, budget: RetryBudget.none }).withListener(() => undefined);
+    let calls = 0;
+    const call = outer.tryRun(() => inner.run(() => (++calls < 3 ? new Promise(() => undefined) : 'ok')));
+    await clock.advance(100);
+    const result = await call;
+    expect([result.ok, result.value, calls]).toEqual([true, 'ok', 3]);
+    expect(result.attempts.map((a) => [a.verdict, (a.error as Error | undefined)?.name])).toEqual([
+      ['Transient', 'DeadlineExceededError'],
+      ['Transient', 'DeadlineExceededError'],
+      ['Ok', undefined],
+    ]);
+  });
+});

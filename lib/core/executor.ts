@@ -160,6 +160,8 @@ async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSig
       if (breaker !== undefined) {
         admission = breaker.admit();
         if (admission === Admission.Refused) {
+          // The retry never reaches the dependency: the token it spent goes back.
+          if (n > 1) policy.bucket()?.refund();
           const error = await refuse('DependencyUnavailable', policy, clock, deadlineAt, signal, threw ? lastError : undefined).catch((reason: unknown) => {
             finish(o, log, start, 'failed', 'cancelled', n - 1, lastVerdict, reason);
             throw reason;
@@ -179,13 +181,17 @@ async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSig
           value = await work(context);
         } else {
           const result = await raceBound(clock, work, context, bound, byAttemptTimeout ? 0 : o.deadline!);
-          if (result === TIMED_OUT) throw context.signal.reason;
-          value = result as T;
+          if (result === TIMED_OUT) {
+            // Only this call's own timer decides that its deadline passed: a DeadlineExceededError
+            // thrown by the work (a nested policy's) is an ordinary failure to classify.
+            failed = true;
+            error = context.reason;
+            deadlineHit = !byAttemptTimeout && error instanceof DeadlineExceededError;
+          } else value = result as T;
         }
       } catch (thrown) {
         failed = true;
         error = thrown;
-        deadlineHit = thrown instanceof DeadlineExceededError;
       } finally {
         context.end();
       }
@@ -243,13 +249,14 @@ async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSig
 
 /** Ends the call's bookkeeping: the log's reason and duration, and the one terminal event. */
 function finish(o: ResolvedPolicyOptions, log: CallLog | undefined, start: number, kind: CallEventKind, reason: StopReason, attempt: number, verdict: Verdict | undefined, error: unknown): void {
+  const duration = o.clock.now() - start;
   if (log !== undefined) {
     log.reason = reason;
-    log.duration = o.clock.now() - start;
+    log.duration = duration;
   }
   const listener = o.onEvent;
   if (listener !== undefined) {
-    emit(listener, new CallEvent(kind, o.name, attempt, verdict?.kind, errorName(error), o.clock.now() - start, 0, reason, true));
+    emit(listener, new CallEvent(kind, o.name, attempt, verdict?.kind, errorName(error), duration, 0, reason, true));
   }
 }
 

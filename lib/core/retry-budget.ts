@@ -31,6 +31,8 @@ export class TokenBucket {
   private refilledAt: number;
 
   /**
+   * @param options `fraction` (tokens per success, default 0.1) and `minimumPerSecond` (floor, default 3)
+   * @param clock the clock the floor accrues on
    * @throws PolicyConfigError when `fraction` is outside [0, 1] or `minimumPerSecond` is negative.
    */
   constructor(
@@ -78,6 +80,17 @@ export class TokenBucket {
     const tokens = this.tokens - 1;
     this.tokens = tokens > 0 ? tokens : 0;
     return true;
+  }
+
+  /** Gives back the token of a retry that never reached the dependency (a breaker refused it). */
+  refund(): void {
+    const tokens = this.tokens + 1;
+    this.tokens = tokens > this.cap ? this.cap : tokens;
+  }
+
+  /** Whether a retry could be funded now: the test `tryAcquire` applies, without spending. */
+  get canFundRetry(): boolean {
+    return this.level - 1 >= -EPSILON;
   }
 
   /**

@@ -89,7 +89,7 @@ describe('ResilienceHealthIndicator.isHealthy', () => {
         return breakers.size;
       },
       entries: (limit = 100) =>
-        [...breakers].slice(0, limit).map(([key, breaker]) => ({ key, breaker: breaker.snapshot(), budgetUtilization: key === 't4' ? 0.5 : undefined })),
+        [...breakers].slice(0, limit).map(([key, breaker]) => ({ key, policy: { breaker: () => breaker, bucket: () => undefined } })),
     };
     const result = indicator.isHealthy('r', { scopes: { billing: scope, orphan: scope }, maximumKeys: 2, downWhenOpen: ['billing'] });
     const keyed = {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import type { BreakerSnapshot, BreakerState, CircuitBreaker } from '../core/breaker.js';
+import type { BreakerState, CircuitBreaker } from '../core/breaker.js';
 import type { TokenBucket } from '../core/retry-budget.js';
 import { PolicyRegistry } from '../nest/policy-registry.js';
 
@@ -58,10 +58,8 @@ export interface ScopeReadable {
   /** Readings of up to `limit` keys. */
   entries(limit?: number): ReadonlyArray<{
     readonly key: unknown;
-    readonly breaker: Pick<BreakerSnapshot, 'state' | 'breakRemaining'> | undefined;
-    readonly budgetUtilization: number | undefined;
-    /** The key's policy; when given, its bucket's `level` decides whether the budget is exhausted. */
-    readonly policy?: { bucket(): Pick<TokenBucket, 'level'> | undefined };
+    /** The key's policy, read the same way as a named policy. */
+    readonly policy: { breaker(): CircuitBreaker | undefined; bucket(): TokenBucket | undefined };
   }>;
 }
 
@@ -194,7 +192,7 @@ function nameList(field: string, value: unknown): string[] {
 function readGuards(breaker: CircuitBreaker | undefined, bucket: TokenBucket | undefined): BreakerHealth {
   const state = breaker === undefined ? 'none' : breaker.state;
   const breakRemaining = state === 'open' || state === 'isolated' ? Math.ceil(breaker!.retryAfter()) : 0;
-  return health(state, breakRemaining, bucket === undefined ? null : bucket.utilization, bucket !== undefined && bucket.level < 1);
+  return health(state, breakRemaining, bucket === undefined ? null : bucket.utilization, bucket !== undefined && !bucket.canFundRetry);
 }
 
 function health(breaker: BreakerState | 'none', breakRemaining: number, budgetUtilization: number | null, budgetExhausted: boolean): BreakerHealth {
@@ -203,14 +201,10 @@ function health(breaker: BreakerState | 'none', breakRemaining: number, budgetUt
 }
 
 function addKeys(entry: PolicyHealth, scope: ScopeReadable, maximumKeys: number): void {
-  const readings = scope.entries(Infinity).map((reading) => {
-    const state = reading.breaker?.state ?? 'none';
-    const remaining = state === 'open' || state === 'isolated' ? Math.ceil(reading.breaker!.breakRemaining) : 0;
-    const utilization = reading.budgetUtilization ?? null;
-    const level = reading.policy?.bucket()?.level;
-    const exhausted = level !== undefined ? level < 1 : utilization !== null && utilization >= 1;
-    return { key: String(reading.key), health: health(state, remaining, utilization, exhausted) };
-  });
+  const readings = scope.entries(Infinity).map((reading) => ({
+    key: String(reading.key),
+    health: readGuards(reading.policy.breaker(), reading.policy.bucket()),
+  }));
   const degraded = readings.filter((reading) => reading.health.status === 'degraded');
   const listed = [...degraded, ...readings.filter((reading) => reading.health.status !== 'degraded')].slice(0, maximumKeys);
   entry.keyCount = readings.length;
