@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { getEventListeners } from 'node:events';
 import { Observable, firstValueFrom, lastValueFrom, of, throwError } from 'rxjs';
 import { FakeClock } from '../core/fake-clock.js';
 import { AttemptSignal } from './attempt-signal.decorator.js';
@@ -207,6 +208,22 @@ describe('@Resilient (Observable mode)', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(signals[0]!.aborted).toBe(true);
     expect(calls).toBe(1);
+  });
+
+  it('twenty subscriptions sharing one caller signal put one listener on it and take it off', async () => {
+    useRegistry();
+    class Watcher {
+      @Resilient('payments')
+      watch(@AttemptSignal() _signal?: AbortSignal): Observable<string> {
+        return new Observable<string>(() => undefined); // never emits
+      }
+    }
+    const caller = new AbortController();
+    const subscriptions = Array.from({ length: 20 }, () => new Watcher().watch(caller.signal).subscribe());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(1);
+    for (const subscription of subscriptions) subscription.unsubscribe();
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
   });
 
   it('errors the subscriber with the final error once attempts are spent', async () => {

@@ -1,4 +1,5 @@
 import { Observable, type Subscription, from, isObservable, of } from 'rxjs';
+import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../core/abort-link.js';
 import type { Policy } from '../core/policy.js';
 import { attemptSignalIndex } from './attempt-signal.decorator.js';
 import { registryFor } from './registry-hook.js';
@@ -160,9 +161,10 @@ function observableWrapper(context: WrapContext): (this: unknown, ...args: unkno
       const caller = index >= 0 && isAbortSignal(args[index]) ? args[index] : undefined;
       // Aborted by unsubscribe or by the caller's signal; the policy's run is cancelled with it.
       const controller = new AbortController();
-      const onCallerAbort = (): void => controller.abort(caller!.reason);
+      // Through the core's fan-out: many calls sharing one request signal put one listener on it.
+      let link: AbortSubscription | undefined;
       if (caller?.aborted) controller.abort(caller.reason);
-      else caller?.addEventListener('abort', onCallerAbort, { once: true });
+      else if (caller !== undefined) link = subscribeAbort(caller, () => controller.abort(caller.reason));
       let inner: Subscription | undefined;
 
       policy
@@ -222,7 +224,7 @@ function observableWrapper(context: WrapContext): (this: unknown, ...args: unkno
         .then(undefined, (error: unknown) => subscriber.error(error));
 
       return () => {
-        caller?.removeEventListener('abort', onCallerAbort);
+        if (link !== undefined) unsubscribeAbort(link);
         controller.abort();
         inner?.unsubscribe();
       };
