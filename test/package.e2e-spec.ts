@@ -1,16 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sources } from './support/sources.js';
 
 const root = process.cwd();
-
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sources(path);
-    return path.endsWith('.ts') && !path.endsWith('.spec.ts') ? [path] : [];
-  });
-}
 
 /** Imports `specifier` in a fresh Node process from the repo root, as a user of the package would. */
 function importByName(specifier: string, expression: string): string {

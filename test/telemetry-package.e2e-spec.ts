@@ -2,16 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sources } from './support/sources.js';
 
 const root = process.cwd();
-
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sources(path);
-    return path.endsWith('.ts') && !path.endsWith('.spec.ts') ? [path] : [];
-  });
-}
 
 /** Runs an ES module script in a fresh Node process from the repo root (the built dist, by package name). */
 function run(script: string, nodeArgs: string[] = []): string {

@@ -87,10 +87,8 @@ export function parseCompare(spec: string): PolicyOptions {
         }
         break;
       case 'breaker':
-        // Typed loosely so the CLI builds before the breaker option reaches PolicyOptions; the policy
-        // refuses it with a PolicyConfigError (exit 2) until then.
-        if (value === 'on' || value === 'default') (changes as Record<string, unknown>).breaker = Breaker.default;
-        else if (value === 'off' || value === 'none') (changes as Record<string, unknown>).breaker = undefined;
+        if (value === 'on' || value === 'default') changes.breaker = Breaker.default;
+        else if (value === 'off' || value === 'none') changes.breaker = undefined;
         else throw new UsageError('--compare breaker', value, 'must be on or off');
         break;
       default:

@@ -1,4 +1,4 @@
-import { PolicyConfigError } from './errors.js';
+import { PolicyConfigError, rejectUnknownKeys } from './errors.js';
 import { Jitter, jitterNamed } from './jitter.js';
 import type { Verdict } from './verdict.js';
 
@@ -148,9 +148,5 @@ function duration(field: string, value: unknown): number {
 
 function checkKeys(options: object, known: readonly string[]): void {
   if (options === null || typeof options !== 'object') throw new PolicyConfigError('backoff', options, 'must be an object');
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) {
-      throw new PolicyConfigError(`backoff.${key}`, (options as Record<string, unknown>)[key], `is not a known option (${known.join(', ')})`);
-    }
-  }
+  rejectUnknownKeys(options, known, 'backoff', 'option');
 }

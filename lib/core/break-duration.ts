@@ -1,4 +1,5 @@
 import type { BreakJitter } from './breaker-settings.js';
+import { Jitter } from './jitter.js';
 
 /**
  * The nominal break for the `opens`-th consecutive open: `base × 2^(opens-1)`, capped at `maximum`
@@ -24,9 +25,7 @@ export function nominalBreak(opens: number, base: number, maximum: number): numb
  * @param random a source of uniform numbers in [0, 1)
  */
 export function servedBreak(nominal: number, jitter: BreakJitter, random: () => number): number {
-  if (jitter === 'none') return nominal;
-  const r = clampUnit(random());
-  return jitter === 'equal' ? nominal / 2 + (nominal / 2) * r : nominal * r;
+  return Jitter[jitter](nominal, () => clampUnit(random()));
 }
 
 /** A misbehaving random source must not produce a negative or oversized break. */

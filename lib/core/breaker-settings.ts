@@ -1,4 +1,4 @@
-import { PolicyConfigError } from './errors.js';
+import { PolicyConfigError, rejectUnknownKeys } from './errors.js';
 
 /** How the served break is randomised around its nominal length (DESIGN §3.6). */
 export type BreakJitter = 'equal' | 'full' | 'none';
@@ -115,11 +115,7 @@ export function validateBreakerSettings(input: unknown, prefix = 'breaker'): Res
     throw new PolicyConfigError(prefix || 'breaker', input, 'must be an object of breaker settings');
   }
   const raw = input as Record<string, unknown>;
-  for (const key of Object.keys(raw)) {
-    if (!(KEYS as string[]).includes(key)) {
-      throw new PolicyConfigError(at(key), raw[key], `is not a known breaker setting (${KEYS.join(', ')})`);
-    }
-  }
+  rejectUnknownKeys(raw, KEYS, prefix, 'breaker setting');
   const pick = <K extends keyof BreakerSettings>(key: K): unknown => (raw[key] === undefined ? BREAKER_DEFAULTS[key] : raw[key]);
   const integer = (key: keyof BreakerSettings, min: number, max = Number.MAX_SAFE_INTEGER): number => {
     const value = pick(key);
@@ -179,11 +175,7 @@ function validateRecovery(input: unknown, field: string): ResolvedRecovery | und
     throw new PolicyConfigError(field, input, 'must be true, false or { initialFraction, rampFraction, step }');
   }
   const raw = input as Record<string, unknown>;
-  for (const key of Object.keys(raw)) {
-    if (!(RECOVERY_KEYS as string[]).includes(key)) {
-      throw new PolicyConfigError(`${field}.${key}`, raw[key], `is not a known recovery setting (${RECOVERY_KEYS.join(', ')})`);
-    }
-  }
+  rejectUnknownKeys(raw, RECOVERY_KEYS, field, 'recovery setting');
   const fraction = (key: keyof RecoverySettings, max: number, rule: string): number => {
     const value = raw[key] === undefined ? RECOVERY_DEFAULTS[key] : raw[key];
     if (typeof value !== 'number' || !(value > 0 && value <= max)) {

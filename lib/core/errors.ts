@@ -28,6 +28,22 @@ export class PolicyConfigError extends Error {
   }
 }
 
+/**
+ * Rejects the first key of `options` that is not in `known`, so a typo never passes silently.
+ * @param options the options object as given
+ * @param known the accepted keys
+ * @param prefix path put before the key in the error (`budget` → `budget.ratio`); `''` for none
+ * @param what what the keys are, for the rule (`policy option`, `breaker setting`)
+ * @throws PolicyConfigError `<prefix>.<key>: <value> is invalid: is not a known <what> (<known>)`
+ */
+export function rejectUnknownKeys(options: object, known: readonly string[], prefix: string, what: string): void {
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) {
+      throw new PolicyConfigError(prefix ? `${prefix}.${key}` : key, (options as Record<string, unknown>)[key], `is not a known ${what} (${known.join(', ')})`);
+    }
+  }
+}
+
 /** Why a guard of this process refused a call. */
 export type RejectionReason = 'BudgetExhausted' | 'DependencyUnavailable' | 'RateLimited' | 'QuotaExhausted';
 
@@ -39,6 +55,11 @@ export type RejectionReason = 'BudgetExhausted' | 'DependencyUnavailable' | 'Rat
  */
 export class CallRejectedError extends Error {
   override readonly name = 'CallRejectedError';
+  /**
+   * @param reason which guard refused
+   * @param retryAfter ms until asking again may succeed, `undefined` when unknown
+   * @param options `cause`: the attempt failure behind a refused retry; `policy`: the policy's name for the message
+   */
   constructor(
     readonly reason: RejectionReason,
     readonly retryAfter: number | undefined,
@@ -76,6 +97,10 @@ export class AttemptTimeoutError extends Error {
  */
 export class RateLimitedError extends Error {
   override readonly name = 'RateLimitedError';
+  /**
+   * @param message what refused (default `rate limited by this process`)
+   * @param retryAfter ms until the local limit may admit again, if known
+   */
   constructor(
     message = 'rate limited by this process',
     readonly retryAfter?: number,

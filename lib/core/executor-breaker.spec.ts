@@ -35,6 +35,15 @@ function setup() {
   };
 }
 
+/** Opens the breaker: two calls of 3 attempts, the fifth failure trips it (the second call is refused at 100 ms). */
+async function trip(t: ReturnType<typeof setup>): Promise<void> {
+  for (let i = 0; i < 2; i++) {
+    const call = t.policy.tryRun(t.work);
+    await t.clock.runAll();
+    await call;
+  }
+}
+
 describe('executor with a circuit breaker', () => {
   it('samples attempts: the attempt that trips it stops the next attempt of the same call', async () => {
     const t = setup();
@@ -58,11 +67,7 @@ describe('executor with a circuit breaker', () => {
 
   it('refuses first attempts while open, after the guarded pause, with the break left', async () => {
     const t = setup();
-    for (let i = 0; i < 2; i++) {
-      const call = t.policy.tryRun(t.work);
-      await t.clock.runAll();
-      await call;
-    }
+    await trip(t);
     // Opened at 0 by the fifth failure; the second call's refusal paused until 100.
     expect(t.clock.now()).toBe(100);
     await t.clock.advance(4_000);
@@ -75,11 +80,7 @@ describe('executor with a circuit breaker', () => {
 
   it('half-opens after the break, closes after two good probes', async () => {
     const t = setup();
-    for (let i = 0; i < 2; i++) {
-      const call = t.policy.tryRun(t.work);
-      await t.clock.runAll();
-      await call;
-    }
+    await trip(t);
     expect(t.policy.breaker()!.state).toBe('open');
     t.heal();
     t.events.length = 0;
@@ -92,11 +93,7 @@ describe('executor with a circuit breaker', () => {
 
   it("returns the probe slot when the caller aborts the probe", async () => {
     const t = setup();
-    for (let i = 0; i < 2; i++) {
-      const call = t.policy.tryRun(t.work);
-      await t.clock.runAll();
-      await call;
-    }
+    await trip(t);
     await t.clock.advance(15_000);
     const controller = new AbortController();
     const aborted = await t.policy.tryRun(
@@ -115,11 +112,7 @@ describe('executor with a circuit breaker', () => {
 
   it('a breaker refusal is aborted at once by the caller', async () => {
     const t = setup();
-    for (let i = 0; i < 2; i++) {
-      const call = t.policy.tryRun(t.work);
-      await t.clock.runAll();
-      await call;
-    }
+    await trip(t);
     const controller = new AbortController();
     const call = t.policy.tryRun(t.work, { signal: controller.signal });
     await t.clock.advance(10);
@@ -140,11 +133,7 @@ describe('executor with a circuit breaker', () => {
 describe('half-open refusals', () => {
   it('a call refused while the probe slot is taken gets no Retry-After hint', async () => {
     const t = setup();
-    for (let i = 0; i < 2; i++) {
-      const call = t.policy.tryRun(t.work);
-      await t.clock.runAll();
-      await call;
-    }
+    await trip(t);
     await t.clock.advance(15_000);
     let release!: () => void;
     const probe = t.policy.tryRun(() => new Promise<string>((resolve) => (release = () => resolve('ok'))));

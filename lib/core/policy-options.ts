@@ -2,7 +2,7 @@ import { type Backoff, defaultBackoff } from './backoff.js';
 import { Breaker } from './breaker-value.js';
 import { Classifier } from './classifier.js';
 import { type Clock, SystemClock } from './clock.js';
-import { PolicyConfigError } from './errors.js';
+import { PolicyConfigError, rejectUnknownKeys } from './errors.js';
 import type { CallEventListener } from './events.js';
 import { RetryBudget } from './retry-budget.js';
 
@@ -117,9 +117,14 @@ const checks: Record<keyof PolicyOptions, Check> = {
   classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
   onEvent: instance('a function', (v) => typeof v === 'function'),
   around: instance('a function (call, name) => Promise', (v) => typeof v === 'function'),
-  clock: instance('a Clock (now, setTimer, clearTimer)', (v) => typeof (v as Clock)?.now === 'function' && typeof (v as Clock)?.setTimer === 'function'),
+  clock: instance(
+    'a Clock (now, setTimer, clearTimer)',
+    (v) => typeof (v as Clock)?.now === 'function' && typeof (v as Clock)?.setTimer === 'function' && typeof (v as Clock)?.clearTimer === 'function',
+  ),
   random: instance('a function returning a number in [0, 1)', (v) => typeof v === 'function'),
 };
+
+const OPTION_KEYS = Object.keys(checks);
 
 /**
  * Merges `changes` over `base`, validating every given field.
@@ -129,13 +134,8 @@ export function mergeOptions(base: ResolvedPolicyOptions, changes: PolicyOptions
   if (changes === null || typeof changes !== 'object') {
     throw new PolicyConfigError('options', changes, 'must be an object of policy options');
   }
-  for (const key of Object.keys(changes)) {
-    const check = (checks as Record<string, Check | undefined>)[key];
-    if (check === undefined) {
-      throw new PolicyConfigError(key, (changes as Record<string, unknown>)[key], `is not a known policy option (${Object.keys(checks).join(', ')})`);
-    }
-    check((changes as Record<string, unknown>)[key], key);
-  }
+  rejectUnknownKeys(changes, OPTION_KEYS, '', 'policy option');
+  for (const key of Object.keys(changes)) checks[key as keyof PolicyOptions]((changes as Record<string, unknown>)[key], key);
   const merged = { ...base };
   for (const [key, value] of Object.entries(changes)) {
     // `deadline: undefined` (or `breaker`, …) explicitly removes it; other undefined values keep the base.

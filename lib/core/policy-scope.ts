@@ -1,6 +1,6 @@
 import type { BreakerSnapshot } from './breaker.js';
 import { ClockSweepCache } from './clock-sweep-cache.js';
-import { PolicyConfigError } from './errors.js';
+import { PolicyConfigError, rejectUnknownKeys } from './errors.js';
 import { Policy } from './policy.js';
 
 /** Default of {@link PolicyScopeOptions.maximumKeys}. */
@@ -94,11 +94,7 @@ export class PolicyScope<K> {
     if (options === null || typeof options !== 'object') {
       throw new PolicyConfigError('options', options, 'must be an object { maximumKeys?, shape? }');
     }
-    for (const key of Object.keys(options)) {
-      if (key !== 'maximumKeys' && key !== 'shape') {
-        throw new PolicyConfigError(key, (options as Record<string, unknown>)[key], 'is not a known scope option (maximumKeys, shape)');
-      }
-    }
+    rejectUnknownKeys(options, ['maximumKeys', 'shape'], '', 'scope option');
     const maximumKeys = options.maximumKeys ?? DEFAULT_MAXIMUM_KEYS;
     if (typeof maximumKeys !== 'number' || !Number.isInteger(maximumKeys) || maximumKeys < 1) {
       throw new PolicyConfigError('maximumKeys', maximumKeys, 'must be an integer >= 1 (the most keys a scope holds)');

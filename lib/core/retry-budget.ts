@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import { PolicyConfigError } from './errors.js';
+import { PolicyConfigError, rejectUnknownKeys } from './errors.js';
 
 /** Parameters of a token-bucket retry budget (DESIGN §3.5). */
 export interface RetryBudgetOptions {
@@ -239,11 +239,7 @@ export function validateBudgetOptions(options: RetryBudgetOptions): Required<Ret
   if (options === null || typeof options !== 'object') {
     throw new PolicyConfigError('budget', options, 'must be an object { fraction, minimumPerSecond }');
   }
-  for (const key of Object.keys(options)) {
-    if (key !== 'fraction' && key !== 'minimumPerSecond') {
-      throw new PolicyConfigError(`budget.${key}`, (options as Record<string, unknown>)[key], 'is not a known option (fraction, minimumPerSecond)');
-    }
-  }
+  rejectUnknownKeys(options, ['fraction', 'minimumPerSecond'], 'budget', 'option');
   const fraction = options.fraction ?? 0.1;
   const minimumPerSecond = options.minimumPerSecond ?? 3;
   if (typeof fraction !== 'number' || !(fraction >= 0 && fraction <= 1)) {

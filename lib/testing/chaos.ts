@@ -1,5 +1,5 @@
 import { type Clock, SystemClock } from '../core/clock.js';
-import { PolicyConfigError } from '../core/errors.js';
+import { PolicyConfigError, rejectUnknownKeys } from '../core/errors.js';
 import { sleep } from '../core/sleep.js';
 import {
   type FetchFunction,
@@ -250,9 +250,5 @@ function checkKeys(options: object, known: readonly string[], owner: string): vo
   if (options === null || typeof options !== 'object') {
     throw new PolicyConfigError('options', options, `must be an object of ${owner} options`);
   }
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) {
-      throw new PolicyConfigError(key, (options as Record<string, unknown>)[key], `is not a known ${owner} option (${known.join(', ')})`);
-    }
-  }
+  rejectUnknownKeys(options, known, '', `${owner} option`);
 }

@@ -1,5 +1,5 @@
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import { PolicyConfigError } from '../../core/errors.js';
+import { PolicyConfigError, rejectUnknownKeys } from '../../core/errors.js';
 import { checkDuration, checkRate } from '../option-checks.js';
 import { LogNormalLatency } from './latency.js';
 
@@ -270,11 +270,7 @@ function checkCapacity(capacity: DependencyCapacity | undefined): Required<Depen
   if (capacity === null || typeof capacity !== 'object') {
     throw new PolicyConfigError('capacity', capacity, 'must be an object { concurrency, queue?, timeout? }');
   }
-  for (const key of Object.keys(capacity)) {
-    if (!CAPACITY_KEYS.includes(key)) {
-      throw new PolicyConfigError(`capacity.${key}`, (capacity as unknown as Record<string, unknown>)[key], `is not a known capacity option (${CAPACITY_KEYS.join(', ')})`);
-    }
-  }
+  rejectUnknownKeys(capacity, CAPACITY_KEYS, 'capacity', 'capacity option');
   const { concurrency = Infinity, queue = Infinity, timeout = Infinity } = capacity;
   if (typeof concurrency !== 'number' || !(concurrency === Infinity || (Number.isInteger(concurrency) && concurrency >= 1))) {
     throw new PolicyConfigError('capacity.concurrency', concurrency, 'must be an integer >= 1 (or Infinity)');

@@ -125,7 +125,7 @@ export class SimulationBuilder {
     if (budget.kind === 'using') {
       throw new PolicyConfigError('budget', 'RetryBudget.using(bucket)', 'cannot be simulated: the bucket belongs to another clock; use RetryBudget.automatic or RetryBudget.of(options)');
     }
-    if ((this.policy.options as unknown as { breaker?: { kind?: string } }).breaker?.kind === 'using') {
+    if (this.policy.options.breaker?.kind === 'using') {
       throw new PolicyConfigError('breaker', 'Breaker.using(instance)', 'cannot be simulated: the breaker belongs to another clock; use Breaker.default or Breaker.with(settings)');
     }
     const runBudget = budget.kind === 'of' || budget.kind === 'shared' ? RetryBudget.automaticWith(budget.options) : budget;
@@ -153,11 +153,11 @@ export class SimulationBuilder {
       if (second < secondsCount && perBreaker[second]! < breakerState) perBreaker[second] = breakerState;
     };
     const policy = this.policy.with({ clock, random: stream(seed, 1).next, budget: runBudget }).withListener(listener);
-    const o = policy.options as unknown as { breaker?: unknown; hedge?: unknown; attemptTimeout?: number; deadline?: number };
-    const hasBreaker = o.breaker !== undefined && o.breaker !== null;
-    // Nothing can abort an attempt without a timeout, a deadline or hedging; reading ctx.signal would
-    // build an AbortController per attempt for nothing.
-    const readsSignal = o.attemptTimeout !== undefined || o.deadline !== undefined || (o.hedge !== undefined && o.hedge !== null);
+    const o = policy.options;
+    const hasBreaker = o.breaker !== undefined;
+    // Nothing can abort an attempt without a timeout or a deadline; reading ctx.signal would build an
+    // AbortController per attempt for nothing.
+    const readsSignal = o.attemptTimeout !== undefined || o.deadline !== undefined;
 
     const live = dependency.start(clock, stream(seed, 2).next);
     const work = readsSignal
