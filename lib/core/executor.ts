@@ -1,5 +1,4 @@
 import { Attempt, type AttemptContext } from './attempt-context.js';
-import { sleep } from './sleep.js';
 import { Admission, type CircuitBreaker } from './breaker.js';
 import type { CallLog } from './call-result.js';
 import type { ClassifyContext } from './classifier.js';
@@ -8,6 +7,7 @@ import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from '.
 import { CallEvent, type CallEventKind, type StopReason } from './events.js';
 import type { ResolvedPolicyOptions } from './policy-options.js';
 import type { TokenBucket } from './retry-budget.js';
+import { sleep } from './sleep.js';
 import { Verdict, isRetryable } from './verdict.js';
 
 /** Pause before a refusal by a guard of this process is reported (DESIGN §3.7); not configurable. */
@@ -71,6 +71,10 @@ async function firstAttempt<T>(policy: ExecutablePolicy, work: Work<T>, signal: 
   return value;
 }
 
+/**
+ * The whole call: retry decisions, admission, bounded attempts, classification, budget, breaker and
+ * events. Starts from `first` when the fast path already made attempt 1.
+ */
 async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, first: FirstOutcome<T> | undefined): Promise<T> {
   const o = policy.options;
   const clock = o.clock;
