@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { priceBrownout, provePolicy } from './fixtures/readme-testing-kit.js';
 
 describe('README examples', () => {
@@ -13,5 +14,14 @@ describe('README examples', () => {
     // The figures the README quotes for this example.
     expect([first.availability, first.loadMultiplier.toFixed(2), first.amplification]).toEqual([0.835, '1.04', 1.36]);
     expect(first.toString()).toContain('Availability');
+  });
+});
+
+describe('README quick start', () => {
+  it('is the quick-start fixture word for word, with the package import', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const block = readme.split('## Quick start (Nest)')[1]!.split('```ts\n')[1]!.split('```')[0]!;
+    const fixture = readFileSync('test/fixtures/quick-start.ts', 'utf8').split('\n').slice(2).join('\n');
+    expect(block.trim()).toBe(fixture.replace("from '../../lib/nest/index.js';", "from '@nresilience/nestjs';").trim());
   });
 });
