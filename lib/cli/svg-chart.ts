@@ -1,4 +1,4 @@
-import type { SimulationReport } from '../testing/simulation/report.js';
+import { BREAKER_STATES, type SimulationReport } from '../testing/simulation/report.js';
 
 /** One run drawn by {@link renderChart}: a label for the legend and its report. */
 export interface ChartRun {
@@ -57,7 +57,6 @@ export function renderChart(runs: readonly ChartRun[], title: string): string {
   const maxRequests = niceMax(Math.max(...runs.flatMap((r) => r.report.perSecond.map((s) => s.dependencyRequests))));
   const hasBreaker = runs.some((r) => r.report.perSecond.some((s) => s.breakerState !== null));
   const hasBudget = runs.some((r) => r.report.perSecond.some((s) => s.budgetUtilization !== null));
-  const breakerLevel = { closed: 0, halfOpen: 1, open: 2 } as const;
   const panels: Panel[] = [
     {
       title: 'Requests reaching the dependency per second',
@@ -86,7 +85,7 @@ export function renderChart(runs: readonly ChartRun[], title: string): string {
       ],
       value: (run, i) => {
         const state = run.report.perSecond[i]?.breakerState;
-        return state === undefined || state === null ? null : breakerLevel[state];
+        return state === undefined || state === null ? null : BREAKER_STATES.indexOf(state);
       },
       step: true,
     },

@@ -70,7 +70,8 @@ export const RECOVERY_SECONDS = 3;
 /** Share of the pre-fault availability a second must reach to count as recovered. */
 export const RECOVERY_LEVEL = 0.99;
 
-const BREAKER_STATES: readonly SimulatedBreakerState[] = ['closed', 'halfOpen', 'open'];
+/** Breaker states by severity: a state's index is its level in the per-second series and the chart. */
+export const BREAKER_STATES: readonly SimulatedBreakerState[] = ['closed', 'halfOpen', 'open'];
 
 /** Rounds to `digits` decimals (half away from zero for positives), the JSON's only float rule. */
 function fixed(value: number, digits: number): number {

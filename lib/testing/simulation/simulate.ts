@@ -7,7 +7,9 @@ import { RetryBudget } from '../../core/retry-budget.js';
 import { SeededRandom, MAX_SEED } from '../seeded-random.js';
 import type { Dependency } from './dependency.js';
 import type { Load } from './load.js';
-import { SimulationReport } from './report.js';
+import { BREAKER_STATES, SimulationReport } from './report.js';
+
+const [CLOSED, HALF_OPEN, OPEN] = (['closed', 'halfOpen', 'open'] as const).map((state) => BREAKER_STATES.indexOf(state));
 import { VirtualClock } from './virtual-clock.js';
 
 /** Options of {@link SimulationBuilder.run}. */
@@ -41,7 +43,6 @@ function stream(seed: number, index: number): SeededRandom {
 /** Microtask turns without activity after which the driver takes the queue as settled. */
 const QUIET_TURNS = 8;
 
-const BREAKER_SEVERITY = { closed: 0, halfOpen: 1, open: 2 } as const;
 
 /**
  * A simulation being described (immutable; each step returns a new builder). Start with
@@ -145,9 +146,9 @@ export class SimulationBuilder {
       const kind = event.kind;
       if (kind === 'breakerOpened') {
         breakerOpens++;
-        breakerState = BREAKER_SEVERITY.open;
-      } else if (kind === 'breakerHalfOpened') breakerState = BREAKER_SEVERITY.halfOpen;
-      else if (kind === 'breakerClosed') breakerState = BREAKER_SEVERITY.closed;
+        breakerState = OPEN;
+      } else if (kind === 'breakerHalfOpened') breakerState = HALF_OPEN;
+      else if (kind === 'breakerClosed') breakerState = CLOSED;
       else return;
       const second = Math.floor(clock.now() / 1000);
       if (second < secondsCount && perBreaker[second]! < breakerState) perBreaker[second] = breakerState;
