@@ -150,11 +150,13 @@ export function resolveLogging(logging: unknown): { profile: 'default' | 'verbos
   if (profile === 'off') return undefined;
   let resolved = LogSampling.all;
   if (sampling !== undefined) {
-    const oneIn = (sampling as { oneIn?: unknown } | null)?.oneIn;
-    if (typeof oneIn !== 'number' || !Number.isInteger(oneIn) || oneIn < 1) {
-      throw new PolicyConfigError('logging.sampling', sampling, 'must be LogSampling.oneIn(n) or { oneIn: n } with an integer n >= 1');
+    try {
+      resolved = LogSampling.oneIn((sampling as { oneIn?: unknown } | null)?.oneIn as number);
+    } catch (error) {
+      // The listener's own rule, reported at the module option's path.
+      if (error instanceof PolicyConfigError) throw new PolicyConfigError('logging.sampling', sampling, 'must be LogSampling.oneIn(n) or { oneIn: n } with an integer n >= 1');
+      throw error;
     }
-    resolved = LogSampling.oneIn(oneIn);
   }
   return { profile: profile ?? 'default', sampling: resolved };
 }
