@@ -65,6 +65,14 @@ describe('nresilience simulate (CLI)', () => {
     expect(unknown.stderr).toContain('(payments, search)');
   });
 
+  it('exits 2 naming --svg when the chart cannot be written', async () => {
+    const result = await cli('simulate', '--config', config, '--policy', 'payments', '--duration', '2s', '--rate', '10', '--svg', join(dir, 'missing', 'chart.svg'));
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--svg: ');
+    expect(result.stderr).toContain('cannot be written (ENOENT)');
+    expect(result.stderr).not.toContain('unexpected');
+  });
+
   it('prints parseable JSON for a short run with a comparison, and writes the SVG with every series', async () => {
     const svg = join(dir, 'chart.svg');
     const result = await cli('simulate', '--config', config, '--policy', 'payments', '--scenario', 'brownout', '--compare', 'budget=none', '--duration', '20s', '--rate', '100', '--seed', '7', '--json', '--svg', svg);

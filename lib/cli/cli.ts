@@ -267,7 +267,11 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
   }
   if (values.svg !== undefined) {
     const title = `nresilience simulate — ${values.policy}, scenario ${scenarioName}, ${rate} calls/s, seed ${seed}`;
-    io.writeFile(values.svg, renderChart(runs, title));
+    try {
+      io.writeFile(values.svg, renderChart(runs, title));
+    } catch (error) {
+      throw new UsageError('--svg', values.svg, `cannot be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
     io.stderr(`chart written to ${values.svg}\n`);
   }
   return 0;

@@ -192,7 +192,9 @@ function nameList(field: string, value: unknown): string[] {
 function readGuards(breaker: CircuitBreaker | undefined, bucket: TokenBucket | undefined): BreakerHealth {
   const state = breaker === undefined ? 'none' : breaker.state;
   const breakRemaining = state === 'open' || state === 'isolated' ? Math.ceil(breaker!.retryAfter()) : 0;
-  return health(state, breakRemaining, bucket === undefined ? null : bucket.utilization, bucket !== undefined && !bucket.canFundRetry);
+  // Four decimals: a health page is read by people and dashboards, not used for arithmetic.
+  const utilization = bucket === undefined ? null : Math.round(bucket.utilization * 1e4) / 1e4;
+  return health(state, breakRemaining, utilization, bucket !== undefined && !bucket.canFundRetry);
 }
 
 function health(breaker: BreakerState | 'none', breakRemaining: number, budgetUtilization: number | null, budgetExhausted: boolean): BreakerHealth {

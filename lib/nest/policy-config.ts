@@ -175,7 +175,7 @@ function join(path: string, key: string): string {
  * @param options `positive: true` requires > 0 (otherwise >= 0)
  * @returns milliseconds (finite)
  * @throws PolicyConfigError naming `field`, the value and the rule for anything else (negative, NaN,
- *   Infinity, unparsable strings such as `"10 sec"` or `"soon"`).
+ *   Infinity, strings the `ms` package cannot read such as `"soon"` or `"ten seconds"`).
  */
 export function parseDuration(value: unknown, field: string, options: { positive?: boolean } = {}): number {
   const bound = options.positive ? '> 0' : '>= 0';
