@@ -4,12 +4,12 @@ import type { CallWrapper } from './policy-options.js';
 
 describe('Policy call wrapper (around)', () => {
   const trace: string[] = [];
-  const around: CallWrapper = async (call, name) => {
-    trace.push(`open ${name}`);
+  const around: CallWrapper = async (call, policy) => {
+    trace.push(`open ${policy.name}`);
     try {
       return await call();
     } finally {
-      trace.push(`close ${name}`);
+      trace.push(`close ${policy.name}`);
     }
   };
   beforeEach(() => trace.splice(0));
@@ -26,6 +26,14 @@ describe('Policy call wrapper (around)', () => {
     ).resolves.toBe(1);
     await expect(policy.tryRun(() => 2)).resolves.toMatchObject({ ok: true, value: 2 });
     expect(trace).toEqual(['open p', 'attempt', 'attempt', 'close p', 'open p', 'close p']);
+  });
+
+  it('is given the instance that runs, whose breaker and budget are in use', async () => {
+    const seen: unknown[] = [];
+    const wrapped = Resilience.default.with({ around: (call, policy) => (seen.push(policy), call()) });
+    const derived = wrapped.withListener(() => undefined);
+    await derived.run(() => 1);
+    expect(seen).toEqual([derived]);
   });
 
   it('withListener keeps it; with({ onEvent }) drops it unless given again', () => {

@@ -4,6 +4,7 @@ import { Classifier } from './classifier.js';
 import { type Clock, SystemClock } from './clock.js';
 import { PolicyConfigError, rejectUnknownKeys } from './errors.js';
 import type { CallEventListener } from './events.js';
+import type { Policy } from './policy.js';
 import { RetryBudget } from './retry-budget.js';
 
 /**
@@ -48,10 +49,11 @@ export interface PolicyOptions {
 }
 
 /**
- * Wraps one logical call of the policy named `name`: it must call `call` exactly once and settle with
- * its outcome (it may run it inside an async context, time it, open a span around it).
+ * Wraps one logical call of `policy` (the instance running it, so its breaker and budget are the ones
+ * in use): it must call `call` exactly once and settle with its outcome (it may run it inside an async
+ * context, time it, open a span around it).
  */
-export type CallWrapper = <T>(call: () => Promise<T>, name: string) => Promise<T>;
+export type CallWrapper = <T>(call: () => Promise<T>, policy: Policy) => Promise<T>;
 
 /** A policy's complete, validated settings. */
 export interface ResolvedPolicyOptions {

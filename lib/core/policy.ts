@@ -89,7 +89,7 @@ export class Policy implements ExecutablePolicy {
   run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<T> {
     const around = this.options.around;
     if (around === undefined) return execute(this, work as Work<T>, options?.signal, undefined);
-    return around(() => execute(this, work as Work<T>, options?.signal, undefined), this.options.name);
+    return around(() => execute(this, work as Work<T>, options?.signal, undefined), this);
   }
 
   /** Like {@link Policy.run} but never rejects: resolves to `{ ok, value, error, reason, attempts, duration }`. */
@@ -99,7 +99,7 @@ export class Policy implements ExecutablePolicy {
       const around = this.options.around;
       const value = await (around === undefined
         ? execute(this, work as Work<T>, options?.signal, log)
-        : around(() => execute(this, work as Work<T>, options?.signal, log), this.options.name));
+        : around(() => execute(this, work as Work<T>, options?.signal, log), this));
       return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration };
     } catch (error) {
       return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration };

@@ -1,4 +1,4 @@
-import { context, trace } from '@opentelemetry/api';
+import { DiagLogLevel, context, diag, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, type DataPoint, type Histogram, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -299,5 +299,44 @@ describe('attaching', () => {
     const policy = Resilience.default.with({ name: 'bare' }).withTelemetry();
     await expect(policy.run(() => 42)).resolves.toBe(42);
     await expect(policy.tryRun(() => 7)).resolves.toMatchObject({ ok: true, value: 7 });
+  });
+});
+
+describe('gauges and robustness', () => {
+  it('the gauges follow the instance that runs, even derived after withTelemetry (own breaker per instance)', async () => {
+    const clock = new FakeClock();
+    const base = Resilience.default.with({ name: 'g1', clock, attempts: 1, budget: RetryBudget.none, breaker: Breaker.with({ consecutiveFailures: 2, jitter: 'none' }) });
+    const policy = withTelemetry(base, { meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider }).withListener(() => undefined);
+    for (let i = 0; i < 2; i++) await policy.tryRun(() => Promise.reject(new TransientError('down')));
+    expect(policy.breaker()!.state).toBe('open');
+    expect((await sdk.points(MetricNames.breakerState)).map((p) => p.value)).toEqual([BREAKER_STATE_VALUES.open]);
+  });
+
+  it('a tracer that throws loses the span, never the call', async () => {
+    const broken = { getTracer: () => ({ startSpan: () => { throw new Error('tracer bug'); }, startActiveSpan: () => { throw new Error('tracer bug'); } }) };
+    const policy = withTelemetry(Resilience.default.with({ name: 't' }), { meterProvider: sdk.meterProvider, tracerProvider: broken as never });
+    await expect(policy.run(() => 1)).resolves.toBe(1);
+    expect(await sdk.sum(MetricNames.calls)).toBe(1);
+  });
+
+  it('events of work that outlives its call do not reach the ended span', async () => {
+    const clock = new FakeClock();
+    const options = { meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider };
+    const traced = withTelemetry(Resilience.default.with({ name: 'x', clock }), options);
+    const untraced = withTelemetry(Resilience.default.with({ name: 'x', clock }), { ...options, traces: false });
+    const complaints: string[] = [];
+    const note = (message: string) => void complaints.push(message);
+    diag.setLogger({ error: note, warn: note, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
+    let later!: Promise<unknown>;
+    await traced.run(() => {
+      later = new Promise((resolve) => clock.setTimer(5, resolve)).then(() => untraced.tryRun(() => 2));
+      return 1;
+    });
+    await clock.advance(5);
+    await later;
+    diag.disable();
+    expect(sdk.spans.map((span) => span.events.map((e) => e.name))).toEqual([['attempt']]);
+    expect(complaints).toEqual([]);
+    expect(await sdk.sum(MetricNames.calls)).toBe(2);
   });
 });

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   type Attributes,
+  type Context,
   type Counter,
   type Histogram,
   type Meter,
@@ -105,6 +106,14 @@ class Tally {
 }
 
 /** The attributes of one (policy, host, service), each set built once and reused for every record. */
+/** The attributes every series of a policy carries: its name, and host and service where known. */
+function baseAttributes(policy: string, host: string | undefined, service: string | undefined): Attributes {
+  const base: Attributes = { [TelemetryAttributes.policy]: policy };
+  if (host !== undefined) base[TelemetryAttributes.host] = host;
+  if (service !== undefined) base[TelemetryAttributes.service] = service;
+  return Object.freeze(base);
+}
+
 class AttributeSets {
   readonly base: Attributes;
   private readonly byReason = new Map<string, Tally>();
@@ -115,19 +124,16 @@ class AttributeSets {
     readonly policy: string,
     host: string | undefined,
     service: string | undefined,
-    private readonly instruments: Instruments | undefined,
+    private readonly instruments: Instruments,
   ) {
-    const base: Attributes = { [TelemetryAttributes.policy]: policy };
-    if (host !== undefined) base[TelemetryAttributes.host] = host;
-    if (service !== undefined) base[TelemetryAttributes.service] = service;
-    this.base = Object.freeze(base);
+    this.base = baseAttributes(policy, host, service);
   }
 
   /** The calls tally for `policy` + `outcome` (terminal kind) + `reason`. */
   call(outcome: string, reason: string): Tally {
     let tally = this.byReason.get(reason);
     if (tally === undefined || tally.attributes[TelemetryAttributes.outcome] !== outcome) {
-      tally = this.instruments!.callTally({ ...this.base, [TelemetryAttributes.outcome]: outcome, [TelemetryAttributes.reason]: reason });
+      tally = this.instruments.callTally({ ...this.base, [TelemetryAttributes.outcome]: outcome, [TelemetryAttributes.reason]: reason });
       this.byReason.set(reason, tally);
     }
     return tally;
@@ -137,7 +143,7 @@ class AttributeSets {
   attempt(verdict: string): Tally {
     let tally = this.byVerdict.get(verdict);
     if (tally === undefined) {
-      tally = this.instruments!.attemptTally({ ...this.base, [TelemetryAttributes.outcome]: verdict });
+      tally = this.instruments.attemptTally({ ...this.base, [TelemetryAttributes.outcome]: verdict });
       this.byVerdict.set(verdict, tally);
     }
     return tally;
@@ -154,9 +160,9 @@ class AttributeSets {
   }
 }
 
-/** A policy the gauges observe. */
+/** A policy the gauges observe: the last instance of that name (and host, service) that ran a call. */
 interface Observed {
-  readonly policy: WeakRef<Policy>;
+  readonly policy: Policy;
   readonly attributes: Attributes;
 }
 
@@ -213,21 +219,18 @@ class Instruments {
     return tallyOf(this.attempts, attributes);
   }
 
-  /** Makes the gauges report `policy` (replacing an earlier policy of the same name, host and service). */
-  observe(policy: Policy, attributes: AttributeSets): void {
+  /**
+   * Makes the gauges report `policy`, replacing an earlier instance of the same name, host and service
+   * (so what is held is bounded by the distinct names, and is the instance that actually runs).
+   */
+  observe(policy: Policy, attributes: Attributes): void {
     if (policy.name === '') return;
-    const key = JSON.stringify(attributes.base);
-    this.observed.set(key, { policy: new WeakRef(policy), attributes: attributes.base });
+    this.observed.set(JSON.stringify(attributes), { policy, attributes });
   }
 
   private observeEach(result: ObservableResult, read: (policy: Policy) => number | undefined): void {
-    for (const [key, entry] of this.observed) {
-      const policy = entry.policy.deref();
-      if (policy === undefined) {
-        this.observed.delete(key);
-        continue;
-      }
-      const value = read(policy);
+    for (const entry of this.observed.values()) {
+      const value = read(entry.policy);
       if (value !== undefined) result.observe(value, entry.attributes);
     }
   }
@@ -246,6 +249,7 @@ function tallyOf(tallies: Map<string, Tally>, attributes: Attributes): Tally {
 /** The span of one logical call, found by the listener through the call's async context. */
 class CallSpan {
   terminal = false;
+  ended = false;
   constructor(
     readonly span: Span,
     readonly policy: string,
@@ -292,15 +296,13 @@ export class ResilienceTelemetry {
    */
   instrument(policy: Policy, options: Pick<TelemetryOptions, 'host' | 'service' | 'traces'> = {}): Policy {
     const { host, service } = options;
-    let instrumented = policy;
-    if (options.traces !== false) {
-      const mine = this.wrapper(host, service);
-      const existing = policy.options.around;
-      const around: CallWrapper = existing === undefined ? mine : (call, name) => existing(() => mine(call, name), name);
-      instrumented = instrumented.with({ around });
-    }
-    instrumented = instrumented.withListener(this.listener(host, service));
-    this.instruments.observe(instrumented, new AttributeSets(instrumented.name, host, service, undefined));
+    // The wrapper sees the instance that runs each call: the gauges follow it even when the policy is
+    // derived again afterwards (`withListener`, `withLogging`, `with`), each with its own state.
+    const mine = this.wrapper(host, service, options.traces !== false);
+    const existing = policy.options.around;
+    const around: CallWrapper = existing === undefined ? mine : (call, running) => existing(() => mine(call, running), running);
+    const instrumented = policy.with({ around }).withListener(this.listener(host, service));
+    this.instruments.observe(instrumented, baseAttributes(instrumented.name, host, service));
     return instrumented;
   }
 
@@ -352,25 +354,42 @@ export class ResilienceTelemetry {
     };
   }
 
-  private wrapper(host: string | undefined, service: string | undefined): CallWrapper {
+  private wrapper(host: string | undefined, service: string | undefined, traces: boolean): CallWrapper {
     const tracer = this.tracer;
-    let last: AttributeSets | undefined;
-    return <T>(call: () => Promise<T>, name: string): Promise<T> => {
-      if (last === undefined || last.policy !== name) last = new AttributeSets(name, host, service, undefined);
-      const parent = context.active();
-      const span = tracer.startSpan(name === '' ? INSTRUMENTATION_NAME : `${INSTRUMENTATION_NAME} ${name}`, { kind: SpanKind.INTERNAL, attributes: last.base }, parent);
-      if (!span.isRecording()) {
-        span.end();
+    const instruments = this.instruments;
+    let lastPolicy: Policy | undefined;
+    let base: Attributes = {};
+    return <T>(call: () => Promise<T>, policy: Policy): Promise<T> => {
+      if (policy !== lastPolicy) {
+        lastPolicy = policy;
+        base = baseAttributes(policy.name, host, service);
+        instruments.observe(policy, base);
+      }
+      if (!traces) return call();
+      let span: Span;
+      let scope: Context;
+      try {
+        const parent = context.active();
+        span = tracer.startSpan(policy.name === '' ? INSTRUMENTATION_NAME : `${INSTRUMENTATION_NAME} ${policy.name}`, { kind: SpanKind.INTERNAL, attributes: base }, parent);
+        if (!span.isRecording()) {
+          span.end();
+          return call();
+        }
+        scope = trace.setSpan(parent, span);
+      } catch {
+        // Telemetry never changes a call's outcome: a failing tracer only loses the span.
         return call();
       }
-      const state = new CallSpan(span, name);
-      return context.with(trace.setSpan(parent, span), runInStore<T>, undefined, state, call).then(
+      const state = new CallSpan(span, policy.name);
+      return context.with(scope, runInStore<T>, undefined, state, call).then(
         (value) => {
+          state.ended = true;
           span.end();
           return value;
         },
         (error: unknown) => {
           if (!state.terminal) span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : typeof error });
+          state.ended = true;
           span.end();
           throw error;
         },
@@ -380,6 +399,8 @@ export class ResilienceTelemetry {
 }
 
 function addSpanEvent(state: CallSpan, event: CallEvent): void {
+  // Async work started inside a call (a timer) may outlive its span: its events have no span to join.
+  if (state.ended) return;
   const span = state.span;
   const A = TelemetryAttributes;
   switch (event.kind) {
