@@ -329,7 +329,7 @@ describe('gauges and robustness', () => {
     diag.setLogger({ error: note, warn: note, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
     let later!: Promise<unknown>;
     await traced.run(() => {
-      later = new Promise((resolve) => clock.setTimer(5, resolve)).then(() => untraced.tryRun(() => 2));
+      later = new Promise<void>((resolve) => clock.setTimer(5, resolve)).then(() => untraced.tryRun(() => 2));
       return 1;
     });
     await clock.advance(5);
