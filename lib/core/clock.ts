@@ -15,9 +15,11 @@ export interface Clock {
    * @param keepAlive true when a caller is waiting on nothing but this timer (a backoff, a guarded
    *   pause): it then keeps the process alive, as a plain `setTimeout` would. Bounds that run beside
    *   an attempt (deadlines, attempt timeouts) leave it false and never hold the process open.
+   * @param now the caller's own reading of {@link Clock.now}, taken just before, if it has one: the
+   *   delay then counts from it, and a clock whose reading costs something is spared one
    * @returns a handle for {@link Clock.clearTimer}.
    */
-  setTimer(delay: number, callback: () => void, keepAlive?: boolean): TimerHandle;
+  setTimer(delay: number, callback: () => void, keepAlive?: boolean, now?: number): TimerHandle;
   /** Cancels a timer; clearing one that already fired or was cleared does nothing. */
   clearTimer(handle: TimerHandle): void;
 }
@@ -80,8 +82,8 @@ export class SystemClock implements Clock {
     return this.heap.size;
   }
 
-  setTimer(delay: number, callback: () => void, keepAlive = false): TimerHandle {
-    const entry = this.heap.add(this.primitives.now() + (delay > 0 ? delay : 0), callback, keepAlive);
+  setTimer(delay: number, callback: () => void, keepAlive = false, now?: number): TimerHandle {
+    const entry = this.heap.add((now ?? this.primitives.now()) + (delay > 0 ? delay : 0), callback, keepAlive);
     if (keepAlive && this.held++ === 0 && this.armed !== undefined) this.primitives.hold(this.armed, true);
     if (entry.due < this.armedDue) this.arm();
     return entry;

@@ -184,7 +184,7 @@ async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSig
         if (bound === Infinity) {
           value = await work(context);
         } else {
-          const result = await raceBound(clock, work, context, bound, byAttemptTimeout ? 0 : o.deadline!);
+          const result = await raceBound(clock, work, context, bound, byAttemptTimeout ? 0 : o.deadline!, callTimed ? attemptStart : undefined);
           if (result === TIMED_OUT) {
             // Only this call's own timer decides that its deadline passed: a DeadlineExceededError
             // thrown by the work (a nested policy's) is an ordinary failure to classify.
@@ -268,14 +268,20 @@ function finish(o: ResolvedPolicyOptions, log: CallLog | undefined, start: numbe
  * Runs one attempt against a bound: whichever comes first, its outcome or the timer, which aborts the
  * attempt's signal with an `AttemptTimeoutError` (`deadline` 0) or a `DeadlineExceededError`. The error
  * is built only when the timer fires: capturing a stack costs microseconds. The losing attempt's
- * rejection is observed, never unhandled.
+ * rejection is observed, never unhandled. `now` is the attempt's start reading when the call has one,
+ * so the timer costs no second clock read.
  */
-function raceBound<T>(clock: Clock, work: Work<T>, context: Attempt, bound: number, deadline: number): Promise<T | typeof TIMED_OUT> {
+function raceBound<T>(clock: Clock, work: Work<T>, context: Attempt, bound: number, deadline: number, now: number | undefined): Promise<T | typeof TIMED_OUT> {
   return new Promise((resolve, reject) => {
-    const timer = clock.setTimer(bound, () => {
-      context.abort(deadline === 0 ? new AttemptTimeoutError(bound) : new DeadlineExceededError(deadline));
-      resolve(TIMED_OUT);
-    });
+    const timer = clock.setTimer(
+      bound,
+      () => {
+        context.abort(deadline === 0 ? new AttemptTimeoutError(bound) : new DeadlineExceededError(deadline));
+        resolve(TIMED_OUT);
+      },
+      false,
+      now,
+    );
     let pending: Promise<T>;
     try {
       pending = Promise.resolve(work(context));
