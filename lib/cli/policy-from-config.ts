@@ -17,6 +17,6 @@ export function policyFromPlan(plan: PolicyPlan): Policy {
 }
 
 /** `none` → `RetryBudget.none`; otherwise an automatic (per-instance) budget with the plan's parameters. */
-export function budgetFromPlan(plan: BudgetPlan): RetryBudget {
+function budgetFromPlan(plan: BudgetPlan): RetryBudget {
   return plan.kind === 'none' ? RetryBudget.none : RetryBudget.automaticWith(plan.options);
 }

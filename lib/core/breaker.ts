@@ -217,7 +217,7 @@ export class CircuitBreaker {
       }
       if (slow) this.ramp!.onSlow();
       else this.ramp!.onFast();
-      if (this.ramp!.fraction(now) >= 1) this.close(now);
+      if (this.ramp!.fraction(now) >= 1) this.close();
     }
   }
 
@@ -270,7 +270,7 @@ export class CircuitBreaker {
     this.isolations = 0;
     this.window.clearTripWindow(now);
     this.openUntil = -Infinity;
-    this.close(now);
+    this.close();
   }
 
   /**
@@ -292,7 +292,7 @@ export class CircuitBreaker {
     this.config = next;
     if (next.recovery === undefined) {
       this.ramp = undefined;
-      if (this.current === 'recovering') this.close(now);
+      if (this.current === 'recovering') this.close();
     } else if (this.ramp === undefined) {
       this.ramp = new RecoveryRamp(next.recovery);
     } else {
@@ -359,7 +359,7 @@ export class CircuitBreaker {
     if (this.current === 'open') {
       if (now >= this.openUntil) this.enterHalfOpen();
     } else if (this.current === 'recovering') {
-      if (this.ramp!.fraction(now) >= 1) this.close(now);
+      if (this.ramp!.fraction(now) >= 1) this.close();
     }
   }
 
@@ -410,7 +410,7 @@ export class CircuitBreaker {
     }
     if (++this.probeStreak < this.config.closeAfter) return;
     if (this.ramp === undefined) {
-      this.close(now);
+      this.close();
       return;
     }
     this.dropProbes();
@@ -481,7 +481,7 @@ export class CircuitBreaker {
     this.transition('halfOpen');
   }
 
-  private close(now: number): void {
+  private close(): void {
     this.dropProbes();
     this.opens = 0;
     this.failureRun = 0;

@@ -338,11 +338,6 @@ export class LiveDependency {
     this.resolution = model.resolution;
   }
 
-  /** Requests waiting for a worker now. */
-  get waiting(): number {
-    return this.queued;
-  }
-
   /**
    * One request: resolves when served, rejects with a dependency error or the signal's reason.
    * @param signal the attempt's signal, or `undefined` when nothing can abort the attempt
