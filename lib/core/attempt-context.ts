@@ -9,6 +9,12 @@ export interface AttemptContext {
   readonly signal: AbortSignal;
   /** 1-based attempt number. */
   readonly attempt: number;
+  /**
+   * Milliseconds this attempt may run, counted from its start: the lower of `attemptTimeout` and the
+   * time left on the call's deadline (the ambient one included); `Infinity` when nothing bounds it.
+   * What a client puts on the wire as the remaining time for the server.
+   */
+  readonly bound: number;
 }
 
 /** The executor's side of an attempt context: lazy controller, caller link, abort on bounds. */
@@ -21,6 +27,7 @@ export class Attempt implements AttemptContext {
   constructor(
     readonly attempt: number,
     private readonly caller: AbortSignal | undefined,
+    readonly bound: number = Infinity,
   ) {}
 
   get signal(): AbortSignal {

@@ -1,3 +1,4 @@
+import { Ambient } from './ambient-context.js';
 import { Attempt, type AttemptContext } from './attempt-context.js';
 import { Admission, type CircuitBreaker } from './breaker.js';
 import type { CallLog } from './call-result.js';
@@ -45,7 +46,15 @@ interface FirstOutcome<T> {
 export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined): Promise<T> {
   const o = policy.options;
   // Nothing to time, bound or report: the first attempt runs in a small frame of its own.
-  if (log === undefined && o.onEvent === undefined && o.deadline === undefined && o.attemptTimeout === undefined && policy.breaker() === undefined && signal?.aborted !== true) {
+  if (
+    log === undefined &&
+    o.onEvent === undefined &&
+    o.deadline === undefined &&
+    o.attemptTimeout === undefined &&
+    !o.useAmbientDeadline &&
+    policy.breaker() === undefined &&
+    signal?.aborted !== true
+  ) {
     return firstAttempt(policy, work, signal);
   }
   return loop(policy, work, signal, log, undefined);
@@ -80,17 +89,23 @@ async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSig
   const clock = o.clock;
   const listener = o.onEvent;
   const breaker = policy.breaker();
+  const deadline = o.useAmbientDeadline ? tighterDeadline(o.deadline) : o.deadline;
   // Clock reads cost ~50 ns each: read the call's start only when something reports or bounds the
   // call, and time attempts only when a report or the breaker needs their durations.
   const reported = listener !== undefined || log !== undefined;
-  const callTimed = reported || o.deadline !== undefined;
+  const callTimed = reported || deadline !== undefined;
   const timed = reported || breaker !== undefined;
   const start = callTimed ? clock.now() : 0;
-  const deadlineAt = o.deadline === undefined ? Infinity : start + o.deadline;
+  const deadlineAt = deadline === undefined ? Infinity : start + deadline;
 
   if (signal?.aborted) {
     finish(o, log, start, 'failed', 'cancelled', 0, undefined, signal.reason);
     throw signal.reason;
+  }
+
+  // Work done for a caller that itself retries: a retry here multiplies with the caller's (DESIGN §3.9).
+  if (listener !== undefined && o.attempts > 1 && Ambient.current()?.nestedRetry === true) {
+    emit(listener, new CallEvent('nestedRetry', o.name, 0, undefined, undefined, 0, 0, undefined, false));
   }
 
   let lastVerdict: Verdict | undefined;
@@ -148,7 +163,7 @@ async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSig
     // The first attempt starts when the call does; later ones after a wait.
     const attemptStart = n === 1 && callTimed ? start : callTimed || timed ? clock.now() : 0;
     if (attemptStart >= deadlineAt) {
-      const error = new DeadlineExceededError(o.deadline!, { cause: threw ? lastError : undefined });
+      const error = new DeadlineExceededError(deadline!, { cause: threw ? lastError : undefined });
       finish(o, log, start, 'failed', 'deadlineExceeded', n - 1, lastVerdict, error);
       throw error;
     }
@@ -175,16 +190,16 @@ async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSig
         }
       }
 
-      const context = new Attempt(n, signal);
       const untilDeadline = deadlineAt - attemptStart;
       // When both fall due together the deadline is what ended the call.
       const byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
       const bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
+      const context = new Attempt(n, signal, bound);
       try {
         if (bound === Infinity) {
           value = await work(context);
         } else {
-          const result = await raceBound(clock, work, context, bound, byAttemptTimeout ? 0 : o.deadline!, callTimed ? attemptStart : undefined);
+          const result = await raceBound(clock, work, context, bound, byAttemptTimeout ? 0 : deadline!, callTimed ? attemptStart : undefined);
           if (result === TIMED_OUT) {
             // Only this call's own timer decides that its deadline passed: a DeadlineExceededError
             // thrown by the work (a nested policy's) is an ordinary failure to classify.
@@ -242,13 +257,23 @@ async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSig
       finish(o, log, start, 'failed', 'deadlineExceeded', n, verdict, error);
       throw error;
     }
-    if (!isRetryable(verdict) || n >= o.attempts) {
+    if (!isRetryable(verdict) || n >= o.attempts || Ambient.current()?.singleShot === true) {
       const reason: StopReason = verdict.kind === 'Limited' ? 'limited' : verdict.kind === 'Permanent' ? 'permanent' : 'attemptsExhausted';
       finish(o, log, start, 'failed', reason, n, verdict, error);
       if (failed) throw error;
       return value as T;
     }
   }
+}
+
+/**
+ * The call's deadline under `useAmbientDeadline`: the lower of the policy's own and the inbound
+ * caller's remaining time (0 once that has passed, so no attempt starts).
+ */
+function tighterDeadline(own: number | undefined): number | undefined {
+  const left = Ambient.remaining();
+  if (left === undefined || (own !== undefined && own <= left)) return own;
+  return Math.max(0, left);
 }
 
 /** Ends the call's bookkeeping: the log's reason and duration, and the one terminal event. */

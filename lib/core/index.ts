@@ -17,3 +17,5 @@ export { GUARDED_PAUSE_MS, type Work } from './executor.js';
 export { type CallWrapper, DEFAULT_OPTIONS, type PolicyOptions, type ResolvedPolicyOptions } from './policy-options.js';
 export { Policy, Resilience, type RunOptions } from './policy.js';
 export * from './policy-scope.js';
+export { Ambient, type AmbientChanges, type AmbientState, Criticality } from './ambient-context.js';
+export { AmbientHeaders, MAXIMUM_WIRE_REMAINING_MS, ambientFromHeaders, parseRemainingMs } from './ambient-wire.js';

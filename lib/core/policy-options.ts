@@ -29,6 +29,12 @@ export interface PolicyOptions {
   deadline?: number;
   /** Bound on one attempt, > 0; `undefined` = none. */
   attemptTimeout?: number;
+  /**
+   * Also bound the call by the inbound caller's remaining time from the ambient context (DESIGN §3.9,
+   * filled by the inbound middleware): the call gets the tighter of `deadline` and what the caller
+   * has left, so an inbound value can shorten this policy's deadline, never extend it. Default false.
+   */
+  useAmbientDeadline?: boolean;
   /** Turns outcomes into verdicts. Default `Classifier.default`. */
   classifier?: Classifier;
   /**
@@ -64,6 +70,7 @@ export interface ResolvedPolicyOptions {
   readonly breaker: Breaker | undefined;
   readonly deadline: number | undefined;
   readonly attemptTimeout: number | undefined;
+  readonly useAmbientDeadline: boolean;
   readonly classifier: Classifier;
   readonly onEvent: CallEventListener | undefined;
   readonly around: CallWrapper | undefined;
@@ -80,6 +87,7 @@ export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
   breaker: undefined,
   deadline: undefined,
   attemptTimeout: undefined,
+  useAmbientDeadline: false,
   classifier: Classifier.default,
   onEvent: undefined,
   around: undefined,
@@ -116,6 +124,7 @@ const checks: Record<keyof PolicyOptions, Check> = {
   breaker: instance('a Breaker (Breaker.default, Breaker.with({...}), Breaker.using(instance))', (v) => v instanceof Breaker),
   deadline: positiveDuration,
   attemptTimeout: positiveDuration,
+  useAmbientDeadline: instance('a boolean', (v) => typeof v === 'boolean'),
   classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
   onEvent: instance('a function', (v) => typeof v === 'function'),
   around: instance('a function (call, name) => Promise', (v) => typeof v === 'function'),

@@ -99,6 +99,12 @@ describe('parseResilienceConfig', () => {
     expect(b.budget).toEqual({ kind: 'none' });
   });
 
+  it('reads useAmbientDeadline as a boolean and names a bad one', () => {
+    const plan = parseResilienceConfig({ policies: { api: { useAmbientDeadline: true } } }).policies.get('api')!;
+    expect(plan.changes.useAmbientDeadline).toBe(true);
+    expect(problemsOf({ policies: { api: { useAmbientDeadline: 'yes' } } })).toEqual(['policies.api.useAmbientDeadline: "yes" is invalid: must be true or false']);
+  });
+
   it('names the full path, the value and the allowed range', () => {
     expect(problemsOf({ policies: { payments: { budget: { fraction: 1.5 } } } })).toEqual([
       'policies.payments.budget.fraction: 1.5 is invalid: must be a number in [0, 1]',
@@ -122,7 +128,7 @@ describe('parseResilienceConfig', () => {
     });
     expect(problems).toEqual([
       'extra: true is invalid: is not a known resilience config key (policies, defaults)',
-      'policies.payments.retries: 3 is invalid: is not a known policy key (preset, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope)',
+      'policies.payments.retries: 3 is invalid: is not a known policy key (preset, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline)',
       'policies.payments.attempts: 0 is invalid: must be an integer >= 1 (total attempts, including the first)',
       'policies.payments.deadline: "-5s" is invalid: must be a duration > 0 (a ms number or a string such as "250ms", "10s", "2m")',
       'policies.payments.backoff.base: 1 is invalid: is not a known exponential backoff key (type, transientBase, throttledBase, factor, maximumDelay, jitter)',
@@ -134,7 +140,7 @@ describe('parseResilienceConfig', () => {
       `policies.search.preset: "grpc" is invalid: must be 'default' or 'http'`,
       'policies.search.attemptTimeout: 0 is invalid: must be a duration > 0 (a ms number or a string such as "250ms", "10s", "2m")',
       `policies.search.backoff.type: "linear" is invalid: must be 'exponential', 'constant' or 'none'`,
-      'policies.orders: "fast" is invalid: must be an object with the policy keys (preset, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope)',
+      'policies.orders: "fast" is invalid: must be an object with the policy keys (preset, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline)',
     ]);
   });
 

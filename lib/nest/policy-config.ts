@@ -55,6 +55,8 @@ export interface PolicyConfig {
   deadline?: DurationConfig | null;
   /** Bound on each attempt, > 0; `null` removes a bound set by `defaults`. */
   attemptTimeout?: DurationConfig | null;
+  /** Bound calls also by the inbound caller's remaining time (the tighter wins; DESIGN §3.9). Default false. */
+  useAmbientDeadline?: boolean;
   /** Delay curve between attempts. */
   backoff?: BackoffConfig;
   /** How retries are funded. */
@@ -134,6 +136,7 @@ const POLICY_KEYS = [
   'budget',
   'breaker',
   'scope',
+  'useAmbientDeadline',
 ] as const;
 const CONFIG_KEYS = ['policies', 'defaults'] as const;
 const EXPONENTIAL_KEYS = ['type', 'transientBase', 'throttledBase', 'factor', 'maximumDelay', 'jitter'] as const;
@@ -146,6 +149,7 @@ interface Section {
   attempts?: number;
   deadline?: number | null;
   attemptTimeout?: number | null;
+  useAmbientDeadline?: boolean;
   backoff?: { type: 'exponential'; options: ExponentialBackoffOptions } | { type: 'constant'; delay: number } | { type: 'none' };
   budget?: false | { fraction?: number; minimumPerSecond?: number; shared?: string };
   breaker?: boolean | Record<string, unknown>;
@@ -297,6 +301,10 @@ function parseSection(problems: Problems, value: unknown, path: string): Section
       if (bound !== undefined) section[key] = bound;
     }
   }
+  if (value.useAmbientDeadline !== undefined) {
+    if (typeof value.useAmbientDeadline !== 'boolean') problems.add(join(path, 'useAmbientDeadline'), value.useAmbientDeadline, 'must be true or false');
+    else section.useAmbientDeadline = value.useAmbientDeadline;
+  }
   if (value.backoff !== undefined) section.backoff = parseBackoff(problems, value.backoff, join(path, 'backoff'));
   if (value.budget !== undefined) section.budget = parseBudget(problems, value.budget, join(path, 'budget'));
   if (value.breaker !== undefined) section.breaker = parseBreaker(problems, value.breaker, join(path, 'breaker'));
@@ -361,6 +369,7 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
   // null removes a bound the preset or defaults set; undefined keeps the preset's.
   if (section.deadline !== undefined) changes.deadline = section.deadline ?? undefined;
   if (section.attemptTimeout !== undefined) changes.attemptTimeout = section.attemptTimeout ?? undefined;
+  if (section.useAmbientDeadline !== undefined) changes.useAmbientDeadline = section.useAmbientDeadline;
   const backoff = section.backoff;
   try {
     if (backoff?.type === 'exponential') changes.backoff = Backoff.exponential(backoff.options);
