@@ -8,8 +8,10 @@
  */
 import { Resilience, RetryBudget } from '@nresilience/nestjs/core';
 import { Dependency, Load, Simulate } from '@nresilience/nestjs/testing';
+import { smoke } from './harness.js';
 
-const DURATION = 300_000;
+// The CI smoke (BENCH_SMOKE=1) simulates 2 s instead of 5 min.
+const DURATION = smoke ? 2_000 : 300_000;
 const dependency = Dependency.healthy({ p50: 20, p99: 200, capacity: { concurrency: 100, timeout: 150 } }).brownout({
   after: 30_000,
   slower: 8,
@@ -17,7 +19,7 @@ const dependency = Dependency.healthy({ p50: 20, p99: 200, capacity: { concurren
 });
 const load = Load.constant({ perSecond: 500 });
 
-await Simulate.policy(Resilience.default).against(dependency).under(load).for(60_000).run(1);
+await Simulate.policy(Resilience.default).against(dependency).under(load).for(smoke ? 1_000 : 60_000).run(1);
 
 const rows = [];
 for (const [name, policy] of [

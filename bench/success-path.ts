@@ -2,15 +2,14 @@
  * Success-path cost of protecting a trivial async call, against a raw awaited call and against peers
  * measured in the same run (issue 2, DESIGN §10). Run on demand: `npm run bench`. Not part of `npm test`.
  *
- * Reports ns per call and the ratio to the raw call. Peers: cockatiel 3.2.1 (retry; retry+breaker+
- * 30 s timeout) and opossum 9 (with and without its 30 s timeout).
+ * Reports both harnesses of `harness.ts` (sequential interleaved rounds, batched tinybench). Peers:
+ * cockatiel 3.2.1 (retry; retry+breaker+30 s timeout) and opossum 9 (with and without its 30 s timeout).
  */
 import { ConsecutiveBreaker, TimeoutStrategy, circuitBreaker, handleAll, retry, timeout, wrap } from 'cockatiel';
 import CircuitBreaker from 'opossum';
+import { breakerOnly, featuresOff, work } from './allocation-tasks.js';
 import { measure } from './harness.js';
-import { RetryBudget, Resilience } from '@nresilience/nestjs/core';
-
-const work = async () => 1;
+import { Resilience } from '@nresilience/nestjs/core';
 
 const cockatielRetry = retry(handleAll, { maxAttempts: 2 });
 const cockatielFull = wrap(
@@ -21,15 +20,15 @@ const cockatielFull = wrap(
 const opossumTimeout = new CircuitBreaker(work, { timeout: 30_000 });
 const opossumPlain = new CircuitBreaker(work, { timeout: false });
 
-const bareOff = Resilience.default.with({ attempts: 1, budget: RetryBudget.none });
 const defaults = Resilience.default;
 const http = Resilience.http;
 
 await measure('Success path', [
   ['raw await', () => work()],
-  ['nresilience: every feature off', () => bareOff.run(work)],
+  ['nresilience: every feature off', () => featuresOff.run(work)],
   ['nresilience: Resilience.default (retry + budget)', () => defaults.run(work)],
-  ['nresilience: Resilience.http (+ 30 s deadline)', () => http.run(work)],
+  ['nresilience: breaker only (1 attempt, Breaker.default)', () => breakerOnly.run(work)],
+  ['nresilience: Resilience.http (+ breaker + 30 s deadline)', () => http.run(work)],
   ['cockatiel 3.2.1: retry', () => cockatielRetry.execute(work)],
   ['cockatiel 3.2.1: retry + breaker + timeout(30 s)', () => cockatielFull.execute(work)],
   ['opossum 9: breaker, no timeout', () => opossumPlain.fire()],

@@ -1,0 +1,52 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { ALLOCATION_FLAGS } from '../bench/allocation-flags.js';
+
+/**
+ * CI smoke of every bench (issue 15): each built bench runs with `BENCH_SMOKE=1` (a tiny N) and must
+ * exit 0 and print its report, so none rots between on-demand runs. No timing is asserted: the
+ * numbers of a smoke run mean nothing.
+ */
+
+const run = promisify(execFile);
+const built = (name: string) => fileURLToPath(new URL(`../dist-sample/bench/${name}`, import.meta.url));
+
+async function smoke(script: string, flags: string[] = [], args: string[] = []): Promise<string> {
+  const { stdout } = await run(process.execPath, [...flags, built(script), ...args], {
+    env: { ...process.env, BENCH_SMOKE: '1' },
+    timeout: 60_000,
+    killSignal: 'SIGKILL',
+    maxBuffer: 1 << 22,
+  });
+  return stdout;
+}
+
+describe('bench smoke (BENCH_SMOKE=1)', () => {
+  it('success path prints both harnesses for every task', async () => {
+    const out = await smoke('success-path.js');
+    expect(out).toContain('sequential: 1 interleaved rounds');
+    for (const task of ['raw await', 'every feature off', 'Resilience.default', 'breaker only', 'Resilience.http', 'cockatiel 3.2.1: retry', 'opossum 9: breaker + timeout']) {
+      expect(out).toContain(task);
+    }
+  }, 65_000);
+
+  it('breaker bench prints the breaker cost', async () => {
+    expect(await smoke('breaker.js')).toMatch(/breaker admission \+ recording: -?\d+ ns\/call/);
+  }, 65_000);
+
+  it('telemetry bench counts the calls it instrumented', async () => {
+    expect(await smoke('telemetry.js')).toMatch(/recorded: [1-9]\d* calls, [1-9]\d* attempts/);
+  }, 65_000);
+
+  it('simulation bench reports both policies', async () => {
+    const out = await smoke('simulation.js');
+    expect(out).toContain('Resilience.default (budget on)');
+    expect(out).toContain('RetryBudget.none (budget off)');
+  }, 65_000);
+
+  it('allocation bench reports bytes for the raw call and every preset', async () => {
+    const { rows } = JSON.parse((await smoke('allocation.js', ALLOCATION_FLAGS, ['--json'])).trimEnd().split('\n').at(-1)!) as { rows: { name: string }[] };
+    expect(rows.map((row) => row.name)).toEqual(['raw', 'featuresOff', 'default', 'breakerOnly', 'http']);
+  }, 65_000);
+});
