@@ -19,3 +19,4 @@ export { Policy, Resilience, type RunOptions } from './policy.js';
 export * from './policy-scope.js';
 export { Ambient, type AmbientChanges, type AmbientState, Criticality } from './ambient-context.js';
 export { AmbientHeaders, MAXIMUM_WIRE_REMAINING_MS, ambientFromHeaders, parseRemainingMs } from './ambient-wire.js';
+export * from './sliding-window-budget.js';
