@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { sources } from './support/sources.js';
 
 const root = process.cwd();
@@ -17,10 +17,39 @@ describe('package boundaries', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('lib/config (parser, policy building, pinned state) imports nothing from @nestjs/*', () => {
+    const offenders = sources(join(root, 'lib/config')).filter((file) => /from ['"]@nestjs\//.test(readFileSync(file, 'utf8')));
+    expect(offenders).toEqual([]);
+  });
+
+  it('lib/core and lib/config have no import cycles, type-only imports included', () => {
+    const files = ['lib/core', 'lib/config'].flatMap((dir) => sources(join(root, dir)));
+    const graph = new Map(
+      files.map((file) => {
+        const targets = [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)\.js'/g)].map((m) => resolve(dirname(file), `${m[1]}.ts`));
+        return [file, targets.filter((target) => files.includes(target))];
+      }),
+    );
+    const cycles: string[] = [];
+    const state = new Map<string, 'visiting' | 'done'>();
+    const visit = (file: string, path: string[]): void => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'visiting') {
+        cycles.push(path.slice(path.indexOf(file)).concat(file).map((f) => f.slice(root.length + 1)).join(' -> '));
+        return;
+      }
+      state.set(file, 'visiting');
+      for (const target of graph.get(file)!) visit(target, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of files) visit(file, []);
+    expect(cycles).toEqual([]);
+  });
+
   it('nothing in lib/ reads wall time or sets raw timers outside the system clock', () => {
     const pattern = /Date\.now\(|AbortSignal\.timeout\(|[^.\w]setTimeout\(|[^.\w]setInterval\(/;
     const offenders = sources(join(root, 'lib'))
-      .filter((file) => !file.endsWith(join('core', 'clock.ts')))
+      .filter((file) => !file.endsWith(join('core', 'time', 'clock.ts')))
       .filter((file) => pattern.test(readFileSync(file, 'utf8')));
     expect(offenders).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { HealthIndicatorService } from '@nestjs/terminus';
-import { CircuitBreaker } from '../core/breaker.js';
-import { FakeClock } from '../core/fake-clock.js';
+import { CircuitBreaker } from '../core/breaker/circuit-breaker.js';
+import { FakeClock } from '../core/time/fake-clock.js';
 import { PolicyRegistry } from '../nest/policy-registry.js';
 import { DEFAULT_HEALTH_KEYS, ResilienceHealthIndicator, type ScopeReadable } from './resilience-health.indicator.js';
 

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import type { BreakerState, CircuitBreaker } from '../core/breaker.js';
-import type { TokenBucket } from '../core/retry-budget.js';
+import type { BreakerState } from '../core/breaker/breaker-state.js';
+import type { CircuitBreaker } from '../core/breaker/circuit-breaker.js';
+import type { TokenBucket } from '../core/budget/retry-budget.js';
 import { PolicyRegistry } from '../nest/policy-registry.js';
 
 /** Default of {@link ResilienceHealthOptions.maximumKeys}: scope keys listed per scoped entry. */

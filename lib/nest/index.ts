@@ -18,10 +18,10 @@ export {
   type ScopeConfig,
   parseDuration,
   parseResilienceConfig,
-} from './policy-config.js';
+} from '../config/policy-config.js';
 export { PolicyHandle, type PolicySource } from './policy-handle.js';
 export { PolicyRegistry } from './policy-registry.js';
-export { ResilienceConfigError } from './resilience-config.error.js';
+export { ResilienceConfigError } from '../config/resilience-config.error.js';
 export { PROBLEM_JSON, ProblemTypes, type ResilienceProblem, ResilienceExceptionFilter } from './resilience-exception.filter.js';
 export type { ResilienceForRootAsyncOptions, ResilienceForRootOptions } from './resilience-module-definition.js';
 export type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilience-module-options.interface.js';

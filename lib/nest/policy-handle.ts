@@ -1,8 +1,8 @@
-import type { AttemptContext } from '../core/attempt-context.js';
-import type { CallResult } from '../core/call-result.js';
+import type { AttemptContext } from '../core/execution/attempt-context.js';
+import type { CallResult } from '../core/execution/call-result.js';
 import { PolicyConfigError } from '../core/errors.js';
-import type { Policy, RunOptions } from '../core/policy.js';
-import type { PolicyScope } from '../core/policy-scope.js';
+import type { Policy, RunOptions } from '../core/policy/policy.js';
+import type { PolicyScope } from '../core/policy/policy-scope.js';
 
 /** Where a handle reads its policy from (the `PolicyRegistry`). */
 export interface PolicySource {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { CallRejectedError, PolicyConfigError } from '../core/errors.js';
-import { FakeClock } from '../core/fake-clock.js';
-import { PolicyScope } from '../core/policy-scope.js';
-import { parseResilienceConfig } from './policy-config.js';
+import { FakeClock } from '../core/time/fake-clock.js';
+import { PolicyScope } from '../core/policy/policy-scope.js';
+import { parseResilienceConfig } from '../config/policy-config.js';
 import { PolicyRegistry } from './policy-registry.js';
-import { ResilienceConfigError } from './resilience-config.error.js';
+import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';
 
 const down = () => Promise.reject(new Error('down'));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { FakeClock } from '../core/fake-clock.js';
+import { FakeClock } from '../core/time/fake-clock.js';
 import { PolicyRegistry } from './policy-registry.js';
-import { ResilienceConfigError } from './resilience-config.error.js';
+import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';
 

@@ -1,17 +1,10 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
-import { CircuitBreaker } from '../core/breaker.js';
-import type { ResolvedBreakerSettings } from '../core/breaker-settings.js';
-import { Breaker } from '../core/breaker-value.js';
-import { type Clock, SystemClock } from '../core/clock.js';
-import { breakerTransitionEvent } from '../core/events.js';
-import { PolicyConfigError } from '../core/errors.js';
-import { type Policy, Resilience } from '../core/policy.js';
-import { PolicyScope } from '../core/policy-scope.js';
-import { RetryBudget, TokenBucket } from '../core/retry-budget.js';
-import { type BudgetPlan, type ParsedResilienceConfig, type PolicyPlan, type ResilienceConfig, parseResilienceConfig } from './policy-config.js';
+import { PinnedPolicies } from '../config/pinned-policies.js';
+import { type ParsedResilienceConfig, type ResilienceConfig, parseResilienceConfig } from '../config/policy-config.js';
+import { ResilienceConfigError } from '../config/resilience-config.error.js';
+import { type CircuitBreaker, type Policy, PolicyConfigError, type PolicyScope, type TokenBucket } from '../core/index.js';
 import { PolicyHandle } from './policy-handle.js';
 import { bindRegistry, unbindRegistry } from './registry-hook.js';
-import { ResilienceConfigError } from './resilience-config.error.js';
 import { type PolicyInstrumentation, RESILIENCE_INSTRUMENTATION, instrumentationProblems } from './resilience-instrumentation.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
@@ -41,16 +34,11 @@ const EXTRAS = ['isGlobal', 'exceptionFilter'];
  */
 @Injectable()
 export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
-  private policies = new Map<string, Policy>();
-  private readonly buckets = new Map<string, TokenBucket>();
-  private readonly sharedBuckets = new Map<string, TokenBucket>();
-  private readonly breakers = new Map<string, CircuitBreaker>();
-  private scopes = new Map<string, { readonly fingerprint: string; readonly scope: PolicyScope<string | number> }>();
+  // Replaced once, when the module options are loaded (they carry the clock and random source).
+  private policies = new PinnedPolicies();
   private readonly handles = new Map<string, PolicyHandle>();
   private readonly inUse = new Map<string, string[]>();
   private loaded = false;
-  private clock: Clock = SystemClock.instance;
-  private random: (() => number) | undefined;
 
   /**
    * @param options the module options (`policies`, `defaults`, `clock`, `random`, `telemetry`, `logging`); validated on init.
@@ -108,7 +96,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
 
   /** The registered names, in config order. */
   names(): string[] {
-    return [...this.policies.keys()];
+    return this.policies.names();
   }
 
   /**
@@ -150,7 +138,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
    */
   scope(name: string): PolicyScope<string | number> | undefined {
     this.get(name);
-    return this.scopes.get(name)?.scope;
+    return this.policies.scope(name);
   }
 
   /**
@@ -177,17 +165,6 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
     for (const [name, where] of usages) this.inUse.set(name, [...(this.inUse.get(name) ?? []), ...where]);
   }
 
-  /** A breaker pinned to `name`; its state changes reach the listener of whatever policy holds the name now. */
-  private createBreaker(name: string, settings: ResolvedBreakerSettings): CircuitBreaker {
-    const clock = this.clock;
-    const random = this.random ?? Math.random;
-    return new CircuitBreaker(settings, {
-      clock,
-      random,
-      onTransition: (_from, to, breakMs) => this.policies.get(name)?.options.onEvent?.(breakerTransitionEvent(name, to, breakMs)),
-    });
-  }
-
   private load(): void {
     const problems: PolicyConfigError[] = [];
     const options = this.options as unknown;
@@ -209,8 +186,8 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
       }
     }
     const parsed = this.validate(config as unknown as ResilienceConfig, problems);
-    if (clock !== undefined) this.clock = clock;
-    this.random = random;
+    const instrumentation = this.instrumentation;
+    this.policies = new PinnedPolicies({ clock, random, instrument: instrumentation && ((name, policy) => instrumentation.instrument(name, policy)) });
     this.apply(parsed);
   }
 
@@ -231,76 +208,8 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
     return parsed;
   }
 
-  /** Builds every policy first, then commits: bucket changes and the swap happen only once all built. */
   private apply(parsed: ParsedResilienceConfig): void {
-    const created = new Map<string, TokenBucket>();
-    const createdShared = new Map<string, TokenBucket>();
-    const reconfigure: [TokenBucket, BudgetPlan & { kind: 'private' | 'shared' }][] = [];
-    const createdBreakers = new Map<string, CircuitBreaker>();
-    const reconfigureBreakers: [CircuitBreaker, ResolvedBreakerSettings][] = [];
-    const next = new Map<string, Policy>();
-    const nextScopes: typeof this.scopes = new Map();
-    for (const plan of parsed.policies.values()) {
-      let budget: RetryBudget;
-      const spec = plan.budget;
-      if (spec.kind === 'none') budget = RetryBudget.none;
-      else {
-        const [pinned, pending, key] =
-          spec.kind === 'shared' ? [this.sharedBuckets, createdShared, spec.sharedName] : [this.buckets, created, plan.name];
-        let bucket = pinned.get(key) ?? pending.get(key);
-        if (bucket === undefined) {
-          bucket = new TokenBucket(spec.options, this.clock);
-          pending.set(key, bucket);
-        } else if (pinned.has(key)) reconfigure.push([bucket, spec]);
-        budget = RetryBudget.using(bucket);
-      }
-      let breaker: Breaker | undefined;
-      if (plan.breaker !== undefined) {
-        let instance = this.breakers.get(plan.name);
-        if (instance === undefined) {
-          instance = this.createBreaker(plan.name, plan.breaker);
-          createdBreakers.set(plan.name, instance);
-        } else reconfigureBreakers.push([instance, plan.breaker]);
-        breaker = Breaker.using(instance);
-      }
-      const policy = plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, clock: this.clock, random: this.random });
-      const registered = this.instrumentation?.instrument(plan.name, policy) ?? policy;
-      next.set(plan.name, registered);
-      if (plan.scope !== undefined) {
-        const fingerprint = planFingerprint(plan);
-        const kept = this.scopes.get(plan.name);
-        nextScopes.set(
-          plan.name,
-          kept?.fingerprint === fingerprint ? kept : { fingerprint, scope: new PolicyScope(keyedTemplate(registered, plan), { maximumKeys: plan.scope.maximumKeys }) },
-        );
-      }
-    }
-    for (const [bucket, spec] of reconfigure) bucket.reconfigure(spec.options);
-    for (const [instance, settings] of reconfigureBreakers) instance.reconfigure(settings);
-    for (const [name, instance] of createdBreakers) this.breakers.set(name, instance);
-    for (const [key, bucket] of created) this.buckets.set(key, bucket);
-    for (const [key, bucket] of createdShared) this.sharedBuckets.set(key, bucket);
-    this.policies = next;
-    this.scopes = nextScopes;
+    this.policies.apply(parsed);
     this.loaded = true;
   }
-}
-
-/**
- * The template of a scoped name's keys: the registered policy (settings, listeners) with a budget and
- * a breaker resolved per key instead of the ones pinned to the name. A `budget.shared` bucket and
- * `budget: false` stay as they are.
- */
-function keyedTemplate(registered: Policy, plan: PolicyPlan): Policy {
-  return registered.with({
-    budget: plan.budget.kind === 'private' ? RetryBudget.automaticWith(plan.budget.options) : registered.options.budget,
-    breaker: plan.breaker === undefined ? undefined : Breaker.from(plan.breaker),
-  });
-}
-
-/** Equal for two plans that build the same policy: a reload keeps the scope (and its keys' state) of an unchanged name. */
-function planFingerprint(plan: PolicyPlan): string {
-  const described = { preset: plan.preset === Resilience.http ? 'http' : 'default', changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope };
-  // Functions (jitter curves) by their source; an explicit undefined (a removed bound) stays distinct from an absent key.
-  return JSON.stringify(described, (_key, value: unknown) => (typeof value === 'function' ? `fn:${String(value)}` : value === undefined ? null : value));
 }

@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpStatus, Injectable, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from '../core/errors.js';
-import { formatRetryAfter } from '../core/retry-after.js';
+import { formatRetryAfter } from '../core/backoff/retry-after.js';
 
 /** Media type of the bodies {@link ResilienceExceptionFilter} writes (RFC 9457). */
 export const PROBLEM_JSON = 'application/problem+json';

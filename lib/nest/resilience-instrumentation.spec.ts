@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { FakeClock } from '../core/fake-clock.js';
-import { Resilience } from '../core/policy.js';
+import { FakeClock } from '../core/time/fake-clock.js';
+import { Resilience } from '../core/policy/policy.js';
 import { LogSampling } from '../telemetry/logging-listener.js';
 import { NestResilienceLogger, PolicyInstrumentation, instrumentationProblems, resolveLogging } from './resilience-instrumentation.js';
 

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { PolicyConfigError } from '../core/errors.js';
-import type { Policy } from '../core/policy.js';
+import type { Policy } from '../core/policy/policy.js';
 import { LoggingListener, type LoggingProfile, LogSampling, type ResilienceLogger, type ResilienceLogLevel } from '../telemetry/logging-listener.js';
 
 /** Injection token of the {@link PolicyInstrumentation} `ResilienceModule` builds from its options. */

@@ -1,5 +1,5 @@
-import type { Clock } from '../core/clock.js';
-import type { ResilienceConfig } from './policy-config.js';
+import type { Clock } from '../core/time/clock.js';
+import type { ResilienceConfig } from '../config/policy-config.js';
 import type { ModuleLoggingOption, ModuleTelemetryOption } from './resilience-instrumentation.js';
 
 /**

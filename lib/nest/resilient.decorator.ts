@@ -1,6 +1,6 @@
 import { Observable, type Subscription, from, isObservable, of } from 'rxjs';
-import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../core/abort-link.js';
-import type { Policy } from '../core/policy.js';
+import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../core/execution/abort-link.js';
+import type { Policy } from '../core/policy/policy.js';
 import { attemptSignalIndex } from './attempt-signal.decorator.js';
 import { registryFor } from './registry-hook.js';
 import { RESILIENT_POLICY_METADATA } from './resilience.constants.js';

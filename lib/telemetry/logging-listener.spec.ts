@@ -1,9 +1,9 @@
-import { Backoff } from '../core/backoff.js';
+import { Backoff } from '../core/backoff/backoff.js';
 import { PolicyConfigError } from '../core/errors.js';
-import { CallEvent } from '../core/events.js';
-import { FakeClock } from '../core/fake-clock.js';
-import { type Policy, Resilience } from '../core/policy.js';
-import { RetryBudget } from '../core/retry-budget.js';
+import { CallEvent } from '../core/execution/events.js';
+import { FakeClock } from '../core/time/fake-clock.js';
+import { type Policy, Resilience } from '../core/policy/policy.js';
+import { RetryBudget } from '../core/budget/retry-budget.js';
 import { INCIDENT_WINDOW_MS, LoggingListener, LogSampling, REPEAT_WINDOW_MS, type ResilienceLogLevel, type ResilienceLogger, withLogging } from './logging-listener.js';
 
 /** A logger that keeps `level message` lines; levels below `minimum` are reported as disabled. */

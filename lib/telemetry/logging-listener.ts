@@ -1,7 +1,7 @@
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../core/time/clock.js';
 import { PolicyConfigError } from '../core/errors.js';
-import type { CallEvent, CallEventListener } from '../core/events.js';
-import type { Policy } from '../core/policy.js';
+import type { CallEvent, CallEventListener } from '../core/execution/events.js';
+import type { Policy } from '../core/policy/policy.js';
 
 /** Severity of a log record, named as Nest's `Logger` methods are (lowest first). */
 export type ResilienceLogLevel = 'verbose' | 'debug' | 'log' | 'warn';

@@ -2,12 +2,12 @@ import { DiagLogLevel, context, diag, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, type DataPoint, type Histogram, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { Backoff } from '../core/backoff.js';
-import { Breaker } from '../core/breaker-value.js';
-import type { CallEvent } from '../core/events.js';
-import { FakeClock } from '../core/fake-clock.js';
-import { Resilience } from '../core/policy.js';
-import { RetryBudget } from '../core/retry-budget.js';
+import { Backoff } from '../core/backoff/backoff.js';
+import { Breaker } from '../core/breaker/breaker-value.js';
+import type { CallEvent } from '../core/execution/events.js';
+import { FakeClock } from '../core/time/fake-clock.js';
+import { Resilience } from '../core/policy/policy.js';
+import { RetryBudget } from '../core/budget/retry-budget.js';
 import { BREAKER_STATE_VALUES, MetricNames, TelemetryAttributes as A, withTelemetry } from './index.js';
 
 /** A real OpenTelemetry SDK with in-memory exporters: metrics read on demand, spans exported as they end. */

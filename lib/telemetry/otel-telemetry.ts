@@ -17,10 +17,10 @@ import {
   metrics,
   trace,
 } from '@opentelemetry/api';
-import type { BreakerState } from '../core/breaker.js';
-import type { CallEvent, CallEventListener } from '../core/events.js';
-import type { Policy } from '../core/policy.js';
-import type { CallWrapper } from '../core/policy-options.js';
+import type { BreakerState } from '../core/breaker/breaker-state.js';
+import type { CallEvent, CallEventListener } from '../core/execution/events.js';
+import type { Policy } from '../core/policy/policy.js';
+import type { CallWrapper, ExecutablePolicy } from '../core/policy/policy-options.js';
 
 /** Name of the meter and of the tracer (DESIGN §7; the same as the .NET library's, so fleets read as one). */
 export const INSTRUMENTATION_NAME = 'nresilience';
@@ -162,7 +162,7 @@ class AttributeSets {
 
 /** A policy the gauges observe: the last instance of that name (and host, service) that ran a call. */
 interface Observed {
-  readonly policy: Policy;
+  readonly policy: ExecutablePolicy;
   readonly attributes: Attributes;
 }
 
@@ -223,12 +223,12 @@ class Instruments {
    * Makes the gauges report `policy`, replacing an earlier instance of the same name, host and service
    * (so what is held is bounded by the distinct names, and is the instance that actually runs).
    */
-  observe(policy: Policy, attributes: Attributes): void {
+  observe(policy: ExecutablePolicy, attributes: Attributes): void {
     if (policy.name === '') return;
     this.observed.set(JSON.stringify(attributes), { policy, attributes });
   }
 
-  private observeEach(result: ObservableResult, read: (policy: Policy) => number | undefined): void {
+  private observeEach(result: ObservableResult, read: (policy: ExecutablePolicy) => number | undefined): void {
     for (const entry of this.observed.values()) {
       const value = read(entry.policy);
       if (value !== undefined) result.observe(value, entry.attributes);
@@ -357,9 +357,9 @@ export class ResilienceTelemetry {
   private wrapper(host: string | undefined, service: string | undefined, traces: boolean): CallWrapper {
     const tracer = this.tracer;
     const instruments = this.instruments;
-    let lastPolicy: Policy | undefined;
+    let lastPolicy: ExecutablePolicy | undefined;
     let base: Attributes = {};
-    return <T>(call: () => Promise<T>, policy: Policy): Promise<T> => {
+    return <T>(call: () => Promise<T>, policy: ExecutablePolicy): Promise<T> => {
       if (policy !== lastPolicy) {
         lastPolicy = policy;
         base = baseAttributes(policy.name, host, service);

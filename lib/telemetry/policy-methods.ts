@@ -1,8 +1,8 @@
-import { Policy } from '../core/policy.js';
+import { Policy } from '../core/policy/policy.js';
 import { type LoggingOptions, type ResilienceLogger, withLogging } from './logging-listener.js';
 import { type TelemetryOptions, withTelemetry } from './otel-telemetry.js';
 
-declare module '../core/policy.js' {
+declare module '../core/policy/policy.js' {
   interface Policy {
     /**
      * This policy with OpenTelemetry metrics and one span per call attached (see `withTelemetry`).

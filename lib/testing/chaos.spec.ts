@@ -1,9 +1,9 @@
 import { getEventListeners } from 'node:events';
 import { PolicyConfigError } from '../core/errors.js';
-import { FakeClock } from '../core/fake-clock.js';
-import { Backoff } from '../core/backoff.js';
-import { Resilience } from '../core/policy.js';
-import { RetryBudget } from '../core/retry-budget.js';
+import { FakeClock } from '../core/time/fake-clock.js';
+import { Backoff } from '../core/backoff/backoff.js';
+import { Resilience } from '../core/policy/policy.js';
+import { RetryBudget } from '../core/budget/retry-budget.js';
 import { Chaos, ChaosFaultError } from './chaos.js';
 import { EventRecorder } from './event-recorder.js';
 import { ScriptedFetch } from './scripted-fetch.js';

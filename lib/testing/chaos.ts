@@ -1,6 +1,6 @@
-import { type Clock, SystemClock } from '../core/clock.js';
+import { type Clock, SystemClock } from '../core/time/clock.js';
 import { PolicyConfigError, rejectUnknownKeys } from '../core/errors.js';
-import { sleep } from '../core/sleep.js';
+import { sleep } from '../core/time/sleep.js';
 import {
   type FetchFunction,
   type HeaderValues,

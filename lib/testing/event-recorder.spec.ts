@@ -1,8 +1,8 @@
 import { getEventListeners } from 'node:events';
-import { CallEvent } from '../core/events.js';
-import { FakeClock } from '../core/fake-clock.js';
-import { Resilience } from '../core/policy.js';
-import { RetryBudget } from '../core/retry-budget.js';
+import { CallEvent } from '../core/execution/events.js';
+import { FakeClock } from '../core/time/fake-clock.js';
+import { Resilience } from '../core/policy/policy.js';
+import { RetryBudget } from '../core/budget/retry-budget.js';
 import { EventRecorder } from './event-recorder.js';
 import { Sequence } from './sequence.js';
 

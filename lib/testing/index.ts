@@ -4,7 +4,7 @@
  * assert on intent ({@link EventRecorder}), inject faults inside the policy ({@link Chaos}), and
  * price a policy over minutes of modelled traffic ({@link Simulate}).
  */
-export { FakeClock } from '../core/fake-clock.js';
+export { FakeClock } from '../core/time/fake-clock.js';
 export { Sequence, type SequenceOptions, type SequenceCallContext } from './sequence.js';
 export { EventRecorder } from './event-recorder.js';
 export {

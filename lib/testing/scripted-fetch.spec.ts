@@ -1,8 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { PolicyConfigError } from '../core/errors.js';
-import { FakeClock } from '../core/fake-clock.js';
-import { Resilience } from '../core/policy.js';
-import { RetryBudget } from '../core/retry-budget.js';
+import { FakeClock } from '../core/time/fake-clock.js';
+import { Resilience } from '../core/policy/policy.js';
+import { RetryBudget } from '../core/budget/retry-budget.js';
 import { ScriptedFetch } from './scripted-fetch.js';
 
 describe('ScriptedFetch', () => {

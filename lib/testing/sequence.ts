@@ -1,5 +1,5 @@
-import { type Clock, SystemClock } from '../core/clock.js';
-import { sleep } from '../core/sleep.js';
+import { type Clock, SystemClock } from '../core/time/clock.js';
+import { sleep } from '../core/time/sleep.js';
 import { checkClock, checkDuration, checkTimes } from './option-checks.js';
 import { ScriptQueue } from './script-queue.js';
 

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../../core/clock.js';
+import type { Clock, TimerHandle } from '../../core/time/clock.js';
 import { PolicyConfigError, rejectUnknownKeys } from '../../core/errors.js';
 import { checkDuration, checkRate } from '../option-checks.js';
 import { LogNormalLatency } from './latency.js';

@@ -1,4 +1,4 @@
-import type { StopReason } from '../../core/events.js';
+import type { StopReason } from '../../core/execution/events.js';
 import type { FaultWindow } from './dependency.js';
 
 /** Breaker state as the report shows it per second (the most severe state seen in that second). */

@@ -1,9 +1,9 @@
-import type { AttemptContext } from '../../core/attempt-context.js';
-import type { CallResult } from '../../core/call-result.js';
+import type { AttemptContext } from '../../core/execution/attempt-context.js';
+import type { CallResult } from '../../core/execution/call-result.js';
 import { PolicyConfigError } from '../../core/errors.js';
-import type { CallEvent, StopReason } from '../../core/events.js';
-import type { Policy } from '../../core/policy.js';
-import { RetryBudget } from '../../core/retry-budget.js';
+import type { CallEvent, StopReason } from '../../core/execution/events.js';
+import type { Policy } from '../../core/policy/policy.js';
+import { RetryBudget } from '../../core/budget/retry-budget.js';
 import { SeededRandom, MAX_SEED } from '../seeded-random.js';
 import type { Dependency } from './dependency.js';
 import type { Load } from './load.js';

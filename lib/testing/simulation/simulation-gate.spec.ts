@@ -1,5 +1,5 @@
-import { Resilience } from '../../core/policy.js';
-import { RetryBudget } from '../../core/retry-budget.js';
+import { Resilience } from '../../core/policy/policy.js';
+import { RetryBudget } from '../../core/budget/retry-budget.js';
 import { Dependency } from './dependency.js';
 import { Load } from './load.js';
 import { Simulate } from './simulate.js';

@@ -1,5 +1,5 @@
-import type { Clock, TimerHandle } from '../../core/clock.js';
-import { type TimerEntry, TimerHeap } from '../../core/timer-heap.js';
+import { ManualClock } from '../../core/time/manual-clock.js';
+import type { TimerHandle } from '../../core/time/timer-heap.js';
 
 /**
  * The simulator's clock (DESIGN §3.13, §8): time stands still until the driver jumps it to the next
@@ -17,42 +17,18 @@ import { type TimerEntry, TimerHeap } from '../../core/timer-heap.js';
  * clock.fireDue(); // jumps to 250 and fires
  * ```
  */
-export class VirtualClock implements Clock {
-  private current: number;
+export class VirtualClock extends ManualClock {
   /** Count of timers set or cleared so far: a cheap activity signal for the driver. */
   changes = 0;
-  private readonly heap = new TimerHeap();
 
-  /** @param start the initial reading in ms (default 0). */
-  constructor(start = 0) {
-    this.current = start;
-  }
-
-  /** The virtual time in ms. */
-  now(): number {
-    return this.current;
-  }
-
-  /** Number of timers set and neither fired nor cleared. */
-  get pending(): number {
-    return this.heap.size;
-  }
-
-  /** Due time (ms) of the earliest pending timer, or `undefined` when none is pending. */
-  get nextDue(): number | undefined {
-    return this.heap.peek()?.due;
-  }
-
-  /** Calls `callback` once at `now() + delay` (negative or NaN delays count as 0). */
-  setTimer(delay: number, callback: () => void): TimerHandle {
+  override setTimer(delay: number, callback: () => void): TimerHandle {
     this.changes++;
-    return this.heap.add(this.current + (delay > 0 ? delay : 0), callback);
+    return super.setTimer(delay, callback);
   }
 
-  /** Cancels a timer; clearing one that already fired or was cleared does nothing. */
-  clearTimer(handle: TimerHandle): void {
+  override clearTimer(handle: TimerHandle): void {
     this.changes++;
-    this.heap.remove(handle as TimerEntry);
+    super.clearTimer(handle);
   }
 
   /**

@@ -1,0 +1,160 @@
+import {
+  Breaker,
+  breakerTransitionEvent,
+  CircuitBreaker,
+  type Clock,
+  type Policy,
+  PolicyScope,
+  Resilience,
+  type ResolvedBreakerSettings,
+  RetryBudget,
+  SystemClock,
+  TokenBucket,
+} from '../core/index.js';
+import type { BudgetPlan, ParsedResilienceConfig, PolicyPlan } from './policy-config.js';
+import { policyFromPlan, unpinnedBreaker, unpinnedBudget } from './policy-from-plan.js';
+
+/** What every policy built by a {@link PinnedPolicies} runs on. */
+export interface PinnedPoliciesOptions {
+  /** Time source of every policy, bucket and breaker. Default `SystemClock.instance`. */
+  readonly clock?: Clock;
+  /** Uniform [0, 1) source for jitter and breaker admission. Default `Math.random`. */
+  readonly random?: () => number;
+  /** Attaches telemetry or logging to each built policy (called once per name per build). */
+  readonly instrument?: (name: string, policy: Policy) => Policy;
+}
+
+interface PinnedScope {
+  readonly fingerprint: string;
+  readonly scope: PolicyScope<string | number>;
+}
+
+/**
+ * The policies a configuration describes, with the state pinned to their names across reloads
+ * (DESIGN §4): each name keeps its retry-budget bucket and its circuit breaker (a reload reconfigures
+ * them, keeping their level and state); a `budget.shared` name gives one bucket to every policy of this
+ * set naming it (scoped to the set, not process-wide); a scoped name keeps its `PolicyScope`, keyed
+ * state included, while its policy config is unchanged, and gets a fresh one (every key starting with
+ * a full bucket and a closed breaker) when it changed. Framework-free: the Nest registry, the CLI and
+ * a file reload all build through it.
+ */
+export class PinnedPolicies {
+  private policies = new Map<string, Policy>();
+  private scopes = new Map<string, PinnedScope>();
+  private readonly buckets = new Map<string, TokenBucket>();
+  private readonly sharedBuckets = new Map<string, TokenBucket>();
+  private readonly breakers = new Map<string, CircuitBreaker>();
+  private readonly clock: Clock;
+  private readonly random: (() => number) | undefined;
+  private readonly instrument: ((name: string, policy: Policy) => Policy) | undefined;
+
+  constructor(options: PinnedPoliciesOptions = {}) {
+    this.clock = options.clock ?? SystemClock.instance;
+    this.random = options.random;
+    this.instrument = options.instrument;
+  }
+
+  /** The current policy of `name`, or `undefined` when it is not in the configuration. */
+  get(name: string): Policy | undefined {
+    return this.policies.get(name);
+  }
+
+  /** Whether `name` is in the configuration. */
+  has(name: string): boolean {
+    return this.policies.has(name);
+  }
+
+  /** The configured names, in config order. */
+  names(): string[] {
+    return [...this.policies.keys()];
+  }
+
+  /** The `PolicyScope` of a name configured with `scope`, `undefined` otherwise. */
+  scope(name: string): PolicyScope<string | number> | undefined {
+    return this.scopes.get(name)?.scope;
+  }
+
+  /**
+   * Replaces the policies with those of `parsed`. Every policy is built first; pinned state is
+   * reconfigured and the new set swapped in only once all are built, so a build that throws leaves
+   * the previous policies and their state untouched.
+   */
+  apply(parsed: ParsedResilienceConfig): void {
+    const created = new Map<string, TokenBucket>();
+    const createdShared = new Map<string, TokenBucket>();
+    const reconfigure: [TokenBucket, BudgetPlan & { kind: 'private' | 'shared' }][] = [];
+    const createdBreakers = new Map<string, CircuitBreaker>();
+    const reconfigureBreakers: [CircuitBreaker, ResolvedBreakerSettings][] = [];
+    const next = new Map<string, Policy>();
+    const nextScopes = new Map<string, PinnedScope>();
+    for (const plan of parsed.policies.values()) {
+      let budget: RetryBudget;
+      const spec = plan.budget;
+      if (spec.kind === 'none') budget = RetryBudget.none;
+      else {
+        const [pinned, pending, key] = spec.kind === 'shared' ? [this.sharedBuckets, createdShared, spec.sharedName] : [this.buckets, created, plan.name];
+        let bucket = pinned.get(key) ?? pending.get(key);
+        if (bucket === undefined) {
+          bucket = new TokenBucket(spec.options, this.clock);
+          pending.set(key, bucket);
+        } else if (pinned.has(key)) reconfigure.push([bucket, spec]);
+        budget = RetryBudget.using(bucket);
+      }
+      let breaker: Breaker | undefined;
+      if (plan.breaker !== undefined) {
+        let instance = this.breakers.get(plan.name);
+        if (instance === undefined) {
+          instance = this.createBreaker(plan.name, plan.breaker);
+          createdBreakers.set(plan.name, instance);
+        } else reconfigureBreakers.push([instance, plan.breaker]);
+        breaker = Breaker.using(instance);
+      }
+      const policy = policyFromPlan(plan, { budget, breaker, clock: this.clock, random: this.random });
+      const registered = this.instrument?.(plan.name, policy) ?? policy;
+      next.set(plan.name, registered);
+      if (plan.scope !== undefined) {
+        const fingerprint = planFingerprint(plan);
+        const kept = this.scopes.get(plan.name);
+        nextScopes.set(
+          plan.name,
+          kept?.fingerprint === fingerprint ? kept : { fingerprint, scope: new PolicyScope(keyedTemplate(registered, plan), { maximumKeys: plan.scope.maximumKeys }) },
+        );
+      }
+    }
+    for (const [bucket, spec] of reconfigure) bucket.reconfigure(spec.options);
+    for (const [instance, settings] of reconfigureBreakers) instance.reconfigure(settings);
+    for (const [name, instance] of createdBreakers) this.breakers.set(name, instance);
+    for (const [key, bucket] of created) this.buckets.set(key, bucket);
+    for (const [key, bucket] of createdShared) this.sharedBuckets.set(key, bucket);
+    this.policies = next;
+    this.scopes = nextScopes;
+  }
+
+  /** A breaker pinned to `name`; its state changes reach the listener of whatever policy holds the name now. */
+  private createBreaker(name: string, settings: ResolvedBreakerSettings): CircuitBreaker {
+    return new CircuitBreaker(settings, {
+      clock: this.clock,
+      random: this.random ?? Math.random,
+      onTransition: (_from, to, breakMs) => this.policies.get(name)?.options.onEvent?.(breakerTransitionEvent(name, to, breakMs)),
+    });
+  }
+}
+
+/**
+ * The template of a scoped name's keys: the registered policy (settings, listeners) with a budget and
+ * a breaker resolved per key instead of the ones pinned to the name. A `budget.shared` bucket and
+ * `budget: false` stay as they are.
+ */
+function keyedTemplate(registered: Policy, plan: PolicyPlan): Policy {
+  return registered.with({
+    budget: plan.budget.kind === 'private' ? unpinnedBudget(plan.budget) : registered.options.budget,
+    breaker: unpinnedBreaker(plan),
+  });
+}
+
+/** Equal for two plans that build the same policy: a reload keeps the scope (and its keys' state) of an unchanged name. */
+function planFingerprint(plan: PolicyPlan): string {
+  const described = { preset: plan.preset === Resilience.http ? 'http' : 'default', changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope };
+  // Functions (jitter curves) by their source; an explicit undefined (a removed bound) stays distinct from an absent key.
+  return JSON.stringify(described, (_key, value: unknown) => (typeof value === 'function' ? `fn:${String(value)}` : value === undefined ? null : value));
+}

@@ -1,0 +1,457 @@
+import ms from 'ms';
+import { Backoff, type ExponentialBackoffOptions } from '../core/backoff/backoff.js';
+import { BREAKER_DEFAULTS, type BreakerSettings, type ResolvedBreakerSettings, validateBreakerSettings } from '../core/breaker/breaker-settings.js';
+import { PolicyConfigError } from '../core/errors.js';
+import { Policy, Resilience } from '../core/policy/policy.js';
+import type { PolicyOptions } from '../core/policy/policy-options.js';
+import { DEFAULT_MAXIMUM_KEYS } from '../core/policy/policy-scope.js';
+import { RetryBudget, type RetryBudgetOptions, validateBudgetOptions } from '../core/budget/retry-budget.js';
+import { ResilienceConfigError } from './resilience-config.error.js';
+
+/**
+ * A duration in config: a number of milliseconds (`250`) or a string the `ms` package reads
+ * (`"250ms"`, `"10s"`, `"2m"`, `"1.5h"`; a bare `"250"` is milliseconds).
+ */
+export type DurationConfig = number | string;
+
+/** Backoff in config. `type` defaults to `'exponential'`; durations per {@link DurationConfig}. */
+export type BackoffConfig =
+  | {
+      type?: 'exponential';
+      /** Base delay after a Transient failure. Default 100 ms. */
+      transientBase?: DurationConfig;
+      /** Base delay after a Throttled failure without pushback. Default 1 s. */
+      throttledBase?: DurationConfig;
+      /** Growth per retry, a finite number >= 1. Default 2. */
+      factor?: number;
+      /** Cap of every delay (server pushback included). Default 30 s. */
+      maximumDelay?: DurationConfig;
+      /** Jitter applied to each delay. Default `'full'`. */
+      jitter?: 'full' | 'equal' | 'none';
+    }
+  | { type: 'constant'; /** The delay before every retry, >= 0. */ delay: DurationConfig }
+  | { type: 'none' };
+
+/**
+ * Retry budget in config:
+ * - `true` or `{}` (or leaving it out): a token bucket with the defaults (fraction 0.1, floor 3/s);
+ * - `{ fraction, minimumPerSecond }`: a bucket with those parameters (fraction in [0, 1], floor >= 0 tokens/s);
+ * - `{ shared: 'name', ... }`: one bucket shared by every policy of the same registry naming it (all of
+ *   them must give the same parameters);
+ * - `false` or `'none'`: no budget (retries limited by `attempts` only).
+ */
+export type BudgetConfig = boolean | 'none' | { fraction?: number; minimumPerSecond?: number; shared?: string };
+
+/**
+ * One named policy as plain JSON. Every field is optional; unset fields come from `defaults`, then from
+ * the preset. Unknown keys are rejected.
+ */
+export interface PolicyConfig {
+  /** Starting point: `'default'` (3 attempts, exponential backoff, budget, no deadline) or `'http'` (adds a 30 s deadline). Default `'default'`. */
+  preset?: 'default' | 'http';
+  /** Total attempts including the first, an integer >= 1. */
+  attempts?: number;
+  /** Bound on the whole call, > 0; `null` removes a bound set by the preset or `defaults`. */
+  deadline?: DurationConfig | null;
+  /** Bound on each attempt, > 0; `null` removes a bound set by `defaults`. */
+  attemptTimeout?: DurationConfig | null;
+  /** Bound calls also by the inbound caller's remaining time (the tighter wins; DESIGN §3.9). Default false. */
+  useAmbientDeadline?: boolean;
+  /** Delay curve between attempts. */
+  backoff?: BackoffConfig;
+  /** How retries are funded. */
+  budget?: BudgetConfig;
+  /** Circuit breaker: `true` (defaults), `false` (none), or settings (durations as ms or strings). The `http` preset has one. */
+  breaker?: BreakerConfig;
+  /** Keyed use through `handle.for(key)` (per tenant, shard, channel): `true`, `{ maximumKeys }` or `false` (default). See {@link ScopeConfig}. */
+  scope?: ScopeConfig;
+}
+
+/**
+ * Circuit breaker in config (DESIGN §3.6): `true` for every default, `false` for none, or an object of
+ * breaker settings over the defaults, whose durations (`breakDuration`, `maximumBreak`, `tripWindow`,
+ * `baselineWindow`, `probeTimeout`) are ms numbers or strings such as `"15s"`.
+ */
+export type BreakerConfig = boolean | (Omit<BreakerSettings, BreakerDurationKey> & Partial<Record<BreakerDurationKey, DurationConfig>>);
+
+type BreakerDurationKey = 'breakDuration' | 'maximumBreak' | 'tripWindow' | 'baselineWindow' | 'probeTimeout';
+const BREAKER_DURATION_KEYS: readonly BreakerDurationKey[] = ['breakDuration', 'maximumBreak', 'tripWindow', 'baselineWindow', 'probeTimeout'];
+
+/**
+ * Keyed use of a policy in config (DESIGN §3.11): `true` for a `PolicyScope` of at most 1024 keys,
+ * `{ maximumKeys: n }` (an integer >= 1) to size it, `false` (the default) for none. Each key
+ * (`handle.for(key)`) gets its own breaker and its own retry-budget bucket with the policy's settings;
+ * a `budget.shared` bucket stays shared by every key. Beyond `maximumKeys` the least recently used keys
+ * are evicted (approximately) and start fresh when they return. Memory: ≈ 15 KB per key with a breaker
+ * at the default windows (≈ 15 MB for 1024 keys), ≈ 0.4 KB per key without.
+ */
+export type ScopeConfig = boolean | { maximumKeys?: number };
+
+/**
+ * The reloadable part of the resilience configuration: named policies and the defaults merged under
+ * each of them. `defaults` merge field by field; `backoff` objects merge key by key when their `type`
+ * is the same (otherwise the policy's replaces the default's); `budget` objects merge key by key
+ * (a boolean or `'none'` replaces).
+ */
+export interface ResilienceConfig {
+  /** Policies by name (`@Resilient('payments')`, `@InjectPolicy('payments')`). */
+  policies: Record<string, PolicyConfig>;
+  /** Settings merged under every policy. */
+  defaults?: PolicyConfig;
+}
+
+/** How a validated policy funds its retries; the registry turns this into a pinned bucket. */
+export type BudgetPlan =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'private'; readonly options: Required<RetryBudgetOptions> }
+  | { readonly kind: 'shared'; readonly sharedName: string; readonly options: Required<RetryBudgetOptions> };
+
+/** One validated policy: its preset, the option changes to apply, and its budget plan. */
+export interface PolicyPlan {
+  /** The registration name. */
+  readonly name: string;
+  /** The preset policy the changes apply to. */
+  readonly preset: Policy;
+  /** Validated changes (attempts, deadline, attemptTimeout, backoff); never name, budget, clock or random. */
+  readonly changes: PolicyOptions;
+  /** The budget to pin to the name. */
+  readonly budget: BudgetPlan;
+  /** The breaker settings to pin to the name, or `undefined` for none. */
+  readonly breaker: ResolvedBreakerSettings | undefined;
+  /** Keyed use (`handle.for(key)`), or `undefined` when the policy is not scoped. */
+  readonly scope: { readonly maximumKeys: number } | undefined;
+}
+
+/** A validated configuration: one plan per policy name, in config order. */
+export interface ParsedResilienceConfig {
+  readonly policies: ReadonlyMap<string, PolicyPlan>;
+}
+
+const POLICY_KEYS = [
+  'preset',
+  'attempts',
+  'deadline',
+  'attemptTimeout',
+  'backoff',
+  'budget',
+  'breaker',
+  'scope',
+  'useAmbientDeadline',
+] as const;
+const CONFIG_KEYS = ['policies', 'defaults'] as const;
+const EXPONENTIAL_KEYS = ['type', 'transientBase', 'throttledBase', 'factor', 'maximumDelay', 'jitter'] as const;
+const BUDGET_KEYS = ['fraction', 'minimumPerSecond', 'shared'] as const;
+const DURATION_RULE = 'a ms number or a string such as "250ms", "10s", "2m"';
+
+/** A partially validated policy section (one of `defaults` or `policies.<name>`), before merging. */
+interface Section {
+  preset?: 'default' | 'http';
+  attempts?: number;
+  deadline?: number | null;
+  attemptTimeout?: number | null;
+  useAmbientDeadline?: boolean;
+  backoff?: { type: 'exponential'; options: ExponentialBackoffOptions } | { type: 'constant'; delay: number } | { type: 'none' };
+  budget?: false | { fraction?: number; minimumPerSecond?: number; shared?: string };
+  breaker?: boolean | Record<string, unknown>;
+  scope?: false | { maximumKeys?: number };
+}
+
+class Problems {
+  readonly list: PolicyConfigError[] = [];
+  add(field: string, value: unknown, rule: string): undefined {
+    this.list.push(new PolicyConfigError(field, value, rule));
+    return undefined;
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+/**
+ * Reads a duration from config: a number of milliseconds or a string the `ms` package understands.
+ * @param value the config value
+ * @param field the dotted path used in the error
+ * @param options `positive: true` requires > 0 (otherwise >= 0)
+ * @returns milliseconds (finite)
+ * @throws PolicyConfigError naming `field`, the value and the rule for anything else (negative, NaN,
+ *   Infinity, strings the `ms` package cannot read such as `"soon"` or `"ten seconds"`).
+ */
+export function parseDuration(value: unknown, field: string, options: { positive?: boolean } = {}): number {
+  const bound = options.positive ? '> 0' : '>= 0';
+  const rule = `must be a duration ${bound} (${DURATION_RULE})`;
+  let result: number | undefined;
+  if (typeof value === 'number') result = value;
+  else if (typeof value === 'string') {
+    try {
+      result = ms(value.trim() as ms.StringValue);
+    } catch {
+      result = undefined;
+    }
+  }
+  if (typeof result !== 'number' || !Number.isFinite(result) || result < 0 || (options.positive && result === 0)) {
+    throw new PolicyConfigError(field, value, rule);
+  }
+  return result;
+}
+
+function readDuration(problems: Problems, value: unknown, field: string, positive: boolean): number | undefined {
+  try {
+    return parseDuration(value, field, { positive });
+  } catch (error) {
+    if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
+    throw error;
+  }
+}
+
+function checkKeys(problems: Problems, section: Record<string, unknown>, path: string, known: readonly string[], what: string): void {
+  for (const key of Object.keys(section)) {
+    if (!known.includes(key)) problems.add(join(path, key), section[key], `is not a known ${what} key (${known.join(', ')})`);
+  }
+}
+
+function parseBackoff(problems: Problems, value: unknown, path: string): Section['backoff'] {
+  if (!isPlainObject(value)) {
+    return problems.add(path, value, "must be an object: { type?: 'exponential', transientBase?, throttledBase?, factor?, maximumDelay?, jitter? }, { type: 'constant', delay } or { type: 'none' }");
+  }
+  const type = value.type ?? 'exponential';
+  if (type === 'none') {
+    checkKeys(problems, value, path, ['type'], "backoff { type: 'none' }");
+    return { type: 'none' };
+  }
+  if (type === 'constant') {
+    checkKeys(problems, value, path, ['type', 'delay'], "backoff { type: 'constant' }");
+    if (value.delay === undefined) return problems.add(join(path, 'delay'), undefined, `is required for a constant backoff: a duration >= 0 (${DURATION_RULE})`);
+    const delay = readDuration(problems, value.delay, join(path, 'delay'), false);
+    return delay === undefined ? undefined : { type: 'constant', delay };
+  }
+  if (type !== 'exponential') {
+    return problems.add(join(path, 'type'), type, "must be 'exponential', 'constant' or 'none'");
+  }
+  checkKeys(problems, value, path, EXPONENTIAL_KEYS, 'exponential backoff');
+  const options: ExponentialBackoffOptions = {};
+  for (const key of ['transientBase', 'throttledBase', 'maximumDelay'] as const) {
+    if (value[key] === undefined) continue;
+    const delay = readDuration(problems, value[key], join(path, key), false);
+    if (delay !== undefined) options[key] = delay;
+  }
+  if (value.factor !== undefined) {
+    if (typeof value.factor !== 'number' || !Number.isFinite(value.factor) || value.factor < 1) {
+      problems.add(join(path, 'factor'), value.factor, 'must be a finite number >= 1');
+    } else options.factor = value.factor;
+  }
+  if (value.jitter !== undefined) {
+    if (value.jitter !== 'full' && value.jitter !== 'equal' && value.jitter !== 'none') {
+      problems.add(join(path, 'jitter'), value.jitter, "must be 'full', 'equal' or 'none'");
+    } else options.jitter = value.jitter;
+  }
+  return { type: 'exponential', options };
+}
+
+function parseBudget(problems: Problems, value: unknown, path: string): Section['budget'] {
+  if (value === false || value === 'none') return false;
+  if (value === true) return {};
+  if (!isPlainObject(value)) {
+    return problems.add(path, value, "must be true, false, 'none' or an object { fraction?, minimumPerSecond?, shared? }");
+  }
+  checkKeys(problems, value, path, BUDGET_KEYS, 'budget');
+  const budget: { fraction?: number; minimumPerSecond?: number; shared?: string } = {};
+  for (const key of ['fraction', 'minimumPerSecond'] as const) {
+    if (value[key] === undefined) continue;
+    try {
+      validateBudgetOptions({ [key]: value[key] });
+      budget[key] = value[key] as number;
+    } catch (error) {
+      if (!(error instanceof PolicyConfigError)) throw error;
+      // The core names the field `budget.<key>`; re-root it at this section's path.
+      problems.add(join(path, key), error.value, error.rule);
+    }
+  }
+  if (value.shared !== undefined) {
+    if (typeof value.shared !== 'string' || value.shared.trim().length === 0) {
+      problems.add(join(path, 'shared'), value.shared, 'must be a non-empty string (the name of the shared budget)');
+    } else budget.shared = value.shared;
+  }
+  return budget;
+}
+
+function parseSection(problems: Problems, value: unknown, path: string): Section | undefined {
+  if (!isPlainObject(value)) return problems.add(path, value, `must be an object with the policy keys (${POLICY_KEYS.join(', ')})`);
+  checkKeys(problems, value, path, POLICY_KEYS, 'policy');
+  const section: Section = {};
+  if (value.preset !== undefined) {
+    if (value.preset !== 'default' && value.preset !== 'http') problems.add(join(path, 'preset'), value.preset, "must be 'default' or 'http'");
+    else section.preset = value.preset;
+  }
+  if (value.attempts !== undefined) {
+    const attempts = value.attempts;
+    if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1) {
+      problems.add(join(path, 'attempts'), attempts, 'must be an integer >= 1 (total attempts, including the first)');
+    } else section.attempts = attempts;
+  }
+  for (const key of ['deadline', 'attemptTimeout'] as const) {
+    if (value[key] === undefined) continue;
+    if (value[key] === null) section[key] = null;
+    else {
+      const bound = readDuration(problems, value[key], join(path, key), true);
+      if (bound !== undefined) section[key] = bound;
+    }
+  }
+  if (value.useAmbientDeadline !== undefined) {
+    if (typeof value.useAmbientDeadline !== 'boolean') problems.add(join(path, 'useAmbientDeadline'), value.useAmbientDeadline, 'must be true or false');
+    else section.useAmbientDeadline = value.useAmbientDeadline;
+  }
+  if (value.backoff !== undefined) section.backoff = parseBackoff(problems, value.backoff, join(path, 'backoff'));
+  if (value.budget !== undefined) section.budget = parseBudget(problems, value.budget, join(path, 'budget'));
+  if (value.breaker !== undefined) section.breaker = parseBreaker(problems, value.breaker, join(path, 'breaker'));
+  if (value.scope !== undefined) section.scope = parseScope(problems, value.scope, join(path, 'scope'));
+  return section;
+}
+
+/** Reads the breaker section: booleans as they are, settings with durations converted to ms and checked. */
+function parseBreaker(problems: Problems, value: unknown, path: string): Section['breaker'] {
+  if (typeof value === 'boolean') return value;
+  if (!isPlainObject(value)) return problems.add(path, value, 'must be true, false or an object of breaker settings');
+  const settings: Record<string, unknown> = { ...value };
+  for (const key of BREAKER_DURATION_KEYS) {
+    if (settings[key] === undefined) continue;
+    const ms = readDuration(problems, settings[key], join(path, key), true);
+    if (ms === undefined) return undefined;
+    settings[key] = ms;
+  }
+  try {
+    validateBreakerSettings(settings, path);
+  } catch (error) {
+    if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
+    throw error;
+  }
+  return settings;
+}
+
+/** Reads the scope section: `true` → `{}`, `false` → not scoped, `{ maximumKeys }` checked. */
+function parseScope(problems: Problems, value: unknown, path: string): Section['scope'] {
+  if (value === false) return false;
+  if (value === true) return {};
+  if (!isPlainObject(value)) return problems.add(path, value, 'must be true, false or an object { maximumKeys? }');
+  checkKeys(problems, value, path, ['maximumKeys'], 'scope');
+  const maximumKeys = value.maximumKeys;
+  if (maximumKeys === undefined) return {};
+  if (typeof maximumKeys !== 'number' || !Number.isInteger(maximumKeys) || maximumKeys < 1) {
+    return problems.add(join(path, 'maximumKeys'), maximumKeys, 'must be an integer >= 1 (the most keys the scope holds)');
+  }
+  return { maximumKeys };
+}
+
+function merge(defaults: Section, own: Section): Section {
+  const merged: Section = { ...defaults };
+  for (const [key, value] of Object.entries(own) as [keyof Section, unknown][]) {
+    if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
+  }
+  const [db, ob] = [defaults.backoff, own.backoff];
+  if (db?.type === 'exponential' && ob?.type === 'exponential') merged.backoff = { type: 'exponential', options: { ...db.options, ...ob.options } };
+  const [dg, og] = [defaults.budget, own.budget];
+  if (dg && og) merged.budget = { ...dg, ...og };
+  const [dk, ok] = [defaults.breaker, own.breaker];
+  if (typeof dk === 'object' && typeof ok === 'object') merged.breaker = { ...dk, ...ok };
+  const [ds, os] = [defaults.scope, own.scope];
+  if (ds && os) merged.scope = { ...ds, ...os };
+  return merged;
+}
+
+function buildPlan(problems: Problems, name: string, section: Section, path: string): PolicyPlan | undefined {
+  const preset = section.preset === 'http' ? Resilience.http : Resilience.default;
+  const changes: PolicyOptions = {};
+  if (section.attempts !== undefined) changes.attempts = section.attempts;
+  // null removes a bound the preset or defaults set; undefined keeps the preset's.
+  if (section.deadline !== undefined) changes.deadline = section.deadline ?? undefined;
+  if (section.attemptTimeout !== undefined) changes.attemptTimeout = section.attemptTimeout ?? undefined;
+  if (section.useAmbientDeadline !== undefined) changes.useAmbientDeadline = section.useAmbientDeadline;
+  const backoff = section.backoff;
+  try {
+    if (backoff?.type === 'exponential') changes.backoff = Backoff.exponential(backoff.options);
+    else if (backoff?.type === 'constant') changes.backoff = Backoff.constant(backoff.delay);
+    else if (backoff?.type === 'none') changes.backoff = Backoff.none;
+    // Trial build: catches anything the core refuses that the checks above let through.
+    preset.with({ ...changes, name, budget: RetryBudget.none });
+  } catch (error) {
+    if (error instanceof PolicyConfigError) return problems.add(join(path, error.field), error.value, error.rule);
+    throw error;
+  }
+  let budget: BudgetPlan;
+  if (section.budget === false) budget = { kind: 'none' };
+  else {
+    const options = validateBudgetOptions({ fraction: section.budget?.fraction, minimumPerSecond: section.budget?.minimumPerSecond });
+    const sharedName = section.budget?.shared;
+    budget = sharedName === undefined ? { kind: 'private', options } : { kind: 'shared', sharedName, options };
+  }
+  let breaker: ResolvedBreakerSettings | undefined;
+  if (section.breaker === undefined) breaker = preset.options.breaker?.settings;
+  else if (section.breaker === true) breaker = BREAKER_DEFAULTS;
+  else if (section.breaker !== false) {
+    try {
+      breaker = validateBreakerSettings(section.breaker, join(path, 'breaker'));
+    } catch (error) {
+      // A merge of defaults and own settings can break a cross-field rule (maximumBreak >= breakDuration).
+      if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
+      throw error;
+    }
+  }
+  const scope = section.scope ? { maximumKeys: section.scope.maximumKeys ?? DEFAULT_MAXIMUM_KEYS } : undefined;
+  return { name, preset, changes, budget, breaker, scope };
+}
+
+/**
+ * Validates a {@link ResilienceConfig} completely and turns it into one plan per policy.
+ * Every problem is collected (unknown keys, wrong types, out-of-range values, conflicting shared
+ * budgets), each named by its full path from the config root — `policies.payments.budget.fraction`,
+ * `defaults.attempts` — so one run shows everything to fix. A problem in `defaults` is reported once,
+ * at its `defaults.` path.
+ * @param config the plain JSON config (`{ policies, defaults? }`)
+ * @throws ResilienceConfigError listing every problem when anything is invalid.
+ */
+export function parseResilienceConfig(config: unknown): ParsedResilienceConfig {
+  const problems = new Problems();
+  const policies = new Map<string, PolicyPlan>();
+  if (!isPlainObject(config)) {
+    problems.add('config', config, 'must be an object { policies, defaults? }');
+    throw new ResilienceConfigError(problems.list);
+  }
+  checkKeys(problems, config, '', CONFIG_KEYS, 'resilience config');
+  const defaults = config.defaults === undefined ? {} : (parseSection(problems, config.defaults, 'defaults') ?? {});
+  const raw = config.policies;
+  if (!isPlainObject(raw)) {
+    problems.add('policies', raw, 'must be an object of named policies, e.g. { "payments": { "attempts": 3 } }');
+  } else {
+    const shared = new Map<string, { path: string; options: Required<RetryBudgetOptions> }>();
+    for (const [name, value] of Object.entries(raw)) {
+      const path = `policies.${name}`;
+      if (name.trim().length === 0) {
+        problems.add(path, value, 'a policy name must be a non-empty string');
+        continue;
+      }
+      const own = parseSection(problems, value, path);
+      if (own === undefined) continue;
+      const plan = buildPlan(problems, name, merge(defaults, own), path);
+      if (plan === undefined) continue;
+      if (plan.budget.kind === 'shared') {
+        const first = shared.get(plan.budget.sharedName);
+        if (first === undefined) shared.set(plan.budget.sharedName, { path, options: plan.budget.options });
+        else if (first.options.fraction !== plan.budget.options.fraction || first.options.minimumPerSecond !== plan.budget.options.minimumPerSecond) {
+          problems.add(
+            `${path}.budget`,
+            { shared: plan.budget.sharedName, ...plan.budget.options },
+            `conflicts with ${first.path}.budget ${JSON.stringify(first.options)}: every policy sharing budget "${plan.budget.sharedName}" must give the same fraction and minimumPerSecond`,
+          );
+          continue;
+        }
+      }
+      policies.set(name, plan);
+    }
+  }
+  if (problems.list.length > 0) throw new ResilienceConfigError(problems.list);
+  return { policies };
+}

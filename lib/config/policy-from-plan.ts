@@ -1,0 +1,40 @@
+import { Breaker, type Clock, type Policy, RetryBudget } from '../core/index.js';
+import type { BudgetPlan, PolicyPlan } from './policy-config.js';
+
+/** The state a built policy runs on; every field left out keeps what the plan alone gives. */
+export interface PlanState {
+  /** The budget to spend from; default {@link unpinnedBudget} of the plan. */
+  readonly budget?: RetryBudget;
+  /** The breaker to consult; default {@link unpinnedBreaker} of the plan. */
+  readonly breaker?: Breaker | undefined;
+  /** Time source; default the preset's (`SystemClock.instance`). */
+  readonly clock?: Clock;
+  /** Uniform [0, 1) source; default the preset's (`Math.random`). */
+  readonly random?: () => number;
+}
+
+/**
+ * The one way a config entry becomes a policy: the plan's preset with its validated changes and its
+ * name, on the state given. Without state, its budget and breaker belong to the policy instance (what
+ * the CLI simulates and what each key of a scope gets); the registry passes the state pinned to names.
+ * @param plan one entry of `parseResilienceConfig(config).policies`
+ * @throws PolicyConfigError only if the plan was not produced by `parseResilienceConfig`
+ */
+export function policyFromPlan(plan: PolicyPlan, state: PlanState = {}): Policy {
+  const budget = 'budget' in state ? state.budget : unpinnedBudget(plan.budget);
+  const breaker = 'breaker' in state ? state.breaker : unpinnedBreaker(plan);
+  return plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, clock: state.clock, random: state.random });
+}
+
+/**
+ * A budget private to each policy instance: `none` → `RetryBudget.none`; `private` and `shared` alike
+ * → an automatic budget with the plan's parameters (there is no registry to share a bucket through).
+ */
+export function unpinnedBudget(plan: BudgetPlan): RetryBudget {
+  return plan.kind === 'none' ? RetryBudget.none : RetryBudget.automaticWith(plan.options);
+}
+
+/** A breaker private to each policy instance with the plan's settings, or `undefined` when it has none. */
+export function unpinnedBreaker(plan: PolicyPlan): Breaker | undefined {
+  return plan.breaker === undefined ? undefined : Breaker.from(plan.breaker);
+}

@@ -1,0 +1,104 @@
+import { PolicyConfigError, RateLimitedError } from '../errors.js';
+import { Verdict } from './verdict.js';
+
+/** One attempt's outcome as a classifier sees it: a returned value or a thrown error. */
+export type Outcome<T = unknown> =
+  | { readonly ok: true; readonly value: T; readonly error?: undefined }
+  | { readonly ok: false; readonly value?: undefined; readonly error: unknown };
+
+/** Facts about the attempt that a rule may use. */
+export interface ClassifyContext {
+  /** True when the caller's own signal is aborted (a caller cancellation, never retried). */
+  readonly callerAborted: boolean;
+}
+
+/** A classifier rule: a verdict when it recognises the outcome, `undefined` to let the next rule decide. */
+export type ClassifierRule = (outcome: Outcome, context: ClassifyContext) => Verdict | undefined;
+
+/**
+ * Turns an attempt's outcome into a {@link Verdict} (DESIGN §3.3). Rules are tried in order; the first
+ * verdict wins; the default rules decide what no rule recognised.
+ */
+export class Classifier {
+  private constructor(private readonly rules: readonly ClassifierRule[]) {}
+
+  /**
+   * The default: a returned value is Ok; an abort caused by the caller is Permanent;
+   * `PolicyConfigError`, `TypeError`, `RangeError` are Permanent — except fetch's network failure, a
+   * `TypeError` whose `cause` carries a socket error `code` (ECONNREFUSED, ECONNRESET, …), which is
+   * Transient; every other error is Transient.
+   */
+  static readonly default = new Classifier([]);
+
+  /**
+   * A classifier trying `rules` first (first match wins), then the default rules.
+   * @throws PolicyConfigError when a rule is not a function.
+   */
+  static of(...rules: ClassifierRule[]): Classifier {
+    rules.forEach((rule, index) => {
+      if (typeof rule !== 'function') throw new PolicyConfigError(`classifier[${index}]`, rule, 'must be a function');
+    });
+    return new Classifier(rules);
+  }
+
+  /** A rule giving `verdict` for errors that are instances of `type`. */
+  static when(type: abstract new (...args: never[]) => unknown, verdict: Verdict): ClassifierRule {
+    return (outcome) => (!outcome.ok && outcome.error instanceof type ? verdict : undefined);
+  }
+
+  /** A new classifier with `rules` tried before this one's. */
+  with(...rules: ClassifierRule[]): Classifier {
+    return Classifier.of(...rules, ...this.rules);
+  }
+
+  /** True when every returned value is Ok (no custom rules): the executor's success path skips classifying. */
+  get valuesAreOk(): boolean {
+    return this.rules.length === 0;
+  }
+
+  /** The verdict for a returned value; allocation-free when there are no custom rules. */
+  classifyValue(value: unknown, context: ClassifyContext): Verdict {
+    return this.rules.length === 0 ? Verdict.ok : this.classify({ ok: true, value }, context);
+  }
+
+  /** The verdict for a thrown error. */
+  classifyError(error: unknown, context: ClassifyContext): Verdict {
+    return this.classify({ ok: false, error }, context);
+  }
+
+  /**
+   * The verdict for one outcome. A self-imposed refusal (`RateLimitedError`) is always Limited and a
+   * caller's abort always Permanent, whatever the rules say.
+   */
+  classify(outcome: Outcome, context: ClassifyContext): Verdict {
+    if (!outcome.ok) {
+      if (outcome.error instanceof RateLimitedError) return Verdict.limited;
+      if (context.callerAborted) return Verdict.permanent;
+    }
+    for (const rule of this.rules) {
+      const verdict = rule(outcome, context);
+      if (verdict !== undefined) return verdict;
+    }
+    return defaultVerdict(outcome);
+  }
+}
+
+function defaultVerdict(outcome: Outcome): Verdict {
+  if (outcome.ok) return Verdict.ok;
+  const error = outcome.error;
+  if (isNetworkFailure(error)) return Verdict.transient;
+  if (error instanceof PolicyConfigError || error instanceof TypeError || error instanceof RangeError) {
+    return Verdict.permanent;
+  }
+  return Verdict.transient;
+}
+
+/**
+ * Node's fetch (undici) reports a refused, reset or timed-out connection as `TypeError('fetch failed')`
+ * with the socket error as `cause`; that is a transient network failure, not a programming error.
+ */
+function isNetworkFailure(error: unknown): boolean {
+  if (!(error instanceof Error) || error.name !== 'TypeError') return false;
+  const cause = (error as { cause?: unknown }).cause as { code?: unknown } | undefined;
+  return typeof cause === 'object' && cause !== null && typeof cause.code === 'string';
+}

@@ -1,0 +1,181 @@
+import { Backoff } from '../backoff/backoff.js';
+import { Breaker } from '../breaker/breaker-value.js';
+import { Classifier } from '../classification/classifier.js';
+import { CallRejectedError } from '../errors.js';
+import type { CallEvent } from './events.js';
+import { FakeClock } from '../time/fake-clock.js';
+import { Resilience } from '../policy/policy.js';
+import { RetryBudget } from '../budget/retry-budget.js';
+
+class Down extends Error {
+  override name = 'Down';
+}
+
+function setup() {
+  const clock = new FakeClock();
+  const events: CallEvent[] = [];
+  const policy = Resilience.default
+    .with({ name: 'payments', clock, random: () => 0.5, budget: RetryBudget.none, backoff: Backoff.none, breaker: Breaker.with({ jitter: 'none' }) })
+    .withListener((e) => events.push(e));
+  let calls = 0;
+  let healthy = false;
+  const work = () => {
+    calls++;
+    return healthy ? Promise.resolve('ok') : Promise.reject(new Down('down'));
+  };
+  return {
+    clock,
+    events,
+    policy,
+    work,
+    get calls() {
+      return calls;
+    },
+    heal: () => (healthy = true),
+  };
+}
+
+/** Opens the breaker: two calls of 3 attempts, the fifth failure trips it (the second call is refused at 100 ms). */
+async function trip(t: ReturnType<typeof setup>): Promise<void> {
+  for (let i = 0; i < 2; i++) {
+    const call = t.policy.tryRun(t.work);
+    await t.clock.runAll();
+    await call;
+  }
+}
+
+describe('executor with a circuit breaker', () => {
+  it('samples attempts: the attempt that trips it stops the next attempt of the same call', async () => {
+    const t = setup();
+    const first = t.policy.tryRun(t.work);
+    await t.clock.runAll();
+    expect((await first).attempts).toHaveLength(3);
+    t.events.length = 0;
+    const second = t.policy.tryRun(t.work);
+    await t.clock.advance(100);
+    const result = await second;
+    expect(t.calls).toBe(5);
+    expect(result.attempts).toHaveLength(2);
+    expect(result.reason).toBe('dependencyUnavailable');
+    const error = result.error as CallRejectedError;
+    expect([error.reason, error.retryAfter]).toEqual(['DependencyUnavailable', 14_900]);
+    expect(t.events.map((e) => e.kind)).toEqual(['attempt', 'retrying', 'attempt', 'breakerOpened', 'rejected']);
+    expect(String(t.events[4])).toBe('[payments] Rejected #2 Transient (100ms) dependencyUnavailable CallRejectedError');
+    expect(t.events[3]!.delay).toBe(15_000);
+    expect(t.policy.breaker()!.state).toBe('open');
+  });
+
+  it('refuses first attempts while open, after the guarded pause, with the break left', async () => {
+    const t = setup();
+    await trip(t);
+    // Opened at 0 by the fifth failure; the second call's refusal paused until 100.
+    expect(t.clock.now()).toBe(100);
+    await t.clock.advance(4_000);
+    const refused = t.policy.tryRun(t.work);
+    await t.clock.advance(100);
+    const result = await refused;
+    expect([t.calls, result.attempts.length, result.reason]).toEqual([5, 0, 'dependencyUnavailable']);
+    expect((result.error as CallRejectedError).retryAfter).toBe(15_000 - 4_200);
+  });
+
+  it('half-opens after the break, closes after two good probes', async () => {
+    const t = setup();
+    await trip(t);
+    expect(t.policy.breaker()!.state).toBe('open');
+    t.heal();
+    t.events.length = 0;
+    await t.clock.advance(15_000);
+    expect((await t.policy.tryRun(t.work)).ok).toBe(true);
+    expect((await t.policy.tryRun(t.work)).ok).toBe(true);
+    expect(t.events.map((e) => e.kind)).toEqual(['breakerHalfOpened', 'attempt', 'succeeded', 'attempt', 'breakerClosed', 'succeeded']);
+    expect(t.calls).toBe(7);
+  });
+
+  it("returns the probe slot when the caller aborts the probe", async () => {
+    const t = setup();
+    await trip(t);
+    await t.clock.advance(15_000);
+    const controller = new AbortController();
+    const aborted = await t.policy.tryRun(
+      (ctx) => {
+        const p = new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+        controller.abort(new Error('left'));
+        return p;
+      },
+      { signal: controller.signal },
+    );
+    expect(aborted.reason).toBe('cancelled');
+    t.heal();
+    const probe = await t.policy.tryRun(t.work);
+    expect([probe.ok, probe.attempts.length]).toEqual([true, 1]);
+  });
+
+  it('a breaker refusal is aborted at once by the caller', async () => {
+    const t = setup();
+    await trip(t);
+    const controller = new AbortController();
+    const call = t.policy.tryRun(t.work, { signal: controller.signal });
+    await t.clock.advance(10);
+    expect(t.clock.pending).toBe(1);
+    controller.abort(new Error('bye'));
+    const result = await call;
+    expect([result.reason, (result.error as Error).message, t.clock.now()]).toEqual(['cancelled', 'bye', 110]);
+    expect(t.clock.pending).toBe(0);
+  });
+
+  it('Resilience.http carries a breaker, Resilience.default none', () => {
+    expect(Resilience.http.options.breaker).toBe(Breaker.default);
+    expect(Resilience.default.breaker()).toBeUndefined();
+    expect(() => Resilience.default.with({ breaker: true as never })).toThrow('breaker: true is invalid: must be a Breaker');
+  });
+});
+
+describe('half-open refusals', () => {
+  it('a call refused while the probe slot is taken gets no Retry-After hint', async () => {
+    const t = setup();
+    await trip(t);
+    await t.clock.advance(15_000);
+    let release!: () => void;
+    const probe = t.policy.tryRun(() => new Promise<string>((resolve) => (release = () => resolve('ok'))));
+    const refused = t.policy.tryRun(t.work);
+    await t.clock.advance(100);
+    const error = (await refused).error as CallRejectedError;
+    expect([error.reason, error.retryAfter]).toEqual(['DependencyUnavailable', undefined]);
+    release();
+    expect((await probe).ok).toBe(true);
+  });
+});
+
+describe('probe slot and classifier bugs', () => {
+  it('a probe whose classifier throws still returns the slot', async () => {
+    const clock = new FakeClock();
+    const shared = Resilience.default.with({ clock, budget: RetryBudget.none, attempts: 1, breaker: Breaker.with({ jitter: 'none' }) });
+    const instance = shared.breaker()!;
+    for (let i = 0; i < 5; i++) await shared.tryRun(() => Promise.reject(new Down('down')));
+    await clock.advance(15_000);
+    const buggy = shared.with({ breaker: Breaker.using(instance), classifier: Classifier.of(() => { throw new Error('rule bug'); }) });
+    expect((await buggy.tryRun(() => 'ok')).reason).toBe('permanent');
+    expect(instance.snapshot().probesInFlight).toBe(0);
+  });
+});
+
+describe('budget and breaker together', () => {
+  it('a retry the breaker refuses gives its budget token back', async () => {
+    const clock = new FakeClock();
+    const budget = RetryBudget.of({ minimumPerSecond: 0 });
+    const retrying = Resilience.default.with({ clock, budget, attempts: 2, backoff: Backoff.constant(20_000), breaker: Breaker.with({ jitter: 'none' }) });
+    const breaker = retrying.breaker()!;
+    const others = retrying.with({ budget: RetryBudget.none, attempts: 1, breaker: Breaker.using(breaker) });
+    const bucket = retrying.bucket()!;
+    const call = retrying.tryRun(() => Promise.reject(new Down('down')));
+    await clock.advance(0);
+    expect(bucket.level).toBe(9);
+    for (let i = 0; i < 4; i++) await others.tryRun(() => Promise.reject(new Down('down')));
+    expect(breaker.state).toBe('open');
+    await clock.advance(15_000);
+    void others.tryRun(() => new Promise(() => undefined));
+    await clock.advance(5_100);
+    const result = await call;
+    expect([result.reason, result.attempts.length, bucket.level]).toEqual(['dependencyUnavailable', 1, 10]);
+  });
+});

@@ -1,0 +1,171 @@
+import { type Backoff, defaultBackoff } from '../backoff/backoff.js';
+import { Breaker } from '../breaker/breaker-value.js';
+import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
+import { Classifier } from '../classification/classifier.js';
+import { type Clock, SystemClock } from '../time/clock.js';
+import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
+import type { CallEventListener } from '../execution/events.js';
+import { RetryBudget, type TokenBucket } from '../budget/retry-budget.js';
+
+/**
+ * Everything a policy can be told (DESIGN §3.1). All durations are milliseconds.
+ * Options not listed here (breaker, hedge, limiter, …) arrive with their features.
+ */
+export interface PolicyOptions {
+  /** Name used in events, logs and errors. Default `''`. */
+  name?: string;
+  /** Total attempts including the first, an integer >= 1 (1 = no retries). Default 3. */
+  attempts?: number;
+  /** Delay curve between attempts. Default `Backoff.exponential()` (100 ms base, full jitter, 30 s cap). */
+  backoff?: Backoff;
+  /** How retries are funded. Default `RetryBudget.automatic`; `RetryBudget.none` turns it off. */
+  budget?: RetryBudget;
+  /**
+   * Circuit breaker: `Breaker.default`, `Breaker.with({...})`, `Breaker.using(instance)`; `undefined`
+   * (the default of `Resilience.default`) = none. It samples every attempt (DESIGN §3.6).
+   */
+  breaker?: Breaker;
+  /** Bound on the whole call (attempts, backoff, pauses), > 0; `undefined` = none. */
+  deadline?: number;
+  /** Bound on one attempt, > 0; `undefined` = none. */
+  attemptTimeout?: number;
+  /**
+   * Also bound the call by the inbound caller's remaining time from the ambient context (DESIGN §3.9,
+   * filled by the inbound middleware): the call gets the tighter of `deadline` and what the caller
+   * has left, so an inbound value can shorten this policy's deadline, never extend it. Default false.
+   */
+  useAmbientDeadline?: boolean;
+  /** Turns outcomes into verdicts. Default `Classifier.default`. */
+  classifier?: Classifier;
+  /**
+   * The one event listener (replaces any; `withListener` adds). Setting it also drops `around` unless
+   * `around` is given in the same change: replacing the listener turns off the telemetry and logging
+   * that `withTelemetry()`/`withLogging()` (or `ResilienceModule`) attached.
+   */
+  onEvent?: CallEventListener;
+  /**
+   * Wraps every logical call (`run`/`tryRun`), e.g. to open a trace span around it; set by
+   * `withTelemetry()`. `undefined` (the default) = none, at no cost.
+   */
+  around?: CallWrapper;
+  /** Time source. Default `SystemClock.instance`. */
+  clock?: Clock;
+  /** Uniform [0, 1) source for jitter. Default `Math.random`. */
+  random?: () => number;
+}
+
+/**
+ * Wraps one logical call of `policy` (the instance running it, so its breaker and budget are the ones
+ * in use): it must call `call` exactly once and settle with its outcome (it may run it inside an async
+ * context, time it, open a span around it).
+ */
+export type CallWrapper = <T>(call: () => Promise<T>, policy: ExecutablePolicy) => Promise<T>;
+
+/** What the executor (and a {@link CallWrapper}) sees of a policy instance: its settings and its resolved state. */
+export interface ExecutablePolicy {
+  /** The policy's name (`''` when unnamed). */
+  readonly name: string;
+  readonly options: ResolvedPolicyOptions;
+  /** The retry budget's bucket for this policy instance, or undefined when off. */
+  bucket(): TokenBucket | undefined;
+  /** The circuit breaker for this policy instance, or undefined when off. */
+  breaker(): CircuitBreaker | undefined;
+}
+
+/** A policy's complete, validated settings. */
+export interface ResolvedPolicyOptions {
+  readonly name: string;
+  readonly attempts: number;
+  readonly backoff: Backoff;
+  readonly budget: RetryBudget;
+  readonly breaker: Breaker | undefined;
+  readonly deadline: number | undefined;
+  readonly attemptTimeout: number | undefined;
+  readonly useAmbientDeadline: boolean;
+  readonly classifier: Classifier;
+  readonly onEvent: CallEventListener | undefined;
+  readonly around: CallWrapper | undefined;
+  readonly clock: Clock;
+  readonly random: () => number;
+}
+
+/** Settings of `Resilience.default`. */
+export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
+  name: '',
+  attempts: 3,
+  backoff: defaultBackoff,
+  budget: RetryBudget.automatic,
+  breaker: undefined,
+  deadline: undefined,
+  attemptTimeout: undefined,
+  useAmbientDeadline: false,
+  classifier: Classifier.default,
+  onEvent: undefined,
+  around: undefined,
+  clock: SystemClock.instance,
+  random: Math.random,
+});
+
+type Check = (value: unknown, field: string) => void;
+
+const positiveDuration: Check = (value, field) => {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new PolicyConfigError(field, value, 'must be a duration in ms >= 0 (negative durations are not allowed)');
+  }
+  if (value === 0) throw new PolicyConfigError(field, value, 'must be > 0 ms (leave it undefined for no bound)');
+};
+
+function instance(type: string, test: (value: unknown) => boolean): Check {
+  return (value, field) => {
+    if (value !== undefined && !test(value)) throw new PolicyConfigError(field, value, `must be ${type}`);
+  };
+}
+
+const checks: Record<keyof PolicyOptions, Check> = {
+  name: instance('a string', (v) => typeof v === 'string'),
+  attempts: (value, field) => {
+    if (value === undefined) return;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+      throw new PolicyConfigError(field, value, 'must be an integer >= 1 (total attempts, including the first)');
+    }
+  },
+  backoff: instance('a Backoff (Backoff.exponential(), .constant(ms), .none, .custom(fn))', (v) => typeof (v as Backoff)?.compute === 'function'),
+  budget: instance('a RetryBudget (RetryBudget.automatic, .none, .of(), .shared())', (v) => v instanceof RetryBudget),
+  breaker: instance('a Breaker (Breaker.default, Breaker.with({...}), Breaker.using(instance))', (v) => v instanceof Breaker),
+  deadline: positiveDuration,
+  attemptTimeout: positiveDuration,
+  useAmbientDeadline: instance('a boolean', (v) => typeof v === 'boolean'),
+  classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
+  onEvent: instance('a function', (v) => typeof v === 'function'),
+  around: instance('a function (call, name) => Promise', (v) => typeof v === 'function'),
+  clock: instance(
+    'a Clock (now, setTimer, clearTimer)',
+    (v) => typeof (v as Clock)?.now === 'function' && typeof (v as Clock)?.setTimer === 'function' && typeof (v as Clock)?.clearTimer === 'function',
+  ),
+  random: instance('a function returning a number in [0, 1)', (v) => typeof v === 'function'),
+};
+
+const OPTION_KEYS = Object.keys(checks);
+
+/**
+ * Merges `changes` over `base`, validating every given field.
+ * @throws PolicyConfigError naming the field, the value and the rule for any invalid value or unknown key.
+ */
+export function mergeOptions(base: ResolvedPolicyOptions, changes: PolicyOptions): ResolvedPolicyOptions {
+  if (changes === null || typeof changes !== 'object') {
+    throw new PolicyConfigError('options', changes, 'must be an object of policy options');
+  }
+  rejectUnknownKeys(changes, OPTION_KEYS, '', 'policy option');
+  for (const key of Object.keys(changes)) checks[key as keyof PolicyOptions]((changes as Record<string, unknown>)[key], key);
+  const merged = { ...base };
+  for (const [key, value] of Object.entries(changes)) {
+    // `deadline: undefined` (or `breaker`, …) explicitly removes it; other undefined values keep the base.
+    if (value !== undefined || key === 'deadline' || key === 'attemptTimeout' || key === 'onEvent' || key === 'breaker' || key === 'around') {
+      (merged as Record<string, unknown>)[key] = value;
+    }
+  }
+  // Replacing the listener replaces the instrumentation: the call wrapper goes with it.
+  if ('onEvent' in changes && !('around' in changes)) (merged as Record<string, unknown>).around = undefined;
+  return Object.freeze(merged);
+}

@@ -1,0 +1,116 @@
+import type { AttemptContext } from '../execution/attempt-context.js';
+import { type CallResult, CallLog } from '../execution/call-result.js';
+import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
+import { Breaker } from '../breaker/breaker-value.js';
+import { type CallEventListener, breakerTransitionEvent } from '../execution/events.js';
+import { type Work, execute } from '../execution/executor.js';
+import { DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
+import type { TokenBucket } from '../budget/retry-budget.js';
+
+/** Per-call options. */
+export interface RunOptions {
+  /** Cancels the call: no attempt starts after it aborts, a running attempt's signal aborts, no retry. */
+  signal?: AbortSignal;
+}
+
+/**
+ * An immutable resilience policy: bounds stated as a value, enforced by one flat executor around each
+ * call (DESIGN §3.1). Derive variants with {@link Policy.with}; state (the retry budget's bucket)
+ * belongs to the instance, so two derived policies never share an automatic budget.
+ */
+export class Policy implements ExecutablePolicy {
+  private resolvedBucket: TokenBucket | undefined | null = null;
+  private resolvedBreaker: CircuitBreaker | undefined | null = null;
+
+  /** Use `Resilience.default.with(...)` rather than constructing directly. */
+  constructor(readonly options: ResolvedPolicyOptions) {}
+
+  /** The policy's name (`''` when unnamed). */
+  get name(): string {
+    return this.options.name;
+  }
+
+  /** The retry budget's bucket for this instance (resolved on first use), or undefined with `RetryBudget.none`. */
+  bucket(): TokenBucket | undefined {
+    if (this.resolvedBucket === null) this.resolvedBucket = this.options.budget.resolve(this, this.options.clock);
+    return this.resolvedBucket;
+  }
+
+  /**
+   * The circuit breaker for this instance (resolved on first use), or undefined without one. Its state
+   * changes are reported to this policy's listener as `breakerOpened` (open, isolated),
+   * `breakerHalfOpened` (half-open, recovering) and `breakerClosed` events.
+   */
+  breaker(): CircuitBreaker | undefined {
+    if (this.resolvedBreaker === null) {
+      const o = this.options;
+      this.resolvedBreaker = o.breaker?.resolve(this, o.clock, o.random, (_from, to, breakMs) => o.onEvent?.(breakerTransitionEvent(o.name, to, breakMs)));
+    }
+    return this.resolvedBreaker;
+  }
+
+  /**
+   * A new policy with `changes` applied over this one's settings.
+   * @throws PolicyConfigError naming the field, the value and the rule (attempts < 1, negative durations,
+   *   unknown keys, values of the wrong kind).
+   */
+  with(changes: PolicyOptions): Policy {
+    return new Policy(mergeOptions(this.options, changes));
+  }
+
+  /**
+   * A new policy that also calls `listener` for every event (after any listener already set). What is
+   * attached stays attached: telemetry and logging keep working (unlike `with({ onEvent })`, which
+   * replaces the listener and turns them off).
+   */
+  withListener(listener: CallEventListener): Policy {
+    if (typeof listener !== 'function') return this.with({ onEvent: listener });
+    const previous = this.options.onEvent;
+    const onEvent: CallEventListener =
+      previous === undefined
+        ? listener
+        : (event) => {
+            try {
+              previous(event);
+            } finally {
+              listener(event);
+            }
+          };
+    return this.with({ onEvent, around: this.options.around });
+  }
+
+  /**
+   * Runs `work` under this policy.
+   * @param work called once per attempt with `{ signal, attempt }`
+   * @returns the value of the first Ok attempt (or the last classified value once retries are over)
+   * @throws the final attempt's error; `CallRejectedError` when the retry budget refuses a retry;
+   *   `DeadlineExceededError` when the deadline passes; the signal's reason when the caller aborts.
+   */
+  run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<T> {
+    const around = this.options.around;
+    if (around === undefined) return execute(this, work as Work<T>, options?.signal, undefined);
+    return around(() => execute(this, work as Work<T>, options?.signal, undefined), this);
+  }
+
+  /** Like {@link Policy.run} but never rejects: resolves to `{ ok, value, error, reason, attempts, duration }`. */
+  async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<T>> {
+    const log = new CallLog();
+    try {
+      const around = this.options.around;
+      const value = await (around === undefined
+        ? execute(this, work as Work<T>, options?.signal, log)
+        : around(() => execute(this, work as Work<T>, options?.signal, log), this));
+      return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration };
+    } catch (error) {
+      return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration };
+    }
+  }
+}
+
+/** Ready-made policies (DESIGN §3.1). */
+export const Resilience = {
+  /** 3 attempts, exponential backoff with full jitter (100 ms base, 30 s cap), automatic retry budget, no deadline. */
+  default: new Policy(DEFAULT_OPTIONS),
+  /** `default` plus a 30 s deadline on the whole call and a circuit breaker with the defaults of DESIGN §3.6. */
+  http: new Policy(mergeOptions(DEFAULT_OPTIONS, { deadline: 30_000, breaker: Breaker.default })),
+} as const;

@@ -1,0 +1,133 @@
+import { type TimerEntry, type TimerHandle, TimerHeap } from './timer-heap.js';
+
+export type { TimerHandle } from './timer-heap.js';
+
+/**
+ * Time for every policy: a monotonic reading in milliseconds and cancellable timers.
+ *
+ * DESIGN §3.13: nothing in `lib/` reads `Date.now()` or calls `setTimeout` directly except
+ * {@link SystemClock}; tests drive a `FakeClock`, the simulator a virtual clock.
+ */
+export interface Clock {
+  /** Monotonic time in milliseconds (arbitrary origin). Never goes backwards. */
+  now(): number;
+  /**
+   * Calls `callback` once, `delay` milliseconds from now. Negative or NaN delays count as 0;
+   * delays above 2^31-1 ms are honoured in full (never shortened).
+   * @param keepAlive true when a caller is waiting on nothing but this timer (a backoff, a guarded
+   *   pause): it then keeps the process alive, as a plain `setTimeout` would. Bounds that run beside
+   *   an attempt (deadlines, attempt timeouts) leave it false and never hold the process open.
+   * @param now the caller's own reading of {@link Clock.now}, taken just before, if it has one: the
+   *   delay then counts from it, and a clock whose reading costs something is spared one
+   * @returns a handle for {@link Clock.clearTimer}.
+   */
+  setTimer(delay: number, callback: () => void, keepAlive?: boolean, now?: number): TimerHandle;
+  /** Cancels a timer; clearing one that already fired or was cleared does nothing. */
+  clearTimer(handle: TimerHandle): void;
+}
+
+/** The largest delay a Node.js timer accepts (2^31-1 ms); longer ones fire after 1 ms. */
+export const MAX_TIMER_DELAY = 2_147_483_647;
+
+/** Timer primitives {@link SystemClock} runs on; injectable so the 2^31-1 chaining can be tested. */
+export interface TimerPrimitives {
+  now(): number;
+  /** Sets a timer that does not keep the process alive. */
+  setTimeout(callback: () => void, delay: number): unknown;
+  clearTimeout(handle: unknown): void;
+  /** Makes a timer keep the process alive (`true`) or not (`false`). */
+  hold(handle: unknown, keepAlive: boolean): void;
+}
+
+const nodeTimers: TimerPrimitives = {
+  now: () => performance.now(),
+  setTimeout: (callback, delay) => {
+    const handle = setTimeout(callback, delay);
+    handle.unref();
+    return handle;
+  },
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  hold: (handle, keepAlive) => void (keepAlive ? (handle as NodeJS.Timeout).ref() : (handle as NodeJS.Timeout).unref()),
+};
+
+/**
+ * The production clock: `performance.now()` for time, and one shared Node timer armed no later than
+ * the earliest pending timer of all policies using this clock (an indexed binary heap), so a deadline
+ * costs a heap insert and removal instead of a timer and a controller per call (DESIGN §3.2).
+ * The Node timer is unref'd — deadlines and attempt bounds never keep the process alive — except while
+ * a `keepAlive` timer (a backoff or guarded pause someone awaits) is pending, so a script awaiting a
+ * retry does not exit in the middle of it.
+ */
+export class SystemClock implements Clock {
+  /** The process-wide instance every policy uses unless given another clock. */
+  static readonly instance = new SystemClock();
+
+  private readonly heap = new TimerHeap();
+  private armed: unknown = undefined;
+  private armedDue = Infinity;
+  private held = 0;
+
+  /** @param primitives timer primitives; Node's own (unref'd) by default. */
+  constructor(private readonly primitives: TimerPrimitives = nodeTimers) {}
+
+  now(): number {
+    return this.primitives.now();
+  }
+
+  /** Number of timers set and neither fired nor cleared. */
+  get pending(): number {
+    return this.heap.size;
+  }
+
+  setTimer(delay: number, callback: () => void, keepAlive = false, now?: number): TimerHandle {
+    const entry = this.heap.add((now ?? this.primitives.now()) + (delay > 0 ? delay : 0), callback, keepAlive);
+    if (keepAlive && this.held++ === 0 && this.armed !== undefined) this.primitives.hold(this.armed, true);
+    if (entry.due < this.armedDue) this.arm();
+    return entry;
+  }
+
+  clearTimer(handle: TimerHandle): void {
+    // The Node timer stays armed: it is unref'd, and re-arming on every call would cost a
+    // setTimeout/clearTimeout pair per deadline. When it fires early it finds nothing due and re-arms.
+    const entry = handle as TimerEntry;
+    if (this.heap.remove(entry)) this.released(entry);
+  }
+
+  private released(entry: TimerEntry): void {
+    if (entry.keepAlive && --this.held === 0 && this.armed !== undefined) this.primitives.hold(this.armed, false);
+  }
+
+  private arm(): void {
+    this.disarm();
+    const top = this.heap.peek();
+    if (top === undefined) return;
+    const wait = Math.min(Math.max(0, Math.ceil(top.due - this.primitives.now())), MAX_TIMER_DELAY);
+    this.armedDue = top.due;
+    this.armed = this.primitives.setTimeout(() => this.fire(), wait);
+    if (this.held > 0) this.primitives.hold(this.armed, true);
+  }
+
+  private disarm(): void {
+    if (this.armed !== undefined) this.primitives.clearTimeout(this.armed);
+    this.armed = undefined;
+    this.armedDue = Infinity;
+  }
+
+  private fire(): void {
+    this.armed = undefined;
+    this.armedDue = Infinity;
+    const now = this.primitives.now();
+    // A chained wait (above 2^31-1 ms) wakes early by design and simply re-arms.
+    for (let top = this.heap.takeDue(now); top !== undefined; top = this.heap.takeDue(now)) {
+      this.released(top);
+      try {
+        top.callback();
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+    if (this.armed === undefined) this.arm();
+  }
+}
