@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ALLOCATION_FLAGS } from '../bench/allocation-flags.js';
@@ -48,5 +51,25 @@ describe('bench smoke (BENCH_SMOKE=1)', () => {
   it('allocation bench reports bytes for the raw call and every preset', async () => {
     const { rows } = JSON.parse((await smoke('allocation.js', ALLOCATION_FLAGS, ['--json'])).trimEnd().split('\n').at(-1)!) as { rows: { name: string }[] };
     expect(rows.map((row) => row.name)).toEqual(['raw', 'featuresOff', 'default', 'breakerOnly', 'http']);
+  }, 65_000);
+
+  it('stress suite runs client and dependency processes and writes its reports', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'nresilience-stress-'));
+    const only = ['nresilience-default@fail50', 'nresilience-no-budget@fail50', 'cockatiel-full@healthy', 'opossum@healthy'];
+    await smoke('stress/main.js', [], ['--only', only.join(','), '--out', out]);
+    const report = JSON.parse(readFileSync(join(out, `stress-node${process.versions.node.split('.')[0]}.json`), 'utf8')) as {
+      summary: { key: string; throughput: number; requestsPerOp: number }[];
+      retryCut: number;
+    };
+    // Healthy configurations first, then the half-failing ones (the order of configurations.ts).
+    expect(report.summary.map((s) => s.key)).toEqual(['cockatiel-full@healthy', 'opossum@healthy', 'nresilience-default@fail50', 'nresilience-no-budget@fail50']);
+    for (const row of report.summary) expect(row.throughput).toBeGreaterThan(0);
+    // A 300 ms run says nothing about the size of the cut (the bucket starts full); only that it is reported.
+    expect(report.retryCut).toEqual(expect.any(Number));
+    expect(readFileSync(join(out, `stress-node${process.versions.node.split('.')[0]}.md`), 'utf8')).toContain('Retry cut of the budget');
+  }, 65_000);
+
+  it('Nest route bench loads both routes and reports the ratio', async () => {
+    expect(await smoke('nest-route/main.js')).toMatch(/resilient ÷ plain: throughput \d+\.\d+×/);
   }, 65_000);
 });
