@@ -4,7 +4,11 @@ import type { Verdict } from '../classification/verdict.js';
 
 /** What a backoff curve is told about the retry it is timing. */
 export interface BackoffInput {
-  /** The attempt about to start (2 for the first retry). Retry number n = attempt - 1. */
+  /**
+   * The attempt about to start (2 for the first retry). Retry number n = attempt - 1. Counted from
+   * the last server pushback: after a retry timed by pushback, the next computed delay is the first
+   * retry's again (gRFC A6), so this is then 2 again.
+   */
   readonly attempt: number;
   /** Verdict of the attempt that just failed. */
   readonly verdict: Verdict;

@@ -1,4 +1,5 @@
 import { PolicyConfigError, RateLimitedError } from '../errors.js';
+import { grpcStatusRule } from './grpc-status.js';
 import { Verdict } from './verdict.js';
 
 /** One attempt's outcome as a classifier sees it: a returned value or a thrown error. */
@@ -29,6 +30,17 @@ export class Classifier {
    * Transient; every other error is Transient.
    */
   static readonly default = new Classifier([]);
+
+  /**
+   * gRPC statuses (DESIGN §6, gRFC A6), then the default rules: UNAVAILABLE, INTERNAL, UNKNOWN,
+   * ABORTED and an attempt's DEADLINE_EXCEEDED are Transient; RESOURCE_EXHAUSTED is Throttled with
+   * the server's `grpc-retry-pushback-ms` when sent; a negative or unparsable pushback means do not
+   * retry (Permanent); CANCELLED and the answers (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS,
+   * PERMISSION_DENIED, UNAUTHENTICATED, FAILED_PRECONDITION, OUT_OF_RANGE, UNIMPLEMENTED, …) are
+   * Permanent: not retried, never breaker evidence. Reads grpc-js `ServiceError`s, status objects and
+   * Nest `RpcException`s; see {@link grpcStatusRule}.
+   */
+  static readonly grpc = new Classifier([grpcStatusRule]);
 
   /**
    * A classifier trying `rules` first (first match wins), then the default rules.

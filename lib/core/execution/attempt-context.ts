@@ -12,9 +12,16 @@ export interface AttemptContext {
   /**
    * Milliseconds this attempt may run, counted from its start: the lower of `attemptTimeout` and the
    * time left on the call's deadline (the ambient one included); `Infinity` when nothing bounds it.
-   * What a client puts on the wire as the remaining time for the server.
+   * What a client puts on the wire as the remaining time for the server (gRPC adds a little slack,
+   * so the policy's timer fires first).
    */
   readonly bound: number;
+  /**
+   * Milliseconds from this attempt's start until the call's deadline (the ambient one included),
+   * ignoring `attemptTimeout`; `Infinity` without one. A stream's wire deadline uses it, since the
+   * attempt timeout bounds only the wait for the first element.
+   */
+  readonly remaining: number;
 }
 
 /** The executor's side of an attempt context: lazy controller, caller link, abort on bounds. */
@@ -27,7 +34,8 @@ export class Attempt implements AttemptContext {
   constructor(
     readonly attempt: number,
     private readonly caller: AbortSignal | undefined,
-    readonly bound: number = Infinity,
+    readonly bound = Infinity,
+    readonly remaining = Infinity,
   ) {}
 
   get signal(): AbortSignal {

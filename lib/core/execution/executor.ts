@@ -33,8 +33,9 @@ interface FirstOutcome<T> {
  * (or the last value a classifier rejected, once retries are over) and rejects with the final error.
  * When `log` is given, it is filled with the stop reason, attempts and duration.
  */
-export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined): Promise<T> {
+export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts?: number): Promise<T> {
   const o = policy.options;
+  if (attempts !== undefined && attempts < o.attempts) return loop(policy, work, signal, log, undefined, attempts);
   // Nothing to time, bound or report: the first attempt runs in a small frame of its own.
   if (
     log === undefined &&
@@ -47,7 +48,7 @@ export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: Abor
   ) {
     return firstAttempt(policy, work, signal);
   }
-  return loop(policy, work, signal, log, undefined);
+  return loop(policy, work, signal, log, undefined, o.attempts);
 }
 
 /**
@@ -62,19 +63,27 @@ async function firstAttempt<T>(policy: ExecutablePolicy, work: Work<T>, signal: 
     value = await work(context);
   } catch (error) {
     context.end();
-    return loop(policy, work, signal, undefined, { failed: true, value: undefined, error });
+    return loop(policy, work, signal, undefined, { failed: true, value: undefined, error }, policy.options.attempts);
   }
   context.end();
-  if (!policy.options.classifier.valuesAreOk) return loop(policy, work, signal, undefined, { failed: false, value, error: undefined });
+  if (!policy.options.classifier.valuesAreOk) return loop(policy, work, signal, undefined, { failed: false, value, error: undefined }, policy.options.attempts);
   policy.bucket()?.deposit();
   return value;
 }
 
 /**
  * The whole call: retry decisions, admission, bounded attempts, classification, budget, breaker and
- * events. Starts from `first` when the fast path already made attempt 1.
+ * events. Starts from `first` when the fast path already made attempt 1. `attempts` is this call's
+ * total (the policy's, or fewer when the caller capped it).
  */
-async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, first: FirstOutcome<T> | undefined): Promise<T> {
+async function loop<T>(
+  policy: ExecutablePolicy,
+  work: Work<T>,
+  signal: AbortSignal | undefined,
+  log: CallLog | undefined,
+  first: FirstOutcome<T> | undefined,
+  attempts: number,
+): Promise<T> {
   const o = policy.options;
   const clock = o.clock;
   const listener = o.onEvent;
@@ -103,6 +112,8 @@ async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSig
   let lastValue: T | undefined;
   let lastDuration = 0;
   let threw = false;
+  // After a server pushback the computed curve starts again from the first retry's delay (gRFC A6).
+  let curveOffset = 0;
 
   for (let n = 1; ; n++) {
     if (n > 1) {
@@ -111,10 +122,12 @@ async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSig
       const pushback = lastVerdict!.retryAfter;
       let delay: number;
       try {
-        delay =
-          pushback !== undefined
-            ? Math.min(pushback, o.backoff.maximumDelay)
-            : o.backoff.compute({ attempt: n, verdict: lastVerdict!, error: lastError, remaining, signal, random: o.random });
+        if (pushback !== undefined) {
+          delay = Math.min(pushback, o.backoff.maximumDelay);
+          curveOffset = n - 1;
+        } else {
+          delay = o.backoff.compute({ attempt: n - curveOffset, verdict: lastVerdict!, error: lastError, remaining, signal, random: o.random });
+        }
       } catch (bug) {
         finish(o, log, start, 'failed', 'permanent', n - 1, lastVerdict, bug);
         throw bug;
@@ -184,7 +197,7 @@ async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSig
       // When both fall due together the deadline is what ended the call.
       const byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
       const bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
-      const context = new Attempt(n, signal, bound);
+      const context = new Attempt(n, signal, bound, untilDeadline);
       try {
         if (bound === Infinity) {
           value = await work(context);
@@ -247,7 +260,7 @@ async function loop<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSig
       finish(o, log, start, 'failed', 'deadlineExceeded', n, verdict, error);
       throw error;
     }
-    if (!isRetryable(verdict) || n >= o.attempts || Ambient.current()?.singleShot === true) {
+    if (!isRetryable(verdict) || n >= attempts || Ambient.current()?.singleShot === true) {
       const reason: StopReason = verdict.kind === 'Limited' ? 'limited' : verdict.kind === 'Permanent' ? 'permanent' : 'attemptsExhausted';
       finish(o, log, start, 'failed', reason, n, verdict, error);
       if (failed) throw error;

@@ -6,11 +6,18 @@ import { type CallEventListener, breakerTransitionEvent } from '../execution/eve
 import { type Work, execute } from '../execution/executor.js';
 import { DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
 import type { TokenBucket } from '../budget/retry-budget.js';
+import { PolicyConfigError } from '../errors.js';
 
 /** Per-call options. */
 export interface RunOptions {
   /** Cancels the call: no attempt starts after it aborts, a running attempt's signal aborts, no retry. */
   signal?: AbortSignal;
+  /**
+   * At most this many attempts for this call, an integer >= 1; it can lower the policy's `attempts`,
+   * never raise it (1 = this call is not retried, e.g. a request that is not safe to repeat).
+   * Default: the policy's.
+   */
+  attempts?: number;
 }
 
 /**
@@ -84,26 +91,40 @@ export class Policy implements ExecutablePolicy {
    * @param work called once per attempt with `{ signal, attempt }`
    * @returns the value of the first Ok attempt (or the last classified value once retries are over)
    * @throws the final attempt's error; `CallRejectedError` when the retry budget refuses a retry;
-   *   `DeadlineExceededError` when the deadline passes; the signal's reason when the caller aborts.
+   *   `DeadlineExceededError` when the deadline passes; the signal's reason when the caller aborts;
+   *   `PolicyConfigError` (field `attempts`) when `options.attempts` is not an integer >= 1.
    */
   run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<T> {
+    const attempts = options?.attempts;
+    if (attempts !== undefined) checkAttempts(attempts);
     const around = this.options.around;
-    if (around === undefined) return execute(this, work as Work<T>, options?.signal, undefined);
-    return around(() => execute(this, work as Work<T>, options?.signal, undefined), this);
+    if (around === undefined) return execute(this, work as Work<T>, options?.signal, undefined, attempts);
+    return around(() => execute(this, work as Work<T>, options?.signal, undefined, attempts), this);
   }
 
-  /** Like {@link Policy.run} but never rejects: resolves to `{ ok, value, error, reason, attempts, duration }`. */
+  /**
+   * Like {@link Policy.run} but never rejects for the call's outcome: resolves to
+   * `{ ok, value, error, reason, attempts, duration }`. Rejects only for invalid `options` (as `run` throws).
+   */
   async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<T>> {
+    const attempts = options?.attempts;
+    if (attempts !== undefined) checkAttempts(attempts);
     const log = new CallLog();
     try {
       const around = this.options.around;
       const value = await (around === undefined
-        ? execute(this, work as Work<T>, options?.signal, log)
-        : around(() => execute(this, work as Work<T>, options?.signal, log), this));
+        ? execute(this, work as Work<T>, options?.signal, log, attempts)
+        : around(() => execute(this, work as Work<T>, options?.signal, log, attempts), this));
       return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration };
     } catch (error) {
       return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration };
     }
+  }
+}
+
+function checkAttempts(attempts: unknown): void {
+  if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1) {
+    throw new PolicyConfigError('attempts', attempts, 'must be an integer >= 1 (this call\'s most attempts, including the first)');
   }
 }
 

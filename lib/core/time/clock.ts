@@ -131,3 +131,27 @@ export class SystemClock implements Clock {
     if (this.armed === undefined) this.arm();
   }
 }
+
+/**
+ * Wall-clock conversions for wire protocols that carry absolute deadlines (grpc-js takes a deadline
+ * as a `Date` or ms since the epoch, and converts it back to a relative `grpc-timeout` with
+ * `Date.now()`). Policies never time themselves with it: they use a {@link Clock}.
+ */
+export const WallClock = {
+  /**
+   * The epoch time `ms` milliseconds from now, `Infinity` for `Infinity` (no deadline).
+   * @param ms a relative duration in milliseconds
+   */
+  after(ms: number): number {
+    return ms === Infinity ? Infinity : Date.now() + ms;
+  },
+  /**
+   * Milliseconds from now until `deadline` (negative once passed), `Infinity` for no deadline.
+   * @param deadline a `Date`, ms since the epoch, or `Infinity`; anything else counts as no deadline
+   */
+  until(deadline: Date | number | undefined | null): number {
+    const at = deadline instanceof Date ? deadline.getTime() : deadline;
+    if (typeof at !== 'number' || Number.isNaN(at) || at === Infinity) return Infinity;
+    return at - Date.now();
+  },
+} as const;

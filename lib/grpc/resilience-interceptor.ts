@@ -1,0 +1,114 @@
+import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
+import { Classifier, Policy, PolicyConfigError, rejectUnknownKeys } from '../core/index.js';
+import { type GrpcMethod, grpcMethodOf } from './grpc-method.js';
+import { ResilientCall } from './resilient-call.js';
+import { type PolicySourceOption, ServicePolicies } from './service-policies.js';
+
+/** Default of {@link ResilienceInterceptorOptions.maximumServices}: as many as the HTTP client's hosts. */
+export const DEFAULT_MAXIMUM_SERVICES = 64;
+
+/** Options of {@link createResilienceInterceptor}. */
+export interface ResilienceInterceptorOptions {
+  /**
+   * The policy calls run under: a `Policy`, or a function returning the current one (in Nest,
+   * `() => registry.get('orders')`, so a config reload takes effect). Each service gets its own
+   * instance of it (own breaker, retry budget and estimators). A policy whose classifier is the
+   * default runs with `Classifier.grpc`; any other classifier is used as given (build one with
+   * `Classifier.grpc.with(...rules)` to keep the gRPC rules).
+   */
+  policy: PolicySourceOption;
+  /**
+   * What state is kept per: `'service'` (`package.Service`, the default) or `'method'`
+   * (`package.Service/Method`, for services whose methods fail independently).
+   */
+  scopeBy?: 'service' | 'method';
+  /** The most services (or methods) holding state at once, an integer >= 1. Default 64. */
+  maximumServices?: number;
+  /**
+   * Services (`package.Service`) and methods (`package.Service/Method`) whose unary and
+   * server-streaming calls are safe to repeat, so they may be retried. Default none: see
+   * {@link ResilienceInterceptorOptions.repeatableWhen}.
+   */
+  repeatable?: readonly string[];
+  /**
+   * Decides per method whether its calls may be retried; replaces `repeatable` when given.
+   * Default: a method is repeatable only when it or its service is listed in `repeatable`. A gRPC
+   * method's name says nothing about its effects (unlike HTTP's GET), and gRFC A6 likewise retries
+   * only the methods a service config names, so nothing is repeated unless you say it is safe.
+   * A call that is not repeatable makes one attempt, still guarded by the breaker and deadlines.
+   */
+  repeatableWhen?: (method: GrpcMethod) => boolean;
+  /** Classifier for every key instead of the policy's (default: see `policy`). */
+  classifier?: Classifier;
+}
+
+/** The interceptor, with access to its per-service state. */
+export interface ResilienceInterceptor extends Interceptor {
+  /**
+   * The policy holding the state of `key` (`package.Service`, or `package.Service/Method` with
+   * `scopeBy: 'method'`): read its `breaker()` and `bucket()` for health checks.
+   */
+  policyFor(key: string): Policy;
+}
+
+const OPTION_KEYS = ['policy', 'scopeBy', 'maximumServices', 'repeatable', 'repeatableWhen', 'classifier'];
+
+/**
+ * A grpc-js client interceptor running every unary and server-streaming call under a resilience
+ * policy, with state per service (DESIGN §6):
+ * - unary calls are fully protected: attempts on fresh calls, classification by `Classifier.grpc`
+ *   (pushback honoured per gRFC A6), retry budget, breaker, deadlines; the client sees only the
+ *   accepted attempt or the final failure;
+ * - server-streaming calls are retried only until the first message; after it the consumer owns
+ *   failures (no duplicate message is ever delivered);
+ * - client-streaming and bidi calls pass through untouched (their requests cannot be replayed);
+ * - each attempt's wire deadline is min(attempt bound, the caller's own deadline, a parent call's,
+ *   the inbound request's remaining time) + 50 ms, so the policy's timer fires first; a call with
+ *   no time left is never put on the wire (DEADLINE_EXCEEDED at once);
+ * - the first attempt of a call that may be retried carries `x-nresilience-retrying: 1`.
+ * Final failures reach the client as gRPC statuses: refusals of this process (budget, breaker) as
+ * UNAVAILABLE, deadlines and attempt timeouts as DEADLINE_EXCEEDED, with the library's error as
+ * the `ServiceError`'s `cause`.
+ *
+ * ```ts
+ * const interceptor = createResilienceInterceptor({ policy: Resilience.http, repeatable: ['shop.Catalog'] });
+ * const client = new CatalogClient(address, credentials.createInsecure(), { interceptors: [interceptor] });
+ * ```
+ * @throws PolicyConfigError naming the option, the value and the rule for invalid options
+ */
+export function createResilienceInterceptor(options: ResilienceInterceptorOptions): ResilienceInterceptor {
+  if (options === null || typeof options !== 'object') throw new PolicyConfigError('options', options, 'must be an object { policy, ... }');
+  rejectUnknownKeys(options, OPTION_KEYS, '', 'gRPC interceptor option');
+  const { policy, scopeBy = 'service', maximumServices = DEFAULT_MAXIMUM_SERVICES, repeatable = [], repeatableWhen, classifier } = options;
+  if (!(policy instanceof Policy) && typeof policy !== 'function') {
+    throw new PolicyConfigError('policy', policy, 'must be a Policy or a function returning the current Policy');
+  }
+  if (scopeBy !== 'service' && scopeBy !== 'method') throw new PolicyConfigError('scopeBy', scopeBy, "must be 'service' or 'method'");
+  if (typeof maximumServices !== 'number' || !Number.isInteger(maximumServices) || maximumServices < 1) {
+    throw new PolicyConfigError('maximumServices', maximumServices, 'must be an integer >= 1');
+  }
+  if (!Array.isArray(repeatable) || repeatable.some((name) => typeof name !== 'string' || name.length === 0)) {
+    throw new PolicyConfigError('repeatable', repeatable, "must be an array of service ('package.Service') or method ('package.Service/Method') names");
+  }
+  if (repeatableWhen !== undefined && typeof repeatableWhen !== 'function') throw new PolicyConfigError('repeatableWhen', repeatableWhen, 'must be a function (method) => boolean');
+  if (classifier !== undefined && !(classifier instanceof Classifier)) throw new PolicyConfigError('classifier', classifier, 'must be a Classifier (e.g. Classifier.grpc.with(...rules))');
+
+  const marked = new Set(repeatable.map((name) => name.replace(/^\//, '')));
+  const isRepeatable = repeatableWhen ?? ((method: GrpcMethod) => marked.has(method.service) || marked.has(method.qualified));
+  const services = new ServicePolicies(policy, maximumServices, classifier);
+
+  const interceptor = ((callOptions, nextCall) => {
+    const definition = callOptions.method_definition;
+    if (definition.requestStream) return new InterceptingCall(nextCall(callOptions));
+    const method = grpcMethodOf(definition.path, false, definition.responseStream);
+    const plan = {
+      policy: services.for(scopeBy === 'method' ? method.qualified : method.service),
+      repeatable: isRepeatable(method) === true,
+      streaming: definition.responseStream,
+      inboundRemaining: Infinity,
+    };
+    return new InterceptingCall(new ResilientCall(plan, callOptions, nextCall));
+  }) as ResilienceInterceptor;
+  interceptor.policyFor = (key) => services.for(key);
+  return interceptor;
+}

@@ -1,0 +1,283 @@
+import { type InterceptingListener, type InterceptorOptions, Metadata, type NextCall, type StatusObject } from '@grpc/grpc-js';
+import {
+  type AttemptContext,
+  AttemptTimeoutError,
+  CallRejectedError,
+  DeadlineExceededError,
+  GrpcStatus,
+  type Policy,
+  type TimerHandle,
+  WallClock,
+} from '../core/index.js';
+import { GrpcCallCancelledError, GrpcStatusError } from './grpc-status.error.js';
+import { wireDeadline } from './wire-deadline.js';
+
+/** The call below ours: what `nextCall(options)` returns (grpc-js does not export its interface). */
+type WireCall = ReturnType<NextCall>;
+
+/** Metadata key of the nested-retry marker, the same as the .NET library's (DESIGN §1). */
+export const RETRYING_METADATA = 'x-nresilience-retrying';
+
+/** What a call is run with, decided by the interceptor from the method and its options. */
+export interface CallPlan {
+  /** The service's (or method's) policy. */
+  readonly policy: Policy;
+  /** False: one attempt only (the method is not marked repeatable, or a single-shot scope is active). */
+  readonly repeatable: boolean;
+  /** True for server streaming: retried only until the first message. */
+  readonly streaming: boolean;
+  /** Time left, ms, of the inbound request being served (`Infinity` when none). */
+  readonly inboundRemaining: number;
+}
+
+/** An attempt that reached an end the policy accepts: a unary answer, or a stream's first message. */
+interface Answer {
+  readonly wire: WireCall;
+  readonly headers: Metadata | undefined;
+  readonly message: unknown;
+  readonly hasMessage: boolean;
+  /** A unary attempt's OK status; for a stream, the status if it ended before being committed. */
+  status: StatusObject | undefined;
+}
+
+/**
+ * One logical unary or server-streaming call: buffers what the client sends (metadata, the one
+ * request message), runs attempts on fresh calls below it under the policy, and delivers to the
+ * client only the accepted attempt (a unary answer, or a stream from its first message on) or the
+ * final failure, so the client never sees a failed attempt's headers or a duplicate message.
+ */
+export class ResilientCall {
+  private listener: Partial<InterceptingListener> | undefined;
+  private metadata: Metadata | undefined;
+  private message: unknown;
+  private hasMessage = false;
+  private readonly cancellation = new AbortController();
+  /** The attempt on the wire (and, once committed, the stream being consumed). */
+  private wire: WireCall | undefined;
+  private committed: Answer | undefined;
+  private pendingReads = 0;
+  private finished = false;
+  private outerAt = Infinity;
+  private outerTimer: TimerHandle | undefined;
+
+  /**
+   * @param plan the policy and the rules for this call
+   * @param options the call options grpc-js gave the interceptor (deadline, parent, credentials, …)
+   * @param nextCall creates a call on the next interceptor or the channel; called once per attempt
+   */
+  constructor(
+    private readonly plan: CallPlan,
+    private readonly options: InterceptorOptions,
+    private readonly nextCall: NextCall,
+  ) {}
+
+  start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
+    this.metadata = metadata;
+    this.listener = listener;
+  }
+
+  sendMessageWithContext(context: { callback?: (error?: Error | null) => void }, message: unknown): void {
+    this.message = message;
+    this.hasMessage = true;
+    context.callback?.();
+  }
+
+  sendMessage(message: unknown): void {
+    this.sendMessageWithContext({}, message);
+  }
+
+  halfClose(): void {
+    void this.run();
+  }
+
+  startRead(): void {
+    if (this.committed !== undefined) this.committed.wire.startRead();
+    else this.pendingReads++;
+  }
+
+  cancelWithStatus(code: number, details: string): void {
+    if (this.finished) return;
+    if (this.committed !== undefined) this.committed.wire.cancelWithStatus(code, details);
+    else this.cancellation.abort(new GrpcCallCancelledError(code, details));
+  }
+
+  getPeer(): string {
+    return this.wire?.getPeer() ?? '';
+  }
+
+  getAuthContext(): ReturnType<WireCall['getAuthContext']> {
+    return this.wire?.getAuthContext() ?? null;
+  }
+
+  private async run(): Promise<void> {
+    const { policy, repeatable } = this.plan;
+    const clock = policy.options.clock;
+    const outer = Math.min(WallClock.until(this.options.deadline), this.parentRemaining(), this.plan.inboundRemaining);
+    if (!(outer > 0)) {
+      this.fail(new DeadlineExceededError(0));
+      return;
+    }
+    if (outer !== Infinity) {
+      this.outerAt = clock.now() + outer;
+      this.outerTimer = clock.setTimer(outer, () => this.outerDeadlinePassed(outer));
+    }
+    try {
+      const answer = await policy.run((context) => this.attempt(context), {
+        signal: this.cancellation.signal,
+        attempts: repeatable ? undefined : 1,
+      });
+      this.commit(answer);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  /** The caller's or the inbound deadline passed: stop the call, or the stream being consumed. */
+  private outerDeadlinePassed(outer: number): void {
+    this.outerTimer = undefined;
+    if (this.committed !== undefined) this.committed.wire.cancelWithStatus(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded');
+    else this.cancellation.abort(new DeadlineExceededError(outer));
+  }
+
+  /** Time left of a parent server call whose deadline propagates (grpc-js `propagate.DEADLINE`, on by default). */
+  private parentRemaining(): number {
+    const parent = this.options.parent;
+    const flags = this.options.propagate_flags ?? 0xffff;
+    return parent !== undefined && (flags & 1) !== 0 ? WallClock.until(parent.getDeadline()) : Infinity;
+  }
+
+  /** One attempt on a fresh call below us; resolves with an {@link Answer}, rejects with the failure. */
+  private attempt(context: AttemptContext): Promise<Answer> {
+    const { streaming, repeatable, policy } = this.plan;
+    const signal = context.signal;
+    if (signal.aborted) return Promise.reject(signal.reason);
+    const outer = this.outerAt - policy.options.clock.now();
+    // A stream's attempt timeout bounds only the wait for its first message, not the stream.
+    const deadline = wireDeadline(streaming ? context.remaining : context.bound, outer);
+    if (deadline === undefined) {
+      // No time left: never put this attempt on the wire.
+      const expired = new DeadlineExceededError(Math.max(0, outer));
+      this.cancellation.abort(expired);
+      return Promise.reject(expired);
+    }
+    return new Promise<Answer>((resolve, reject) => {
+      let wire: WireCall;
+      try {
+        wire = this.nextCall({ ...this.options, deadline: WallClock.after(deadline) });
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      this.wire = wire;
+      let headers: Metadata | undefined;
+      let message: unknown = undefined;
+      let hasMessage = false;
+      let answer: Answer | undefined;
+      let settled = false;
+      const onAbort = (): void => {
+        // A timeout, the deadline or the caller ended this attempt; a stream answer the policy did
+        // not take (its timer won the race) is cancelled here too, so no orphan stream stays open.
+        if (this.committed?.wire !== wire) wire.cancelWithStatus(GrpcStatus.CANCELLED, `attempt ${context.attempt} abandoned: ${describe(signal.reason)}`);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      const release = (): void => signal.removeEventListener('abort', onAbort);
+      const metadata = (this.metadata ?? new Metadata()).clone();
+      if (context.attempt === 1 && repeatable && policy.options.attempts > 1) metadata.set(RETRYING_METADATA, '1');
+      wire.start(metadata, {
+        onReceiveMetadata: (received) => {
+          if (answer !== undefined && this.committed === answer) return;
+          headers = received;
+        },
+        onReceiveMessage: (received) => {
+          if (!streaming) {
+            message = received;
+            hasMessage = received !== null;
+            return;
+          }
+          if (answer !== undefined) {
+            if (this.committed === answer) this.listener?.onReceiveMessage?.(received);
+            return;
+          }
+          settled = true;
+          answer = { wire, headers, message: received, hasMessage: true, status: undefined };
+          resolve(answer);
+        },
+        onReceiveStatus: (status) => {
+          if (answer !== undefined) {
+            // A stream already answered: the status goes to the client once it is committed.
+            release();
+            if (this.committed === answer) this.finish(status);
+            else answer.status = status;
+            return;
+          }
+          if (settled) return;
+          settled = true;
+          release();
+          if (status.code === GrpcStatus.OK) {
+            answer = { wire, headers, message, hasMessage, status };
+            resolve(answer);
+          } else reject(new GrpcStatusError(status, headers));
+        },
+      });
+      if (this.hasMessage) wire.sendMessage(this.message);
+      wire.halfClose();
+      if (streaming) wire.startRead();
+    });
+  }
+
+  /** Delivers the accepted attempt: headers, the message, then the status (or, for a stream, the rest as it comes). */
+  private commit(answer: Answer): void {
+    if (this.finished) {
+      answer.wire.cancelWithStatus(GrpcStatus.CANCELLED, 'call already finished');
+      return;
+    }
+    this.committed = answer;
+    this.wire = answer.wire;
+    const listener = this.listener;
+    if (answer.headers !== undefined) listener?.onReceiveMetadata?.(answer.headers);
+    if (this.plan.streaming) {
+      if (answer.hasMessage) {
+        if (this.pendingReads > 0) this.pendingReads--;
+        listener?.onReceiveMessage?.(answer.message);
+      }
+      for (; this.pendingReads > 0; this.pendingReads--) answer.wire.startRead();
+      if (answer.status !== undefined) this.finish(answer.status);
+      return;
+    }
+    listener?.onReceiveMessage?.(answer.hasMessage ? answer.message : null);
+    this.finish(answer.status!);
+  }
+
+  /** Delivers the final failure as a status the client understands. */
+  private fail(error: unknown): void {
+    if (error instanceof GrpcStatusError && error.headers !== undefined && !this.finished) this.listener?.onReceiveMetadata?.(error.headers);
+    this.finish(statusFor(error));
+  }
+
+  private finish(status: StatusObject): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (this.outerTimer !== undefined) this.plan.policy.options.clock.clearTimer(this.outerTimer);
+    this.outerTimer = undefined;
+    this.listener?.onReceiveStatus?.(status);
+  }
+}
+
+/**
+ * The status a client receives for a call that ended with `error`: an attempt's own status as it
+ * came; a refusal of this process (retry budget, breaker) as UNAVAILABLE; a deadline or attempt
+ * timeout as DEADLINE_EXCEEDED; the caller's cancellation as the status it asked for; anything else
+ * as INTERNAL. The error rides along as `cause` (grpc-js copies the status onto its `ServiceError`).
+ */
+export function statusFor(error: unknown): StatusObject {
+  if (error instanceof GrpcStatusError) return error.status;
+  const status = (code: number, details: string): StatusObject => ({ code, details, metadata: new Metadata(), cause: error }) as StatusObject;
+  if (error instanceof CallRejectedError) return status(GrpcStatus.UNAVAILABLE, error.message);
+  if (error instanceof DeadlineExceededError || error instanceof AttemptTimeoutError) return status(GrpcStatus.DEADLINE_EXCEEDED, error.message);
+  if (error instanceof GrpcCallCancelledError) return status(error.code, error.details);
+  return status(GrpcStatus.INTERNAL, describe(error));
+}
+
+function describe(reason: unknown): string {
+  return reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason);
+}

@@ -1,0 +1,46 @@
+import { Classifier, type Policy, PolicyScope } from '../core/index.js';
+
+/** Where the interceptor reads its policy: a policy value, or a function returning the current one. */
+export type PolicySourceOption = Policy | (() => Policy);
+
+/**
+ * The policy of each gRPC service (or method): one {@link PolicyScope} per template, so each key has
+ * its own breaker, retry budget and estimators, bounded like the HTTP hosts. When the source returns
+ * a different policy (a registry reload), the scope is rebuilt and every key starts fresh, as the
+ * registry's own scopes do.
+ */
+export class ServicePolicies {
+  private template: Policy | undefined;
+  private scope: PolicyScope<string> | undefined;
+
+  /**
+   * @param source the policy, or a function returning the current one
+   * @param maximumKeys the most services (or methods) held at once
+   * @param classifier the classifier keys run with, or `undefined` for the policy's own — replaced by
+   *   `Classifier.grpc` when that is the default classifier (which would retry every status)
+   */
+  constructor(
+    private readonly source: PolicySourceOption,
+    private readonly maximumKeys: number,
+    private readonly classifier: Classifier | undefined,
+  ) {}
+
+  /** The policy of `key` (`package.Service` or `package.Service/Method`). */
+  for(key: string): Policy {
+    const template = typeof this.source === 'function' ? this.source() : this.source;
+    if (template !== this.template || this.scope === undefined) {
+      const classifier = this.classifier ?? (template.options.classifier === Classifier.default ? Classifier.grpc : undefined);
+      this.scope = new PolicyScope<string>(template, {
+        maximumKeys: this.maximumKeys,
+        shape: classifier === undefined ? undefined : (_key, policy) => policy.with({ classifier }),
+      });
+      this.template = template;
+    }
+    return this.scope.for(key);
+  }
+
+  /** The scope of the current template (for health and tests), `undefined` before the first call. */
+  get current(): PolicyScope<string> | undefined {
+    return this.scope;
+  }
+}
