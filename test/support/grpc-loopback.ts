@@ -133,7 +133,7 @@ export class LoopbackGrpc {
       const deadline = call.getDeadline();
       const at = deadline instanceof Date ? deadline.getTime() : deadline;
       const received: Received = { n, method, metadata: call.metadata, remaining: at === Infinity ? Infinity : at - Date.now(), cancelled: false };
-      call.on('cancelled', () => (received.cancelled = true));
+      (call as unknown as NodeJS.EventEmitter).on('cancelled', () => (received.cancelled = true));
       this.received.push(received);
       (call as unknown as { callback?: grpc.sendUnaryData<unknown> }).callback = callback;
       answer(call, step, received);

@@ -1,4 +1,3 @@
-import type { ClassifierRule } from './classifier.js';
 import { Verdict } from './verdict.js';
 
 /**
@@ -100,9 +99,10 @@ const TRANSIENT_CODES: ReadonlySet<number> = new Set([GrpcStatus.UNKNOWN, GrpcSt
  *   UNAUTHENTICATED, FAILED_PRECONDITION, OUT_OF_RANGE, UNIMPLEMENTED, DATA_LOSS) is an answer →
  *   Permanent: not retried, never evidence against the dependency;
  * - grpc-js's own message-size RESOURCE_EXHAUSTED and request serialization INTERNAL → Permanent.
- * Errors without a gRPC status are left to the next rule.
+ * Errors without a gRPC status are left to the next rule. A `ClassifierRule` (its outcome type is
+ * spelled out so this file imports nothing of the classifier, which imports it).
  */
-export const grpcStatusRule: ClassifierRule = (outcome) => {
+export function grpcStatusRule(outcome: { readonly ok: boolean; readonly error?: unknown }): Verdict | undefined {
   if (outcome.ok) return undefined;
   const status = grpcStatusOf(outcome.error);
   if (status === undefined || status.code === GrpcStatus.OK) return undefined;
@@ -115,4 +115,4 @@ export const grpcStatusRule: ClassifierRule = (outcome) => {
   if (pushback === 'stop') return Verdict.permanent;
   if (pushback !== undefined) return Verdict.throttled(pushback);
   return exhausted ? Verdict.throttled() : Verdict.transient;
-};
+}
