@@ -25,3 +25,12 @@ describe('README quick start', () => {
     expect(block.trim()).toBe(fixture.replace("from '../../lib/nest/index.js';", "from '@nresilience/nestjs';").trim());
   });
 });
+
+describe('README hot reload', () => {
+  it('is the hot-reload fixture word for word, with the package import', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const block = readme.split('## Config files and hot reload')[1]!.split('```ts\n')[1]!.split('```')[0]!;
+    const fixture = readFileSync('test/fixtures/hot-reload.ts', 'utf8');
+    expect(block.trim()).toBe(fixture.replace("from '../../lib/nest/index.js';", "from '@nresilience/nestjs';").trim());
+  });
+});

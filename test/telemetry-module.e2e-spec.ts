@@ -186,9 +186,22 @@ describe('ResilienceModule attaches telemetry and logging to registered policies
     await payments.run(() => 1); // sampled records 1, 2
     registry.reload({ policies: { payments: { attempts: 3 }, ledger: {} } });
     await payments.run(() => 2); // records 3 (kept), 4
-    expect(logger.resilience()).toEqual(['verbose NResilience.payments [payments] Attempt #1 Ok (0ms)']);
+    expect(logger.resilience()).toEqual(['log NResilience.config config reloaded (api): payments, ledger', 'verbose NResilience.payments [payments] Attempt #1 Ok (0ms)']);
     expect(await counter('nresilience.calls', { 'nresilience.policy': 'payments' })).toBe(2);
     expect(spanExporter.getFinishedSpans()).toHaveLength(0);
+  });
+
+  it('reloads are counted by outcome; a refused one is logged once at warn with every problem', async () => {
+    const app = await boot({});
+    const registry = app.get(PolicyRegistry);
+    registry.reload({ policies: { payments: { attempts: 3 }, ledger: {} } });
+    expect(() => registry.reload({ policies: { payments: { attempts: 0 }, ledger: {} } })).toThrow(ResilienceConfigError);
+    expect(await counter('nresilience.config.reloads', { 'nresilience.outcome': 'reloaded' })).toBe(1);
+    expect(await counter('nresilience.config.reloads', { 'nresilience.outcome': 'reloadFailed' })).toBe(1);
+    expect(logger.lines.filter((line) => line.includes(' NResilience.config '))).toEqual([
+      'log NResilience.config config reloaded (api): payments, ledger',
+      'warn NResilience.config config reload (api) refused, the previous config stays in force: Invalid resilience config (1 problem):\n  - policies.payments.attempts: 0 is invalid: must be an integer >= 1 (total attempts, including the first)',
+    ]);
   });
 
   it('withListener on a registered policy keeps both; with({ onEvent }) turns both off', async () => {

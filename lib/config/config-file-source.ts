@@ -34,6 +34,8 @@ export interface ConfigFileSourceOptions<T> {
   debounce?: number;
   /** Clock of the debounce and re-watch timers. Default: the system clock (unref'd timers). */
   clock?: Clock;
+  /** Watch the file (default `true`); `false` reads it only on `open()` and `check()`. */
+  watch?: boolean;
 }
 
 /** A watched directory and the entry names in it whose events mean the config may have changed. */
@@ -97,7 +99,7 @@ export class ConfigFileSource<T> {
   }
 
   /**
-   * Reads, parses and validates the file now (synchronously) and starts watching it.
+   * Reads, parses and validates the file now (synchronously) and starts watching it (unless `watch: false`).
    * @returns the validated config (not passed to `onConfig`: the caller applies the first one)
    * @throws ConfigFileError `unreadable`, `empty`, `unparsable` or `invalid` (nothing is watched then);
    *   Error when the source is already open or closed.
@@ -223,7 +225,7 @@ export class ConfigFileSource<T> {
 
   /** Watches the directories that matter now (the file's, and its resolved target's), and nothing else. */
   private rewatch(): void {
-    if (this.closed) return;
+    if (this.closed || this.options.watch === false) return;
     const wanted = new Map<string, { names: Set<string>; dotEntries: boolean }>();
     wanted.set(dirname(this.path), { names: new Set([basename(this.path)]), dotEntries: true });
     let real: string | undefined;

@@ -22,6 +22,10 @@ export {
 export { PolicyHandle, type PolicySource } from './policy-handle.js';
 export { PolicyRegistry } from './policy-registry.js';
 export { ResilienceConfigError } from '../config/resilience-config.error.js';
+export { ConfigFileError, type ConfigFileProblem, readConfigFile } from '../config/config-file.js';
+export { ConfigFileSource, type ConfigFileSourceOptions, DEFAULT_CONFIG_DEBOUNCE_MS } from '../config/config-file-source.js';
+export { type ConfigChanges, type ConfigServiceLike, ResilienceConfigSource } from './resilience-config-source.js';
+export type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
 export { PROBLEM_JSON, ProblemTypes, type ResilienceProblem, ResilienceExceptionFilter } from './resilience-exception.filter.js';
 export type { ResilienceForRootAsyncOptions, ResilienceForRootOptions } from './resilience-module-definition.js';
 export type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilience-module-options.interface.js';

@@ -1,9 +1,11 @@
-import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import { PinnedPolicies } from '../config/pinned-policies.js';
 import { type ParsedResilienceConfig, type ResilienceConfig, parseResilienceConfig } from '../config/policy-config.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
-import { type CircuitBreaker, type Policy, PolicyConfigError, type PolicyScope, type TokenBucket } from '../core/index.js';
+import { type CircuitBreaker, type Policy, PolicyConfigError, type PolicyScope, SystemClock, type TokenBucket } from '../core/index.js';
 import { PolicyHandle } from './policy-handle.js';
+import type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
+import { type ReloadTarget, ReloadTriggers, reloadSettingsProblems } from './reload-triggers.js';
 import { bindRegistry, unbindRegistry } from './registry-hook.js';
 import { type PolicyInstrumentation, RESILIENCE_INSTRUMENTATION, instrumentationProblems } from './resilience-instrumentation.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
@@ -39,6 +41,15 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
   private readonly handles = new Map<string, PolicyHandle>();
   private readonly inUse = new Map<string, string[]>();
   private loaded = false;
+  private triggers: ReloadTriggers | undefined;
+  private readonly listeners = new Set<ReloadListener>();
+  private counts: ReloadCounts = { reloaded: 0, reloadFailed: 0 };
+  private reloadLogger: Logger | undefined;
+  private readonly target: ReloadTarget = {
+    validate: (document) => this.validate(document as ResilienceConfig, []),
+    apply: (trigger, parsed) => this.applyReload(trigger, parsed),
+    refuse: (trigger, error) => this.report(trigger, error),
+  };
 
   /**
    * @param options the module options (`policies`, `defaults`, `clock`, `random`, `telemetry`, `logging`); validated on init.
@@ -70,9 +81,14 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
     bindRegistry(this);
   }
 
-  /** Stops `@Resilient` methods from using this registry (the application is closing). Called by Nest. */
+  /**
+   * Stops `@Resilient` methods from using this registry and stops every reload trigger (file watch,
+   * config source subscription, signal listener): the application is closing. Called by Nest; call it
+   * yourself for a registry made with {@link PolicyRegistry.create}.
+   */
   onModuleDestroy(): void {
     unbindRegistry(this);
+    this.triggers?.close();
   }
 
   /**
@@ -144,14 +160,56 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
   /**
    * Replaces the policies with those of `config` (`{ policies, defaults }`). Everything is validated
    * first; on any problem nothing changes and the error lists every problem. Names used by
-   * `@Resilient`/`@InjectPolicy` in the running application cannot be removed. Budget buckets stay
-   * pinned to their names: a surviving name keeps its bucket and level under the new parameters.
-   * The clock and random source stay those of the module options.
+   * `@Resilient`/`@InjectPolicy` in the running application cannot be removed. The state pinned to a
+   * surviving name is kept: its retry-budget bucket (level kept under the new parameters), its
+   * circuit breaker (state, served break and baselines kept; new thresholds adopted without closing),
+   * its scope when its config is unchanged, and its logging state. Calls already running finish under
+   * the policy they started with (their outcomes land in the same pinned state); calls started after
+   * the reload use the new config. The clock and random source stay those of the module options.
+   * Reports a {@link ReloadEvent} (`reloaded`, or `reloadFailed` before throwing) with trigger `api`.
    * @throws ResilienceConfigError listing every problem (the old policies stay in force).
    */
   reload(config: ResilienceConfig): void {
-    const parsed = this.validate(config, []);
-    this.apply(parsed);
+    let parsed: ParsedResilienceConfig;
+    try {
+      parsed = this.validate(config, []);
+    } catch (error) {
+      this.report('api', error as Error);
+      throw error;
+    }
+    this.applyReload('api', parsed);
+  }
+
+  /**
+   * Reads the config source again — the `configFile` (even when its content did not change) or the
+   * `configSource` — and reloads from it, as `SIGHUP` does with `reloadOnSignal: 'SIGHUP'`. Call it
+   * after your application changed its own config. The outcome is reported as a {@link ReloadEvent}
+   * (trigger `refresh`), never thrown: a refused config leaves the old one in force.
+   * @returns when the outcome has been reported.
+   * @throws Error (as a rejection) when the module options name no `configFile` or `configSource`.
+   */
+  async refresh(): Promise<void> {
+    if (this.triggers === undefined) {
+      throw new Error('PolicyRegistry.refresh(): nothing to read again; give ResilienceModule a configFile or a configSource (or call reload(config))');
+    }
+    await this.triggers.refresh('refresh');
+  }
+
+  /**
+   * Calls `listener` with every {@link ReloadEvent} (applied or refused, whatever the trigger) from
+   * now on. Reloads are also logged (context `NResilience.config`: applied at `log`, refused once at
+   * `warn`) and counted ({@link PolicyRegistry.reloadCounts}, and the OpenTelemetry counter
+   * `nresilience.config.reloads` by outcome).
+   * @returns a function that removes the listener.
+   */
+  onReload(listener: ReloadListener): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  /** Reloads applied and refused since start-up. */
+  get reloadCounts(): ReloadCounts {
+    return this.counts;
   }
 
   /**
@@ -171,8 +229,9 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
     if (options === null || typeof options !== 'object') {
       throw new ResilienceConfigError([new PolicyConfigError('options', options, 'must be an object { policies, defaults?, clock?, random? }')]);
     }
-    const { clock, random, telemetry, logging, ...config } = options as ResilienceModuleOptions & Record<string, unknown>;
+    const { clock, random, telemetry, logging, configFile, watch, configSource, reloadOnSignal, ...config } = options as ResilienceModuleOptions & Record<string, unknown>;
     problems.push(...instrumentationProblems(telemetry, logging));
+    problems.push(...reloadSettingsProblems({ configFile, watch, configSource, reloadOnSignal }, config));
     if (clock !== undefined && (typeof clock?.now !== 'function' || typeof clock?.setTimer !== 'function' || typeof clock?.clearTimer !== 'function')) {
       problems.push(new PolicyConfigError('clock', clock, 'must be a Clock (now, setTimer, clearTimer), e.g. new FakeClock()'));
     }
@@ -185,7 +244,13 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
         delete config[key];
       }
     }
-    const parsed = this.validate(config as unknown as ResilienceConfig, problems);
+    let parsed: ParsedResilienceConfig;
+    if (configFile === undefined && configSource === undefined) parsed = this.validate(config as unknown as ResilienceConfig, problems);
+    else {
+      if (problems.length > 0) throw new ResilienceConfigError(problems);
+      this.triggers = new ReloadTriggers({ configFile, watch, configSource, reloadOnSignal, clock: clock ?? SystemClock.instance }, this.target);
+      parsed = this.triggers.open();
+    }
     const instrumentation = this.instrumentation;
     this.policies = new PinnedPolicies({ clock, random, instrument: instrumentation && ((name, policy) => instrumentation.instrument(name, policy)) });
     this.apply(parsed);
@@ -211,5 +276,35 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
   private apply(parsed: ParsedResilienceConfig): void {
     this.policies.apply(parsed);
     this.loaded = true;
+  }
+
+  private applyReload(trigger: ReloadTrigger, parsed: ParsedResilienceConfig): void {
+    this.apply(parsed);
+    this.counts = { ...this.counts, reloaded: this.counts.reloaded + 1 };
+    this.logger?.log(`config reloaded (${trigger}): ${this.names().join(', ')}`);
+    this.emit({ kind: 'reloaded', trigger, error: undefined, names: this.names() });
+  }
+
+  /** A refused reload: counted, logged once at warn, reported; nothing else changes. */
+  private report(trigger: ReloadTrigger, error: Error): void {
+    this.counts = { ...this.counts, reloadFailed: this.counts.reloadFailed + 1 };
+    this.logger?.warn(`config reload (${trigger}) refused, the previous config stays in force: ${error.message}`);
+    this.emit({ kind: 'reloadFailed', trigger, error, names: this.names() });
+  }
+
+  private emit(event: ReloadEvent): void {
+    this.instrumentation?.recordReload(event.kind);
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A listener must not decide whether a reload happened.
+      }
+    }
+  }
+
+  /** Reload log lines go where the policies' own logs go (nowhere when logging is off or not attached). */
+  private get logger(): Logger | undefined {
+    return this.instrumentation?.logging === undefined ? undefined : (this.reloadLogger ??= new Logger('NResilience.config'));
   }
 }

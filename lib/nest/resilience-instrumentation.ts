@@ -35,6 +35,7 @@ export type ModuleTelemetryOption =
 /** What the module needs from the OpenTelemetry side (`ResilienceTelemetry` in `lib/telemetry`). */
 interface TelemetryInstrumenter {
   instrument(policy: Policy, options?: { traces?: boolean }): Policy;
+  recordReload(outcome: 'reloaded' | 'reloadFailed'): void;
 }
 
 /**
@@ -101,6 +102,11 @@ export class PolicyInstrumentation {
   /** Whether OpenTelemetry recording is attached to policies. */
   get telemetryEnabled(): boolean {
     return this.telemetry !== undefined;
+  }
+
+  /** Counts a config reload (`nresilience.config.reloads` by outcome) when telemetry is attached. */
+  recordReload(outcome: 'reloaded' | 'reloadFailed'): void {
+    this.telemetry?.recordReload(outcome);
   }
 
   /** `policy` (registered as `name`) with telemetry and logging attached as configured. */

@@ -1,6 +1,7 @@
 import type { Clock } from '../core/time/clock.js';
 import type { ResilienceConfig } from '../config/policy-config.js';
 import type { ModuleLoggingOption, ModuleTelemetryOption } from './resilience-instrumentation.js';
+import type { ResilienceConfigSource } from './resilience-config-source.js';
 
 /**
  * What `ResilienceModule.forRoot(...)` takes (and `forRootAsync`'s `useFactory` returns): the policy
@@ -14,7 +15,32 @@ import type { ModuleLoggingOption, ModuleTelemetryOption } from './resilience-in
  * })
  * ```
  */
-export interface ResilienceModuleOptions extends ResilienceConfig {
+export interface ResilienceModuleOptions extends Partial<ResilienceConfig> {
+  /**
+   * Read `{ policies, defaults }` from this YAML or JSON file (`.json` as JSON, anything else as
+   * YAML; relative to the working directory; symlinks followed) instead of giving them inline. The
+   * app does not start when the file is missing, blank, unparsable or invalid (a `ConfigFileError`
+   * naming the file, and for invalid content every problem by its path).
+   */
+  configFile?: string;
+  /**
+   * Watch `configFile` and reload on every change, after `debounce` ms of quiet (default 250).
+   * Survives editors that truncate then write (a blank file is never applied), atomic replace by
+   * rename, and the Kubernetes ConfigMap `..data` symlink swap. An invalid change is refused
+   * (`reloadFailed` event, logged once) and the old config stays. Default `false`.
+   */
+  watch?: boolean | { debounce?: number };
+  /**
+   * Read `{ policies, defaults }` from here instead of inline, and reload whenever `changes` emits —
+   * e.g. `ResilienceConfigSource.fromConfigService(configService, 'resilience')` reloads on
+   * `configService.set(...)`. Not with `configFile`.
+   */
+  configSource?: ResilienceConfigSource;
+  /**
+   * `'SIGHUP'`: re-read `configFile` or `configSource` on SIGHUP (`kill -HUP <pid>`) and reload.
+   * Opt-in (installing a listener replaces Node's default of exiting on SIGHUP); removed on close.
+   */
+  reloadOnSignal?: 'SIGHUP';
   /**
    * Time source for every registered policy and retry-budget bucket. Default: the system clock.
    * Pass a `FakeClock` in tests so nothing waits on real time.

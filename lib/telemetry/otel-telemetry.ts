@@ -45,6 +45,8 @@ export const MetricNames = {
   breakerState: 'nresilience.breaker.state',
   /** Observable gauge: retry-budget utilization per policy, 0 (full bucket) to 1 (empty). */
   budgetUtilization: 'nresilience.budget.utilization',
+  /** Counter: config reloads of a Nest registry (`outcome` = `reloaded` / `reloadFailed`). */
+  configReloads: 'nresilience.config.reloads',
 } as const;
 
 /** Attribute keys. Values are bounded sets: never a URL path, an id or anything from the protected call. */
@@ -172,6 +174,7 @@ class Instruments {
   readonly hedges: Counter;
   readonly stalls: Counter;
   readonly streamResumed: Counter;
+  readonly configReloads: Counter;
   readonly duration: Histogram;
   private readonly observed = new Map<string, Observed>();
   private readonly calls = new Map<string, Tally>();
@@ -193,6 +196,7 @@ class Instruments {
     this.hedges = meter.createCounter(MetricNames.hedges, { ...int, unit: '{attempt}', description: 'Hedged attempts started.' });
     this.stalls = meter.createCounter(MetricNames.stalls, { ...int, unit: '{attempt}', description: 'Attempts ended because their data stalled.' });
     this.streamResumed = meter.createCounter(MetricNames.streamResumed, { ...int, unit: '{stream}', description: 'Streams resumed after a mid-stream failure.' });
+    this.configReloads = meter.createCounter(MetricNames.configReloads, { ...int, unit: '{reload}', description: 'Config reloads, applied (reloaded) or refused (reloadFailed).' });
     this.duration = meter.createHistogram(MetricNames.callDuration, {
       unit: 'ms',
       description: 'Duration of a logical call, attempts, backoff and pauses included.',
@@ -304,6 +308,11 @@ export class ResilienceTelemetry {
     const instrumented = policy.with({ around }).withListener(this.listener(host, service));
     this.instruments.observe(instrumented, baseAttributes(instrumented.name, host, service));
     return instrumented;
+  }
+
+  /** Counts one config reload by outcome (`nresilience.config.reloads`; rare, so a plain counter). */
+  recordReload(outcome: 'reloaded' | 'reloadFailed'): void {
+    this.instruments.configReloads.add(1, { [TelemetryAttributes.outcome]: outcome });
   }
 
   /**
