@@ -92,6 +92,26 @@ export class AttemptTimeoutError extends Error {
 }
 
 /**
+ * A stream or response body went silent: no data arrived for `gap` ms while a read was pending
+ * (DESIGN §3.7, §3.10). A slow consumer never causes it; a server that stops sending does.
+ */
+export class AttemptStalledError extends Error {
+  override readonly name = 'AttemptStalledError';
+  /**
+   * @param gap the allowed silence between two pieces of data, ms
+   * @param received how much had arrived before the silence (bytes for a body, items for a stream)
+   * @param unit what `received` counts
+   */
+  constructor(
+    readonly gap: number,
+    readonly received: number,
+    readonly unit: 'bytes' | 'items' = 'bytes',
+  ) {
+    super(`stalled: nothing arrived for ${gap}ms after ${received} ${unit}`);
+  }
+}
+
+/**
  * This process refused itself (a local limiter or quota): classified `Limited`, never evidence
  * against the dependency, never spends or deposits budget.
  */

@@ -12,6 +12,12 @@ export type VerdictKind = 'Ok' | 'Transient' | 'Throttled' | 'Permanent' | 'Limi
 export interface Verdict {
   readonly kind: VerdictKind;
   readonly retryAfter?: number;
+  /**
+   * True when this call must not repeat the attempt although its kind would allow it: a
+   * non-idempotent request whose outcome is ambiguous (a reset or a 5xx after the server may have
+   * acted). The breaker still counts it as the kind says. Set with {@link Verdict.final}.
+   */
+  readonly final?: boolean;
 }
 
 const ok: Verdict = Object.freeze({ kind: 'Ok' });
@@ -34,9 +40,16 @@ export const Verdict = {
     if (retryAfter === undefined || !Number.isFinite(retryAfter) || retryAfter < 0) return throttled;
     return Object.freeze({ kind: 'Throttled', retryAfter });
   },
+  /**
+   * `verdict` marked final: the call stops on it instead of retrying, and the breaker and events see
+   * its kind unchanged (DESIGN §5: a POST is not repeated after a reset, a timeout or a 5xx).
+   */
+  final(verdict: Verdict): Verdict {
+    return verdict.final === true ? verdict : Object.freeze({ ...verdict, final: true });
+  },
 } as const;
 
-/** True for verdicts after which the executor may retry (`Transient`, `Throttled`). */
+/** True for verdicts after which the executor may retry (`Transient`, `Throttled`, unless marked final). */
 export function isRetryable(verdict: Verdict): boolean {
-  return verdict.kind === 'Transient' || verdict.kind === 'Throttled';
+  return (verdict.kind === 'Transient' || verdict.kind === 'Throttled') && verdict.final !== true;
 }

@@ -1,0 +1,110 @@
+import { Classifier, type ClassifierRule, Policy, PolicyConfigError, PolicyScope, type PolicyScopeEntry, Verdict, httpClassifier, httpRuleAt, isRetryable } from '../core/index.js';
+import { BodyNotReplayableError } from './request-body.js';
+
+/** Default of `maximumHosts`: origins holding their own breaker, budget and estimators at once. */
+export const DEFAULT_MAXIMUM_HOSTS = 64;
+
+/** Where the per-host policies take their settings from: a policy value or a handle whose `current` follows reloads. */
+export type PolicySourceLike = Policy | { readonly current: Policy };
+
+/** What the classifier needs to know about the logical call an outcome belongs to. */
+export interface CallFacts {
+  /** True when the request may be sent again after any retryable failure (idempotent, or keyed). */
+  readonly repeatable: boolean;
+}
+
+// Socket errors raised before the request left this process: the server cannot have acted on it.
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * True when `subject` (a response, an error) is a definitive refusal: 429 or 503 (the server says it
+ * did not act), or a connection that never opened. Only these let a non-repeatable request go again.
+ */
+function isDefinitiveRefusal(subject: unknown): boolean {
+  if (typeof subject !== 'object' || subject === null) return false;
+  const status = subject instanceof Response ? subject.status : (subject as { response?: { status?: unknown } }).response?.status;
+  if (status === 429 || status === 503) return true;
+  if (typeof status === 'number') return false;
+  const code = ((subject as { cause?: { code?: unknown } }).cause?.code ?? (subject as { code?: unknown }).code) as unknown;
+  return typeof code === 'string' && NOT_SENT_CODES.has(code);
+}
+
+/**
+ * Breaker, retry budget and estimators per origin (DESIGN §5): a `PolicyScope` keyed by origin,
+ * bounded at `maximumHosts` (least recently used evicted, approximately), so two hosts never share a
+ * breaker. Each host's policy classifies with `Classifier.http` (or the template's own classifier when
+ * it is not the default) plus the idempotency rule: an ambiguous failure of a non-repeatable request
+ * (a reset, a timeout, a 5xx other than 503) stays evidence for the host's breaker but is final.
+ * Readable for health (`size`, `entries(limit)` — pass it as a scope to `ResilienceHealthIndicator`).
+ */
+export class HostPolicies {
+  private template: Policy | undefined;
+  private scope: PolicyScope<string> | undefined;
+  private readonly facts = new WeakMap<object, CallFacts>();
+
+  /**
+   * @param source the policy (or a handle following reloads) every host starts from
+   * @param maximumHosts most hosts held, an integer >= 1
+   * @param wallClock ms since the epoch, for `Retry-After` dates; default the system's
+   * @throws PolicyConfigError (field `maximumHosts`) for a bad bound
+   */
+  constructor(
+    private readonly source: PolicySourceLike,
+    readonly maximumHosts: number = DEFAULT_MAXIMUM_HOSTS,
+    private readonly wallClock?: () => number,
+  ) {
+    if (!Number.isInteger(maximumHosts) || maximumHosts < 1) throw new PolicyConfigError('maximumHosts', maximumHosts, 'must be an integer >= 1 (the most hosts with their own state)');
+    if (!(source instanceof Policy) && !(source?.current instanceof Policy)) {
+      throw new PolicyConfigError('policy', source, 'must be a Policy or a handle with a current Policy (e.g. registry.handle(name))');
+    }
+  }
+
+  /**
+   * The policy of `origin`. When the source's current policy changed (a reload), every host starts
+   * fresh under the new settings.
+   */
+  for(origin: string): Policy {
+    const current = this.source instanceof Policy ? this.source : this.source.current;
+    if (current !== this.template || this.scope === undefined) {
+      this.template = current;
+      const classifier = this.classifierFor(current.options.classifier);
+      this.scope = new PolicyScope<string>(current, { maximumKeys: this.maximumHosts, shape: (_origin, policy) => policy.with({ classifier }) });
+    }
+    return this.scope.for(origin);
+  }
+
+  /** Records what the classifier must know about the call `subject` (a response or an error) came from. */
+  remember(subject: unknown, facts: CallFacts): void {
+    if (typeof subject === 'object' && subject !== null) this.facts.set(subject, facts);
+  }
+
+  /** Hosts held now. */
+  get size(): number {
+    return this.scope?.size ?? 0;
+  }
+
+  /** Readings of up to `limit` hosts (breaker snapshot, budget utilization), oldest first. */
+  entries(limit = 100): PolicyScopeEntry<string>[] {
+    return this.scope?.entries(limit) ?? [];
+  }
+
+  /** The hosts whose breaker is not closed now (open, isolated, half-open, recovering). */
+  unhealthy(): string[] {
+    return this.entries(Infinity)
+      .filter((entry) => entry.breaker !== undefined && entry.breaker.state !== 'closed')
+      .map((entry) => entry.key);
+  }
+
+  private classifierFor(own: Classifier): Classifier {
+    const base = own !== Classifier.default ? own : this.wallClock === undefined ? httpClassifier : Classifier.of(httpRuleAt(this.wallClock));
+    const rule: ClassifierRule = (outcome, context) => {
+      if (!outcome.ok && outcome.error instanceof BodyNotReplayableError) return Verdict.permanent;
+      const verdict = base.classify(outcome, context);
+      if (!isRetryable(verdict)) return verdict;
+      const subject = outcome.ok ? outcome.value : outcome.error;
+      const facts = typeof subject === 'object' && subject !== null ? this.facts.get(subject) : undefined;
+      return facts !== undefined && !facts.repeatable && !isDefinitiveRefusal(subject) ? Verdict.final(verdict) : verdict;
+    };
+    return Classifier.of(rule);
+  }
+}

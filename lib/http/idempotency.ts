@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { PolicyConfigError } from '../core/index.js';
+
+/** The header an idempotency key travels in (draft-ietf-httpapi-idempotency-key-header). */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
+/**
+ * Methods whose repetition has the effect of one request (RFC 9110 §9.2.2): retried after any
+ * retryable failure. POST and PATCH are not on it.
+ */
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+
+// Printable ASCII without the characters a structured-field string must escape (RFC 8941 §3.3.3).
+const KEY_RULE = /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,255}$/;
+
+/** Requests marked by {@link markRepeatable} without a key: a key is generated per logical call. */
+const generateKey = new WeakSet<object>();
+
+/**
+ * Declares a POST or PATCH safe to send again and stamps the `Idempotency-Key` header the server
+ * deduplicates it by (DESIGN §5; the header's draft: draft-ietf-httpapi-idempotency-key-header). Both
+ * halves matter: retrying without a key duplicates the order, a key without the permission is never used.
+ * - With `key`, the header is set now (`Idempotency-Key: "<key>"`, a structured-field string as the
+ *   draft specifies); every attempt of the call carries it.
+ * - Without `key`, the resilient fetch generates a fresh UUID for each logical call made with this
+ *   request object, so every attempt of one call carries the same key and two calls never share one.
+ *   A plain object (a `RequestInit` or an axios config) is also stamped with a generated key at once,
+ *   because axios copies its config before the adapter sees it: mark an axios config per call.
+ *
+ * A request that already carries an `Idempotency-Key` header is treated as marked.
+ * @param request a `RequestInit` (its `headers` may be a `Headers`, a record or pairs), a `Request`,
+ *   or an axios request config; modified in place and returned
+ * @param key the key, 1..255 printable ASCII characters without `"` or `\`
+ * @returns `request`
+ * @throws PolicyConfigError (field `idempotencyKey`) for a key breaking that rule; TypeError for a
+ *   request that is not an object
+ */
+export function markRepeatable<T extends object>(request: T, key?: string): T {
+  if (request === null || typeof request !== 'object') throw new TypeError('markRepeatable: request must be a RequestInit, a Request or an axios config object');
+  if (key !== undefined && (typeof key !== 'string' || !KEY_RULE.test(key))) {
+    throw new PolicyConfigError('idempotencyKey', key, 'must be 1 to 255 printable ASCII characters without " or \\');
+  }
+  if (key === undefined) {
+    generateKey.add(request);
+    if (request instanceof Request) return request;
+  }
+  setHeader(request, IDEMPOTENCY_KEY_HEADER, quoteKey(key ?? randomUUID()));
+  return request;
+}
+
+/** Whether `request` was marked by {@link markRepeatable} to get a generated key per call. */
+export function wantsGeneratedKey(request: object | undefined): boolean {
+  return request !== undefined && generateKey.has(request);
+}
+
+/** A fresh idempotency key header value: a UUID as a structured-field string. */
+export function freshIdempotencyKey(): string {
+  return quoteKey(randomUUID());
+}
+
+/** Whether `method` is idempotent (RFC 9110 §9.2.2), so any retryable failure may be retried. */
+export function isIdempotentMethod(method: string): boolean {
+  return IDEMPOTENT_METHODS.has(method.toUpperCase());
+}
+
+function quoteKey(key: string): string {
+  return `"${key}"`;
+}
+
+function setHeader(request: object, name: string, value: string): void {
+  if (request instanceof Request) {
+    request.headers.set(name, value);
+    return;
+  }
+  const target = request as { headers?: unknown };
+  const headers = target.headers;
+  if (headers === undefined || headers === null) target.headers = { [name]: value };
+  else if (headers instanceof Headers) headers.set(name, value);
+  else if (typeof (headers as { set?: unknown }).set === 'function') (headers as { set(n: string, v: string): void }).set(name, value);
+  else if (Array.isArray(headers)) {
+    const kept = headers.filter(([n]) => String(n).toLowerCase() !== name);
+    target.headers = [...kept, [name, value]];
+  } else {
+    const record = { ...(headers as Record<string, string>) };
+    for (const existing of Object.keys(record)) if (existing.toLowerCase() === name) delete record[existing];
+    record[name] = value;
+    target.headers = record;
+  }
+}

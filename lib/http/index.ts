@@ -1,0 +1,10 @@
+/**
+ * `@nresilience/nestjs/http`: outbound HTTP under a resilience policy (DESIGN §5) — the resilient
+ * `fetch`, per-host state, idempotency keys, replayable bodies, published quota, and the Nest module.
+ * `@nestjs/axios` and `axios` are optional: nothing here loads them until the HttpService seam is used.
+ */
+export { type FetchFunction, type ResilientFetch, type ResilientFetchOptions, createResilientFetch } from './resilient-fetch.js';
+export { type CallFacts, DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
+export { IDEMPOTENCY_KEY_HEADER, isIdempotentMethod, markRepeatable } from './idempotency.js';
+export { HostQuota, Quota } from './quota.js';
+export { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES } from './request-body.js';

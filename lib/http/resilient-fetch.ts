@@ -1,0 +1,201 @@
+import { Ambient, AmbientHeaders, CallEvent, GUARDED_PAUSE_MS, type Policy, PolicyConfigError, RateLimitedError, rejectUnknownKeys, sleep } from '../core/index.js';
+import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
+import { IDEMPOTENCY_KEY_HEADER, freshIdempotencyKey, isIdempotentMethod, wantsGeneratedKey } from './idempotency.js';
+import { HostQuota, Quota } from './quota.js';
+import { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES, type PreparedBody, prepareBody } from './request-body.js';
+import { bufferedResponse, discard, gapBoundedResponse } from './response-body.js';
+
+/** A function with `fetch`'s signature: Node's own, undici's, or any compatible one. */
+export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** Options of {@link createResilientFetch}. All durations are milliseconds. */
+export interface ResilientFetchOptions {
+  /** The policy every host starts from: a `Policy`, or a handle (`registry.handle(name)`) that follows reloads. */
+  policy: PolicySourceLike;
+  /** The transport. Default `globalThis.fetch` (Node's undici). */
+  fetch?: FetchFunction;
+  /** Most origins with their own breaker, budget and estimators, an integer >= 1. Default 64. */
+  maximumHosts?: number;
+  /** Most bytes of a one-shot stream body buffered so it can be sent again, an integer >= 0. Default 1 MiB. */
+  maximumReplayBytes?: number;
+  /** Read each response body inside its attempt, so a broken or stalled body is retried. Default false. */
+  bufferResponses?: boolean;
+  /**
+   * Silence allowed while a read of an unbuffered response body is pending, > 0. Default the policy's
+   * `attemptTimeout` (no bound when it has none).
+   */
+  bodyGapTimeout?: number;
+  /** Send the ambient criticality as `X-NResilience-Criticality`. Default false. */
+  propagateCriticality?: boolean;
+  /** Refuse locally inside the host's published quota; `false` reads no rate-limit headers. Default `Quota.reserving(0.1)`. */
+  quota?: Quota | false;
+  /** Wall-clock ms since the epoch, for `Retry-After` dates and epoch resets. Default `performance.timeOrigin + performance.now()`. */
+  wallClock?: () => number;
+}
+
+/** The resilient fetch: `fetch`'s signature, plus the per-host state for health and telemetry. */
+export interface ResilientFetch extends FetchFunction {
+  /** Per-origin breakers and budgets (`size`, `entries(limit)`, `unhealthy()`). */
+  readonly hosts: HostPolicies;
+}
+
+const OPTION_KEYS = ['policy', 'fetch', 'maximumHosts', 'maximumReplayBytes', 'bufferResponses', 'bodyGapTimeout', 'propagateCriticality', 'quota', 'wallClock'];
+// RequestInit fields a `Request` input carries that a fresh `fetch(url, init)` must be given again.
+const REQUEST_FIELDS = ['cache', 'credentials', 'integrity', 'keepalive', 'mode', 'redirect', 'referrer', 'referrerPolicy'] as const;
+
+const defaultWallClock = (): number => performance.timeOrigin + performance.now();
+
+/**
+ * A `fetch` that runs every request under a resilience policy, with the state kept per origin
+ * (DESIGN §5):
+ * - **Classification**: `Classifier.http` — 5xx, 408 and network failures are retried; 429 and 503
+ *   with `Retry-After` wait exactly that long; any other answer (a 404, a 409) is returned as the
+ *   `Response` it is. When retries run out on a failed answer, the last `Response` is returned.
+ * - **Idempotency**: GET, HEAD, OPTIONS, TRACE, PUT and DELETE are repeatable. POST and PATCH are
+ *   retried only after a definitive refusal (429, 503, a connection never opened) — never after a
+ *   reset, a timeout or another 5xx — unless {@link markRepeatable} (or an `Idempotency-Key` header)
+ *   makes them repeatable; every attempt of a call carries the same key and body.
+ * - **Bodies**: sent byte-identical on every attempt; a one-shot stream larger than
+ *   `maximumReplayBytes` is sent once, and a retry fails with `BodyNotReplayableError` instead.
+ * - **Transport timeout**: the attempt's signal (attempt timeout, deadline, caller abort) goes to fetch.
+ * - **Response bodies**: a failed response that is not returned is cancelled before the retry;
+ *   `bufferResponses` reads the body inside the attempt; otherwise reads are bounded by a gap timer
+ *   (`AttemptStalledError` naming the bytes received).
+ * - **Headers stamped on every attempt**: `X-NResilience-Retrying: 1` when the call may retry, the
+ *   remaining time (`X-NResilience-Remaining-Ms`, whole ms: the lower of the attempt's bound and the
+ *   inbound caller's time left), the criticality when `propagateCriticality` is on.
+ * - **Published quota**: `RateLimit`/`RateLimit-Policy` and `X-RateLimit-*` are read per host; inside
+ *   the reserve an attempt is refused locally (`RateLimitedError` with the time to reset, Limited,
+ *   a `rejectedByQuota` event after the 100 ms guarded pause).
+ *
+ * ```ts
+ * const http = createResilientFetch({ policy: Resilience.http.with({ name: 'payments', attemptTimeout: 2000 }) });
+ * const response = await http('https://payments.internal/charges', markRepeatable({ method: 'POST', body }));
+ * ```
+ * @throws PolicyConfigError naming the option for an unknown option or a bad value
+ */
+export function createResilientFetch(options: ResilientFetchOptions): ResilientFetch {
+  if (options === null || typeof options !== 'object') throw new PolicyConfigError('options', options, 'must be an object { policy, fetch?, … }');
+  rejectUnknownKeys(options, OPTION_KEYS, '', 'resilient fetch option');
+  const transport = options.fetch ?? globalThis.fetch;
+  if (typeof transport !== 'function') throw new PolicyConfigError('fetch', options.fetch, 'must be a fetch-compatible function');
+  const limit = options.maximumReplayBytes ?? DEFAULT_MAXIMUM_REPLAY_BYTES;
+  if (!Number.isInteger(limit) || limit < 0) throw new PolicyConfigError('maximumReplayBytes', limit, 'must be an integer >= 0 (bytes)');
+  const gapOption = options.bodyGapTimeout;
+  if (gapOption !== undefined && !(typeof gapOption === 'number' && gapOption > 0)) throw new PolicyConfigError('bodyGapTimeout', gapOption, 'must be a duration in ms > 0');
+  const quota = options.quota === undefined ? Quota.reserving(0.1) : options.quota;
+  if (quota !== false && !(quota instanceof Quota)) throw new PolicyConfigError('quota', quota, 'must be Quota.reserving(fraction) or false');
+  const wallClock = options.wallClock ?? defaultWallClock;
+  const buffer = options.bufferResponses === true;
+  const propagateCriticality = options.propagateCriticality === true;
+  const hosts = new HostPolicies(options.policy, options.maximumHosts ?? DEFAULT_MAXIMUM_HOSTS, options.wallClock);
+  const quotas = new WeakMap<Policy, HostQuota>();
+
+  const resilientFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = input instanceof Request ? input : undefined;
+    const url = request !== undefined ? request.url : input instanceof URL ? input.href : String(input);
+    const origin = new URL(url).origin;
+    const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
+    // As `new Request(input, init)` does: headers given in init replace the request's.
+    const headers = new Headers(init?.headers ?? request?.headers);
+    if (wantsGeneratedKey(init) || wantsGeneratedKey(request)) headers.set(IDEMPOTENCY_KEY_HEADER, freshIdempotencyKey());
+    const facts = { repeatable: isIdempotentMethod(method) || headers.has(IDEMPOTENCY_KEY_HEADER) };
+    const body = await prepareBody(init !== undefined && 'body' in init ? init.body : request?.body, limit);
+    if (body.contentType !== undefined && !headers.has('content-type')) headers.set('content-type', body.contentType);
+    const base: RequestInit = { ...fields(request), ...init, method, body: body.body };
+    if (body.streaming) (base as { duplex?: string }).duplex = 'half';
+    const signal = init?.signal ?? request?.signal ?? undefined;
+
+    const policy = hosts.for(origin);
+    let hostQuota: HostQuota | undefined;
+    if (quota !== false) {
+      hostQuota = quotas.get(policy);
+      if (hostQuota === undefined) quotas.set(policy, (hostQuota = new HostQuota(quota)));
+    }
+    const clock = policy.options.clock;
+    const retrying = policy.options.attempts > 1 && facts.repeatable && Ambient.current()?.singleShot !== true;
+    let previous: Response | undefined;
+    let failure: unknown;
+
+    const response = await policy.run(
+      async (ctx) => {
+        // The failed answer is not what the caller gets: let its connection go before the retry.
+        discard(previous);
+        previous = undefined;
+        if (ctx.attempt > 1 && !body.replayable) throw new BodyNotReplayableError(limit, { cause: failure });
+        if (hostQuota !== undefined) {
+          if (hostQuota.refusal(clock.now()) !== undefined) await refuseByQuota(policy, hostQuota, ctx.attempt, ctx.bound, ctx.signal, origin);
+          hostQuota.spend();
+        }
+        const attemptHeaders = stamp(headers, retrying, ctx.bound, propagateCriticality);
+        let answer: Response;
+        try {
+          answer = await transport(url, { ...base, headers: attemptHeaders, signal: ctx.signal });
+          hostQuota?.observe(answer.headers, clock.now(), wallClock());
+          if (buffer && method !== 'HEAD') answer = await bufferedResponse(answer);
+        } catch (error) {
+          hosts.remember(error, facts);
+          failure = error;
+          throw error;
+        }
+        if (ctx.signal.aborted) {
+          // This attempt already lost to its bound: nobody will read this answer.
+          discard(answer);
+          throw ctx.signal.reason;
+        }
+        hosts.remember(answer, facts);
+        previous = failure = answer;
+        return answer;
+      },
+      { signal },
+    );
+    const gap = gapOption ?? policy.options.attemptTimeout;
+    return buffer || gap === undefined ? response : gapBoundedResponse(response, gap, clock);
+  };
+  return Object.assign(resilientFetch, { hosts });
+}
+
+/** The fields of a `Request` input that `fetch(url, init)` needs to behave the same. */
+function fields(request: Request | undefined): RequestInit {
+  if (request === undefined) return {};
+  const init: Record<string, unknown> = {};
+  for (const key of REQUEST_FIELDS) if (request[key] !== undefined) init[key] = request[key];
+  return init;
+}
+
+/** This attempt's headers: the call's, plus the nested-retry marker, the remaining time and criticality. */
+function stamp(headers: Headers, retrying: boolean, bound: number, propagateCriticality: boolean): Headers {
+  const attempt = new Headers(headers);
+  if (retrying) attempt.set(AmbientHeaders.retrying, '1');
+  else attempt.delete(AmbientHeaders.retrying);
+  const callerLeft = Ambient.remaining();
+  const remaining = Math.min(bound, callerLeft ?? Infinity);
+  if (remaining !== Infinity) attempt.set(AmbientHeaders.remaining, String(Math.max(0, Math.floor(remaining))));
+  const criticality = propagateCriticality ? Ambient.current()?.criticality : undefined;
+  if (criticality !== undefined) attempt.set(AmbientHeaders.criticality, criticality);
+  return attempt;
+}
+
+/**
+ * A local refusal inside the host's published quota: the guarded pause (100 ms, within the attempt's
+ * bound), a `rejectedByQuota` event, then `RateLimitedError` (Limited: no breaker evidence) whose
+ * `retryAfter` is the time to the reset, read after the pause. A window that reset during the pause
+ * lets the attempt go after all. A retry refused here gives back the budget token it was charged: the
+ * call never left the process.
+ */
+async function refuseByQuota(policy: Policy, quota: HostQuota, attempt: number, bound: number, signal: AbortSignal, origin: string): Promise<void> {
+  const clock = policy.options.clock;
+  await sleep(clock, Math.min(GUARDED_PAUSE_MS, bound), signal);
+  const wait = quota.refusal(clock.now());
+  if (wait === undefined) return;
+  if (attempt > 1) policy.bucket()?.refund();
+  const listener = policy.options.onEvent;
+  if (listener !== undefined) {
+    try {
+      listener(new CallEvent('rejectedByQuota', policy.name, attempt, 'Limited', 'RateLimitedError', 0, wait, undefined, false));
+    } catch {
+      // A listener never changes the call's outcome (DESIGN §3.12).
+    }
+  }
+  throw new RateLimitedError(`${origin} published quota is inside the reserve until its window resets`, wait);
+}

@@ -1,0 +1,366 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { Ambient, AttemptStalledError, Backoff, Breaker, type CallEvent, DeadlineExceededError, FakeClock, RateLimitedError, Resilience, RetryBudget, SystemClock } from '../../lib/core/index.js';
+import { BodyNotReplayableError, createResilientFetch, markRepeatable, type ResilientFetchOptions } from '../../lib/http/index.js';
+import { LoopbackServer, type Script, answer, reset } from '../support/loopback-server.js';
+
+const servers: LoopbackServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+async function serve(script: Script): Promise<LoopbackServer> {
+  const server = await LoopbackServer.start(script);
+  servers.push(server);
+  return server;
+}
+
+/**
+ * A resilient fetch on a fake clock that jumps each backoff the moment it is scheduled, so retries
+ * happen without waiting and `events` shows the exact delays chosen.
+ */
+function setup(extra: Partial<ResilientFetchOptions> = {}, policyChanges: Parameters<typeof Resilience.default.with>[0] = {}) {
+  const clock = new FakeClock();
+  const events: CallEvent[] = [];
+  const policy = Resilience.default
+    .with({ name: 'api', clock, random: () => 0.5, budget: RetryBudget.none, ...policyChanges })
+    .withListener((event) => {
+      events.push(event);
+      if (event.kind === 'retrying') setImmediate(() => void clock.advance(event.delay));
+    });
+  const http = createResilientFetch({ policy, ...extra });
+  return { clock, events, http, policy };
+}
+
+const ok: Script = (_n, _req, res) => answer(res, 200, { ok: true });
+const resetThenOk: Script = (n, req, res) => (n === 0 ? reset(req) : answer(res, 200, { ok: true }));
+
+describe('idempotency on a connection reset after the server read the request', () => {
+  it('sends a POST exactly once and rejects with the network failure', async () => {
+    const server = await serve(resetThenOk);
+    const { http } = setup();
+    const failure = await http(`${server.url}/orders`, { method: 'POST', body: '{"item":1}' }).catch((error: unknown) => error);
+    // undici's TypeError comes from another realm under Jest: compare by name.
+    expect((failure as Error).name).toBe('TypeError');
+    expect(((failure as TypeError).cause as { code?: string }).code).toBe('ECONNRESET');
+    expect(server.seen.map((r) => r.method)).toEqual(['POST']);
+  });
+
+  it.each(['GET', 'PUT', 'DELETE'])('retries %s', async (method) => {
+    const server = await serve(resetThenOk);
+    const { http } = setup();
+    const response = await http(`${server.url}/orders/1`, { method, body: method === 'PUT' ? 'v' : undefined });
+    expect(response.status).toBe(200);
+    expect(server.seen.map((r) => r.method)).toEqual([method, method]);
+  });
+
+  it('retries a POST after a definitive refusal (429, 503) but not after a 500', async () => {
+    for (const [status, sent] of [[429, 2], [503, 2], [500, 1]] as const) {
+      const server = await serve((n, _req, res) => answer(res, n === 0 ? status : 201));
+      const { http } = setup();
+      const response = await http(`${server.url}/orders`, { method: 'POST', body: 'x' });
+      expect([status, response.status, server.seen.length]).toEqual([status, sent === 2 ? 201 : 500, sent]);
+    }
+  });
+
+  it('markRepeatable lets a POST retry with the same key and body on every attempt, a fresh key per call', async () => {
+    const server = await serve((n, req, res) => (n % 2 === 0 ? reset(req) : answer(res, 201)));
+    const { http } = setup();
+    const init = markRepeatable({ method: 'POST', body: '{"amount":42}' });
+    expect((await http(`${server.url}/charges`, init)).status).toBe(201);
+    expect((await http(`${server.url}/charges`, init)).status).toBe(201);
+    const keys = server.seen.map((r) => r.headers['idempotency-key']);
+    expect(keys[0]).toMatch(/^"[0-9a-f-]{36}"$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[3]).toBe(keys[2]);
+    expect(keys[2]).not.toBe(keys[0]);
+    expect(server.seen.map((r) => r.body.toString())).toEqual(Array(4).fill('{"amount":42}'));
+  });
+
+  it('markRepeatable with a key sends that key as a structured-field string', async () => {
+    const server = await serve(resetThenOk);
+    const { http } = setup();
+    await http(`${server.url}/charges`, markRepeatable({ method: 'POST', body: 'b', headers: { 'x-a': '1' } }, 'order-123'));
+    expect(server.seen.map((r) => [r.headers['idempotency-key'], r.headers['x-a']])).toEqual([
+      ['"order-123"', '1'],
+      ['"order-123"', '1'],
+    ]);
+    expect(() => markRepeatable({}, 'bad"key')).toThrow('idempotencyKey: "bad\\"key" is invalid: must be 1 to 255 printable ASCII characters');
+  });
+});
+
+describe('request bodies are replayed byte-identical', () => {
+  const bodies: [string, () => RequestInit['body']][] = [
+    ['string', () => 'héllo wörld'],
+    ['Buffer', () => Buffer.from([0, 1, 2, 250])],
+    ['Uint8Array', () => new Uint8Array([9, 8, 7])],
+    ['URLSearchParams', () => new URLSearchParams({ a: '1', b: 'two' })],
+    ['FormData', () => {
+      const form = new FormData();
+      form.append('field', 'value');
+      form.append('file', new Blob(['file-bytes']), 'f.txt');
+      return form;
+    }],
+    ['Blob', () => new Blob(['blob-bytes'])],
+    ['a small ReadableStream', () => new Blob(['streamed-bytes']).stream()],
+  ];
+
+  it.each(bodies)('%s: same bytes and Content-Length on both attempts', async (_kind, make) => {
+    const server = await serve(resetThenOk);
+    const { http } = setup();
+    const body = make();
+    const init: RequestInit = { method: 'PUT', body };
+    if (body instanceof ReadableStream) (init as { duplex?: string }).duplex = 'half';
+    expect((await http(`${server.url}/doc`, init)).status).toBe(200);
+    const [first, second] = server.seen;
+    expect(second!.body.equals(first!.body)).toBe(true);
+    expect(first!.body.length).toBeGreaterThan(0);
+    expect(second!.headers['content-length']).toBe(first!.headers['content-length']);
+    expect(second!.headers['content-type']).toBe(first!.headers['content-type']);
+  });
+
+  it('sends a stream above maximumReplayBytes once, whole, and refuses the retry saying why', async () => {
+    const server = await serve(resetThenOk);
+    const { http } = setup({ maximumReplayBytes: 16 });
+    const payload = 'x'.repeat(40);
+    const failure = await http(`${server.url}/upload`, { method: 'PUT', body: new Blob([payload]).stream(), duplex: 'half' } as RequestInit).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(BodyNotReplayableError);
+    expect((failure as Error).message).toContain('not replayable');
+    expect(((failure as Error).cause as TypeError).name).toBe('TypeError');
+    expect(server.seen.map((r) => r.body.toString())).toEqual([payload]);
+  });
+});
+
+describe('classification', () => {
+  it('returns a 4xx answer untouched, sent once', async () => {
+    const server = await serve((_n, _req, res) => answer(res, 404, { error: 'no such order' }));
+    const { http } = setup();
+    const response = await http(`${server.url}/orders/9`);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ error: 'no such order' });
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('returns the last failed answer when the attempts run out', async () => {
+    const server = await serve((n, _req, res) => answer(res, 502, { n }));
+    const { http } = setup();
+    const response = await http(`${server.url}/x`);
+    expect([response.status, await response.json(), server.seen.length]).toEqual([502, { n: 2 }, 3]);
+  });
+
+  it.each([
+    ['delta-seconds on a 503', 503, '2', 2000],
+    ['an HTTP-date on a 503', 503, new Date(1_800_000_003_000).toUTCString(), 3000],
+    ['delta-seconds on a 429', 429, '1', 1000],
+    ['garbage on a 503 (no hint: the backoff curve)', 503, '-1', 50],
+    ['a fraction on a 429 (no hint: the throttled curve)', 429, '1.5', 500],
+  ])('waits exactly what Retry-After asks: %s', async (_form, status, retryAfter, delay) => {
+    const server = await serve((n, _req, res) => (n === 0 ? answer(res, status, {}, { 'retry-after': retryAfter }) : answer(res, 200)));
+    const { events, http } = setup({ wallClock: () => 1_800_000_000_000 });
+    expect((await http(`${server.url}/x`)).status).toBe(200);
+    expect(events.filter((e) => e.kind === 'retrying').map((e) => [e.verdict, e.delay])).toEqual([[status === 429 || retryAfter !== '-1' ? 'Throttled' : 'Transient', delay]]);
+  });
+
+  it('cancels a discarded failed response body before the retry is sent', async () => {
+    const server = await serve((n, _req, res) => answer(res, n === 0 ? 500 : 200, { n }));
+    const seen: Response[] = [];
+    const usedWhenRetried: boolean[] = [];
+    const { http } = setup({
+      fetch: async (input, init) => {
+        usedWhenRetried.push(...seen.map((r) => r.bodyUsed));
+        const response = await fetch(input, init);
+        seen.push(response);
+        return response;
+      },
+    });
+    const response = await http(`${server.url}/x`);
+    expect(await response.json()).toEqual({ n: 1 });
+    expect(usedWhenRetried).toEqual([true]);
+  });
+});
+
+describe('headers stamped on every attempt', () => {
+  it('marks a retryable request on every attempt, with the remaining time of its bound', async () => {
+    const server = await serve(resetThenOk);
+    const { http } = setup({}, { deadline: 5000 });
+    await http(`${server.url}/x`);
+    expect(server.seen.map((r) => [r.headers['x-nresilience-retrying'], r.headers['x-nresilience-remaining-ms']])).toEqual([
+      ['1', '5000'],
+      ['1', '4950'], // after the 50 ms backoff
+    ]);
+  });
+
+  it('does not mark a POST it will not repeat, nor a single-attempt policy', async () => {
+    const server = await serve(ok);
+    await setup().http(`${server.url}/x`, { method: 'POST', body: 'b' });
+    await setup({}, { attempts: 1 }).http(`${server.url}/x`);
+    expect(server.seen.map((r) => r.headers['x-nresilience-retrying'])).toEqual([undefined, undefined]);
+  });
+
+  it('sends the caller time left when tighter, and the criticality when asked', async () => {
+    const server = await serve(ok);
+    const { clock, http } = setup({ propagateCriticality: true }, { deadline: 5000 });
+    await Ambient.run({ remaining: 800, criticality: 'sheddable', clock }, () => http(`${server.url}/x`));
+    await http(`${server.url}/x`);
+    expect(server.seen.map((r) => [r.headers['x-nresilience-remaining-ms'], r.headers['x-nresilience-criticality']])).toEqual([
+      ['800', 'sheddable'],
+      ['5000', undefined],
+    ]);
+  });
+
+  it('issues no request at all when the caller has no time left (useAmbientDeadline)', async () => {
+    const server = await serve(ok);
+    const { clock, http } = setup({}, { useAmbientDeadline: true });
+    const failure = await Ambient.run({ remaining: 0, clock }, () => http(`${server.url}/x`)).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(DeadlineExceededError);
+    expect(server.seen).toHaveLength(0);
+  });
+});
+
+describe('per-host state', () => {
+  it('a dead host opens its own breaker; a healthy host keeps answering', async () => {
+    const dead = await serve((_n, req) => reset(req));
+    const healthy = await serve(ok);
+    const { clock, http } = setup({}, { breaker: Breaker.with({ consecutiveFailures: 3 }), attempts: 1 });
+    for (let i = 0; i < 3; i++) await http(`${dead.url}/x`).catch(() => undefined);
+    const refusal = http(`${dead.url}/x`).catch((e: unknown) => e);
+    await clock.advance(100); // the guarded pause
+    const refused = await refusal;
+    expect((refused as Error).name).toBe('CallRejectedError');
+    expect(dead.seen).toHaveLength(3);
+    expect((await http(`${healthy.url}/y`)).status).toBe(200);
+    expect(http.hosts.unhealthy()).toEqual([new URL(dead.url).origin]);
+    expect(http.hosts.entries().map((e) => [e.key, e.breaker?.state])).toEqual([
+      [new URL(dead.url).origin, 'open'],
+      [new URL(healthy.url).origin, 'closed'],
+    ]);
+  });
+
+  it('holds at most maximumHosts hosts', async () => {
+    const a = await serve(ok);
+    const b = await serve(ok);
+    const { http } = setup({ maximumHosts: 1 });
+    await http(`${a.url}/x`);
+    await http(`${b.url}/x`);
+    expect(http.hosts.size).toBe(1);
+    expect(http.hosts.entries().map((e) => e.key)).toEqual([new URL(b.url).origin]);
+  });
+});
+
+describe('response bodies on the wire (real clock, short bounds)', () => {
+  function realClock(extra: Partial<ResilientFetchOptions>, changes: Parameters<typeof Resilience.default.with>[0]) {
+    const policy = Resilience.default.with({ name: 'wire', clock: SystemClock.instance, budget: RetryBudget.none, backoff: Backoff.none, ...changes });
+    return createResilientFetch({ policy, ...extra });
+  }
+
+  it('retries slow headers after the attempt timeout', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const server = await serve((n, _req, res) => {
+      if (n === 0) timers.push(setTimeout(() => answer(res, 200, { late: true }), 2000));
+      else answer(res, 200, { n });
+    });
+    const http = realClock({}, { attemptTimeout: 150 });
+    const response = await http(`${server.url}/slow`);
+    expect(await response.json()).toEqual({ n: 1 });
+    expect(server.seen).toHaveLength(2);
+    timers.forEach(clearTimeout);
+  });
+
+  it('fails a read of a body that goes silent with AttemptStalledError naming the bytes received', async () => {
+    const server = await serve((_n, _req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('12345');
+    });
+    const http = realClock({ bodyGapTimeout: 150 }, {});
+    const response = await http(`${server.url}/silent`);
+    const failure = await response.text().catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(AttemptStalledError);
+    expect((failure as AttemptStalledError).received).toBe(5);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('does not take a slow consumer for a stalled server', async () => {
+    const server = await serve((_n, _req, res) => answer(res, 200, { fine: true }));
+    const http = realClock({ bodyGapTimeout: 50 }, {});
+    const response = await http(`${server.url}/x`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await response.json()).toEqual({ fine: true });
+  });
+
+  it('retries a body broken mid-way when bufferResponses is on', async () => {
+    const server = await serve((n, req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '10' });
+      if (n === 0) {
+        res.write('01234');
+        setImmediate(() => reset(req));
+      } else res.end('0123456789');
+    });
+    const http = realClock({ bufferResponses: true }, {});
+    const response = await http(`${server.url}/body`);
+    expect(await response.text()).toBe('0123456789');
+    expect(server.seen).toHaveLength(2);
+  });
+
+  it('passes HEAD and a caller Range request through unchanged, whatever the server does with the range', async () => {
+    const server = await serve((_n, req, res) => answer(res, 200, { range: req.headers.range ?? null }));
+    const http = realClock({ bodyGapTimeout: 1000 }, {});
+    const head = await http(`${server.url}/file`, { method: 'HEAD' });
+    expect([head.status, head.body]).toEqual([200, null]);
+    const ranged = await http(`${server.url}/file`, { headers: { range: 'bytes=5-' } });
+    expect([ranged.status, await ranged.json()]).toEqual([200, { range: 'bytes=5-' }]);
+  });
+});
+
+describe('published quota', () => {
+  it.each([
+    ['RateLimit structured fields', { 'ratelimit-policy': '"default";q=10;w=60', ratelimit: '"default";r=1;t=30' }, 30_000],
+    ['X-RateLimit triple with an epoch reset', { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '5', 'x-ratelimit-reset': '1800000045' }, 45_000],
+  ])('refuses locally inside the reserve: %s', async (_shape, headers, wait) => {
+    const server = await serve((_n, _req, res) => answer(res, 200, {}, headers));
+    const { clock, events, http, policy } = setup({ wallClock: () => 1_800_000_000_000 }, { breaker: Breaker.default });
+    expect((await http(`${server.url}/x`)).status).toBe(200);
+    events.length = 0;
+    const call = http(`${server.url}/x`).catch((e: unknown) => e);
+    await clock.advance(100);
+    const failure = await call;
+    expect(failure).toBeInstanceOf(RateLimitedError);
+    expect((failure as RateLimitedError).retryAfter).toBe(wait - 100);
+    expect(server.seen).toHaveLength(1);
+    expect(events.map((e) => e.kind)).toEqual(['rejectedByQuota', 'attempt', 'failed']);
+    expect(events.map((e) => e.verdict)).toEqual(['Limited', 'Limited', 'Limited']);
+    expect(http.hosts.entries()[0]!.breaker!.consecutiveFailures).toBe(0);
+    expect(policy.bucket()).toBeUndefined();
+    // After the window resets, calls go again.
+    await clock.advance(wait);
+    expect((await http(`${server.url}/x`)).status).toBe(200);
+  });
+
+  it('reads a RateLimit list split over several header lines', async () => {
+    const server = await serve((_n, _req, res) => {
+      res.setHeader('RateLimit', ['"hour";r=500;t=3000', '"second";r=0;t=2']);
+      answer(res, 200);
+    });
+    const { clock, http } = setup();
+    await http(`${server.url}/x`);
+    const call = http(`${server.url}/x`).catch((e: unknown) => e);
+    await clock.advance(100);
+    expect(((await call) as RateLimitedError).retryAfter).toBe(1900);
+  });
+
+  it.each([
+    ['RateLimit-Policy alone (informative)', { 'ratelimit-policy': '"default";q=10;w=60' }],
+    ['malformed RateLimit', { ratelimit: '"default";r=abc;t=30, ;;;, "x";r=-1;t=5' }],
+    ['malformed X-RateLimit', { 'x-ratelimit-remaining': 'none', 'x-ratelimit-reset': 'soon' }],
+  ])('never refuses on %s and never throws', async (_case, headers) => {
+    const server = await serve((_n, _req, res) => answer(res, 200, {}, headers));
+    const { http } = setup();
+    for (let i = 0; i < 3; i++) expect((await http(`${server.url}/x`)).status).toBe(200);
+    expect(server.seen).toHaveLength(3);
+  });
+
+  it('reads no headers with quota: false', async () => {
+    const server = await serve((_n, _req, res) => answer(res, 200, {}, { ratelimit: '"d";r=0;t=30' }));
+    const { http } = setup({ quota: false });
+    await http(`${server.url}/x`);
+    expect((await http(`${server.url}/x`)).status).toBe(200);
+  });
+});
