@@ -9,6 +9,7 @@ import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import { MAX_SEED } from '../testing/seeded-random.js';
 import type { SimulationReport } from '../testing/simulation/report.js';
 import { Simulate } from '../testing/simulation/simulate.js';
+import { matrixCommand } from './matrix-command.js';
 import { policyFromPlan } from '../config/policy-from-plan.js';
 import { DEFAULT_RATE, SCENARIOS, type ScenarioName, scenario } from './scenarios.js';
 import { renderChart } from './svg-chart.js';
@@ -44,6 +45,11 @@ Options:
   --rate <n>            calls per second (default ${DEFAULT_RATE}; the dependency's workers scale with it)
   --json                print the reports as JSON instead of tables
   --svg <file>          write a chart (requests/s, availability/s, breaker state, budget) as SVG
+  --matrix              run the scenario matrix instead (healthy, failing 1-70 %, brownout, outages,
+                        flapping, overload, slow, cold start) for the policy, the policy with its
+                        breaker off and Google SRE's adaptive throttle; prints one table (or --json)
+  --seeds <a,b,...>     matrix seeds (default 1,2,3)
+  --scenarios <a,b,...> matrix scenarios to run (default all)
   -h, --help            show this help
 
 Exit codes: 0 done, 2 invalid arguments or config, 1 unexpected failure.`;
@@ -197,6 +203,9 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
         duration: { type: 'string', default: '5m' },
         rate: { type: 'string', default: String(DEFAULT_RATE) },
         json: { type: 'boolean', default: false },
+        matrix: { type: 'boolean', default: false },
+        seeds: { type: 'string' },
+        scenarios: { type: 'string' },
         svg: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -232,6 +241,7 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
   const compares = values.compare.map((spec) => ({ spec, changes: parseCompare(spec) }));
 
   const base = policyFromConfig(io, values.config, values.policy);
+  if (values.matrix) return matrixCommand(base.with({ name: values.policy }), { seeds: values.seeds, scenarios: values.scenarios, rate, json: values.json }, io);
   const variants: Variant[] = [{ label: values.policy, policy: base }];
   for (const { spec, changes } of compares) {
     try {

@@ -24,4 +24,4 @@ export * from './policy/policy-scope.js';
 export { Ambient, type AmbientChanges, type AmbientState, Criticality } from './ambient/ambient-context.js';
 export { AmbientHeaders, MAXIMUM_WIRE_REMAINING_MS, ambientFromHeaders, parseRemainingMs } from './ambient/ambient-wire.js';
 export * from './budget/sliding-window-budget.js';
-export { httpClassifier, httpRule, httpRuleAt, httpStatusVerdict } from './classification/classifier-http.js';
+export * from './classification/http-classifier.js';

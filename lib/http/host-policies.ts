@@ -1,4 +1,4 @@
-import { Classifier, type ClassifierRule, Policy, PolicyConfigError, PolicyScope, type PolicyScopeEntry, Verdict, httpClassifier, httpRuleAt, isRetryable } from '../core/index.js';
+import { Classifier, type ClassifierRule, Policy, PolicyConfigError, PolicyScope, type PolicyScopeEntry, Verdict, httpRuleAt, isRetryable } from '../core/index.js';
 import { BodyNotReplayableError } from './request-body.js';
 
 /** Default of `maximumHosts`: origins holding their own breaker, budget and estimators at once. */
@@ -96,7 +96,7 @@ export class HostPolicies {
   }
 
   private classifierFor(own: Classifier): Classifier {
-    const base = own !== Classifier.default ? own : this.wallClock === undefined ? httpClassifier : Classifier.of(httpRuleAt(this.wallClock));
+    const base = own !== Classifier.default ? own : this.wallClock === undefined ? Classifier.http : Classifier.of(httpRuleAt(this.wallClock));
     const rule: ClassifierRule = (outcome, context) => {
       if (!outcome.ok && outcome.error instanceof BodyNotReplayableError) return Verdict.permanent;
       const verdict = base.classify(outcome, context);

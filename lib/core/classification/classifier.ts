@@ -1,5 +1,6 @@
 import { PolicyConfigError, RateLimitedError } from '../errors.js';
 import { grpcStatusRule } from './grpc-status.js';
+import { httpRule } from './http-classifier.js';
 import { Verdict } from './verdict.js';
 
 /** One attempt's outcome as a classifier sees it: a returned value or a thrown error. */
@@ -41,6 +42,17 @@ export class Classifier {
    * Nest `RpcException`s; see {@link grpcStatusRule}.
    */
   static readonly grpc = new Classifier([grpcStatusRule]);
+
+  /**
+   * For values and errors that carry an HTTP status (DESIGN §5): a fetch `Response`; errors with
+   * `response.status` (axios), `response.statusCode` (got), `getStatus()` (a Nest `HttpException`),
+   * `status` or `statusCode`. 500, 502, 504 (every 5xx but 501 and 505) and 408 → Transient; 429, and
+   * 503 with a `Retry-After` → Throttled with the hint in ms (delta-seconds or HTTP-date; a malformed
+   * value gives no hint); 503 without → Transient; other 4xx (and 501, 505) are answers → Permanent:
+   * never retried, never breaker evidence, not a successful probe. Anything without a status (a
+   * network error, a bug) falls to the default rules. Compose it: `Classifier.http.with(myRule)`.
+   */
+  static readonly http: Classifier = new Classifier([httpRule]);
 
   /**
    * A classifier trying `rules` first (first match wins), then the default rules.

@@ -1,6 +1,7 @@
 import type { AttemptContext } from '../execution/attempt-context.js';
 import { type CallResult, CallLog } from '../execution/call-result.js';
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
+import { Classifier } from '../classification/classifier.js';
 import { Breaker } from '../breaker/breaker-value.js';
 import { type CallEventListener, breakerTransitionEvent } from '../execution/events.js';
 import { type Work, execute } from '../execution/executor.js';
@@ -132,6 +133,9 @@ function checkAttempts(attempts: unknown): void {
 export const Resilience = {
   /** 3 attempts, exponential backoff with full jitter (100 ms base, 30 s cap), automatic retry budget, no deadline. */
   default: new Policy(DEFAULT_OPTIONS),
-  /** `default` plus a 30 s deadline on the whole call and a circuit breaker with the defaults of DESIGN §3.6. */
-  http: new Policy(mergeOptions(DEFAULT_OPTIONS, { deadline: 30_000, breaker: Breaker.default })),
+  /**
+   * `default` plus a 30 s deadline on the whole call, a circuit breaker with the defaults of DESIGN
+   * §3.6 and `Classifier.http` (a 404 is an answer, a 503 with `Retry-After` is pushback).
+   */
+  http: new Policy(mergeOptions(DEFAULT_OPTIONS, { deadline: 30_000, breaker: Breaker.default, classifier: Classifier.http })),
 } as const;

@@ -138,6 +138,10 @@ export class SystemClock implements Clock {
  * `Date.now()`). Policies never time themselves with it: they use a {@link Clock}.
  */
 export const WallClock = {
+  /** Wall time now, ms since the epoch (HTTP-dates such as a `Retry-After` date carry wall time). */
+  now(): number {
+    return Date.now();
+  },
   /**
    * The epoch time `ms` milliseconds from now, `Infinity` for `Infinity` (no deadline).
    * @param ms a relative duration in milliseconds

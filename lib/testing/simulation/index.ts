@@ -24,3 +24,15 @@ export {
   type SimulationReportJSON,
 } from './report.js';
 export { Simulate, SimulationBuilder, type SimulationRunOptions } from './simulate.js';
+export { AdaptiveThrottle, type AdaptiveThrottleOptions } from './adaptive-throttle.js';
+export { MATRIX_SCENARIOS, MATRIX_RATE, matrixScenario, type MatrixScenario } from './matrix-scenarios.js';
+export {
+  ScenarioMatrix,
+  MatrixReport,
+  MATRIX_VARIANTS,
+  MATRIX_SEEDS,
+  type MatrixVariant,
+  type MatrixOptions,
+  type MatrixCell,
+  type MatrixRow,
+} from './matrix.js';

@@ -5,6 +5,7 @@ import type { CallEvent, StopReason } from '../../core/execution/events.js';
 import type { Policy } from '../../core/policy/policy.js';
 import { RetryBudget } from '../../core/budget/retry-budget.js';
 import { SeededRandom, MAX_SEED } from '../seeded-random.js';
+import { THROTTLE_REFUSAL, type AdaptiveThrottle } from './adaptive-throttle.js';
 import type { Dependency } from './dependency.js';
 import type { Load } from './load.js';
 import { BREAKER_STATES, SimulationReport } from './report.js';
@@ -59,16 +60,31 @@ export class SimulationBuilder {
     readonly load: Load | undefined,
     /** Simulated duration in ms, once given. */
     readonly duration: number | undefined,
+    /** A reference client-side throttle in front of the dependency, if given. */
+    readonly throttle: AdaptiveThrottle | undefined = undefined,
   ) {}
 
   /** The same simulation against `dependency`. */
   against(dependency: Dependency): SimulationBuilder {
-    return new SimulationBuilder(this.policy, dependency, this.load, this.duration);
+    return new SimulationBuilder(this.policy, dependency, this.load, this.duration, this.throttle);
   }
 
   /** The same simulation under `load`. */
   under(load: Load): SimulationBuilder {
-    return new SimulationBuilder(this.policy, this.dependency, load, this.duration);
+    return new SimulationBuilder(this.policy, this.dependency, load, this.duration, this.throttle);
+  }
+
+  /**
+   * The same simulation with `throttle` deciding every attempt before it is sent (the reference row
+   * of the scenario matrix; DESIGN §3.6): a refused attempt never reaches the dependency and fails
+   * with a `RateLimitedError`.
+   * @throws PolicyConfigError naming `throttle` unless it is an {@link AdaptiveThrottle}.
+   */
+  throttledBy(throttle: AdaptiveThrottle): SimulationBuilder {
+    if (throttle === null || typeof throttle !== 'object' || typeof (throttle as AdaptiveThrottle).start !== 'function') {
+      throw new PolicyConfigError('throttle', throttle, 'must be an AdaptiveThrottle (AdaptiveThrottle.sre())');
+    }
+    return new SimulationBuilder(this.policy, this.dependency, this.load, this.duration, throttle);
   }
 
   /**
@@ -79,7 +95,7 @@ export class SimulationBuilder {
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
       throw new PolicyConfigError('duration', ms, 'must be a finite duration in ms > 0');
     }
-    return new SimulationBuilder(this.policy, this.dependency, this.load, ms);
+    return new SimulationBuilder(this.policy, this.dependency, this.load, ms, this.throttle);
   }
 
   /**
@@ -161,19 +177,21 @@ export class SimulationBuilder {
     const readsSignal = o.attemptTimeout !== undefined || o.deadline !== undefined;
 
     const live = dependency.start(clock, stream(seed, 2).next);
-    const work = readsSignal
-      ? (context: AttemptContext): Promise<void> => {
-          activity++;
-          const second = Math.floor(clock.now() / 1000);
-          if (second < secondsCount) perRequests[second]!++;
-          return live.request(context.signal);
-        }
-      : (): Promise<void> => {
-          activity++;
-          const second = Math.floor(clock.now() / 1000);
-          if (second < secondsCount) perRequests[second]!++;
-          return live.request(undefined);
-        };
+    const send = (signal: AbortSignal | undefined): Promise<void> => {
+      activity++;
+      const second = Math.floor(clock.now() / 1000);
+      if (second < secondsCount) perRequests[second]!++;
+      return live.request(signal);
+    };
+    const gate = this.throttle?.start(stream(seed, 4).next);
+    const accepted = (): void => gate!.accept(clock.now());
+    const sendThrough = (signal: AbortSignal | undefined): Promise<void> => {
+      if (gate === undefined) return send(signal);
+      activity++;
+      if (!gate.admit(clock.now())) return Promise.reject(THROTTLE_REFUSAL);
+      return send(signal).then(accepted);
+    };
+    const work = readsSignal ? (context: AttemptContext): Promise<void> => sendThrough(context.signal) : (): Promise<void> => sendThrough(undefined);
 
     let calls = 0;
     let settled = 0;

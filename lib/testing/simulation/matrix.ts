@@ -1,0 +1,237 @@
+import { type CallEvent, type Policy, PolicyConfigError } from '../../core/index.js';
+import { MAX_SEED } from '../seeded-random.js';
+import { AdaptiveThrottle } from './adaptive-throttle.js';
+import type { FaultWindow } from './dependency.js';
+import { Load } from './load.js';
+import { MATRIX_RATE, MATRIX_SCENARIOS, matrixScenario, type MatrixScenario } from './matrix-scenarios.js';
+import type { SimulationReport } from './report.js';
+import { Simulate } from './simulate.js';
+
+/**
+ * The rows each scenario is run for:
+ * - `policy`: the policy as given;
+ * - `breakerOff`: the same policy without its breaker;
+ * - `adaptiveThrottle`: the same policy without its breaker, behind Google SRE's client-side
+ *   adaptive throttle (K = 2, two minutes; {@link AdaptiveThrottle}) — the reference to beat.
+ */
+export type MatrixVariant = 'policy' | 'breakerOff' | 'adaptiveThrottle';
+
+/** Every variant, in table order. */
+export const MATRIX_VARIANTS: readonly MatrixVariant[] = Object.freeze(['policy', 'breakerOff', 'adaptiveThrottle']);
+
+/** Seeds the matrix runs unless told otherwise. */
+export const MATRIX_SEEDS: readonly number[] = Object.freeze([1, 2, 3]);
+
+/** Options of {@link ScenarioMatrix.run}. */
+export interface MatrixOptions {
+  /** Seeds, each an integer in [0, 2^32 - 1], at least one. Default `[1, 2, 3]`. */
+  readonly seeds?: readonly number[];
+  /** Calls per second, in (0, 100 000]. Default 500. */
+  readonly rate?: number;
+  /** Scenario names to run (default all of {@link MATRIX_SCENARIOS}), in matrix order. */
+  readonly scenarios?: readonly string[];
+  /** Variants to run (default all three). */
+  readonly variants?: readonly MatrixVariant[];
+  /** Told after each run (scenario × variant × seed) finishes, with how many are done of how many. */
+  readonly onProgress?: (done: number, total: number, scenario: string, variant: MatrixVariant, seed: number) => void;
+}
+
+/** What one run (scenario × variant × seed) measured. Ratios 0..1, durations ms. */
+export interface MatrixCell {
+  readonly seed: number;
+  /** Calls that succeeded / calls. */
+  readonly availability: number;
+  /** Attempts that reached the dependency / calls, over the run. */
+  readonly loadMultiplier: number;
+  /** The same ratio in the worst second. */
+  readonly worstSecond: number;
+  /** Attempts that reached the dependency inside the scenario's fault windows (`null` without one). */
+  readonly faultAttempts: number | null;
+  /** Breaker opens. */
+  readonly breakerOpens: number;
+  /** Attempts that had settled (and been recorded) when the breaker first opened; `null` if it never opened. */
+  readonly attemptsBeforeFirstOpen: number | null;
+  /**
+   * Ms from the end of the last fault window until per-second availability is back to ≥ 99 % of the
+   * pre-fault level (see `SimulationReport.timeToRecover`); `'never'` when it did not come back within
+   * the run; `null` when the scenario has no fault window that ends before the run does.
+   */
+  readonly timeToRecover: number | 'never' | null;
+}
+
+/** One scenario × variant over every seed. */
+export interface MatrixRow {
+  readonly scenario: string;
+  readonly variant: MatrixVariant;
+  readonly cells: readonly MatrixCell[];
+}
+
+/** Requests sent in the seconds covered by `windows` (whole seconds from each window's start). */
+function attemptsIn(report: SimulationReport, windows: readonly FaultWindow[]): number {
+  let total = 0;
+  for (const w of windows) {
+    for (let s = Math.floor(w.start / 1000); s * 1000 < w.end && s < report.perSecond.length; s++) total += report.perSecond[s]!.dependencyRequests;
+  }
+  return total;
+}
+
+function variantPolicy(policy: Policy, variant: MatrixVariant): Policy {
+  return variant === 'policy' ? policy : policy.with({ breaker: undefined });
+}
+
+async function runCell(policy: Policy, scenario: MatrixScenario, variant: MatrixVariant, rate: number, seed: number): Promise<MatrixCell> {
+  let attempts = 0;
+  let beforeOpen: number | null = null;
+  const counting = (event: CallEvent): void => {
+    if (event.kind === 'attempt') {
+      if (event.verdict !== 'Limited') attempts++;
+    } else if (event.kind === 'breakerOpened' && beforeOpen === null) beforeOpen = attempts;
+  };
+  let builder = Simulate.policy(variantPolicy(policy, variant).withListener(counting))
+    .against(scenario.dependency(rate))
+    .under(Load.constant({ perSecond: rate }))
+    .for(scenario.duration);
+  if (variant === 'adaptiveThrottle') builder = builder.throttledBy(AdaptiveThrottle.sre());
+  const report = await builder.run(seed);
+  const ends = scenario.faults.length > 0 && scenario.faults[scenario.faults.length - 1]!.end < scenario.duration;
+  return Object.freeze({
+    seed,
+    availability: report.availability,
+    loadMultiplier: report.loadMultiplier,
+    worstSecond: report.amplification,
+    faultAttempts: scenario.faults.length === 0 ? null : attemptsIn(report, scenario.faults),
+    breakerOpens: report.breakerOpens,
+    attemptsBeforeFirstOpen: beforeOpen,
+    timeToRecover: ends ? (report.timeToRecover ?? 'never') : null,
+  });
+}
+
+function checkOptions(options: MatrixOptions): { seeds: readonly number[]; rate: number; scenarios: readonly MatrixScenario[]; variants: readonly MatrixVariant[] } {
+  const seeds = options.seeds ?? MATRIX_SEEDS;
+  if (!Array.isArray(seeds) || seeds.length === 0 || seeds.some((s) => typeof s !== 'number' || !Number.isInteger(s) || s < 0 || s > MAX_SEED)) {
+    throw new PolicyConfigError('seeds', seeds, `must be a non-empty array of integers in [0, ${MAX_SEED}]`);
+  }
+  const rate = options.rate ?? MATRIX_RATE;
+  if (typeof rate !== 'number' || !(rate > 0) || rate > 100_000) throw new PolicyConfigError('rate', rate, 'must be a number of calls per second in (0, 100000]');
+  const scenarios = options.scenarios === undefined ? MATRIX_SCENARIOS : options.scenarios.map(matrixScenario);
+  const variants = options.variants ?? MATRIX_VARIANTS;
+  for (const v of variants) {
+    if (!MATRIX_VARIANTS.includes(v)) throw new PolicyConfigError('variants', v, `must be among ${MATRIX_VARIANTS.join(', ')}`);
+  }
+  return { seeds, rate, scenarios, variants };
+}
+
+/**
+ * The scenario matrix (DESIGN §8.1): every scenario of {@link MATRIX_SCENARIOS} for a policy, the
+ * same policy with its breaker off and the adaptive-throttle reference, over several seeds, in the
+ * simulator (deterministic: the same options give the same report).
+ *
+ * ```ts
+ * const matrix = await ScenarioMatrix.run(Resilience.http, { scenarios: ['outage-30s'], seeds: [1] });
+ * matrix.cell('outage-30s', 'policy', 1).faultAttempts; // attempts the dead dependency received
+ * console.log(matrix.toString());
+ * ```
+ */
+export const ScenarioMatrix = {
+  /**
+   * Runs the matrix for `policy`.
+   * @throws PolicyConfigError naming `seeds`, `rate`, `scenario` or `variants` for a bad option, or
+   *   what `Simulate` throws for a policy it cannot simulate (a pinned budget or breaker).
+   */
+  async run(policy: Policy, options: MatrixOptions = {}): Promise<MatrixReport> {
+    const { seeds, rate, scenarios, variants } = checkOptions(options);
+    const rows: MatrixRow[] = [];
+    const total = scenarios.length * variants.length * seeds.length;
+    let done = 0;
+    for (const scenario of scenarios) {
+      for (const variant of variants) {
+        const cells: MatrixCell[] = [];
+        for (const seed of seeds) {
+          cells.push(await runCell(policy, scenario, variant, rate, seed));
+          options.onProgress?.(++done, total, scenario.name, variant, seed);
+        }
+        rows.push(Object.freeze({ scenario: scenario.name, variant, cells: Object.freeze(cells) }));
+      }
+    }
+    return new MatrixReport(policy.name, rate, seeds, rows);
+  },
+} as const;
+
+const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
+const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** The result of {@link ScenarioMatrix.run}: one row per scenario × variant, one cell per seed. */
+export class MatrixReport {
+  /** @internal built by {@link ScenarioMatrix.run}. */
+  constructor(
+    /** The policy's name (`''` when unnamed). */
+    readonly policy: string,
+    /** Calls per second offered. */
+    readonly rate: number,
+    /** The seeds every row ran. */
+    readonly seeds: readonly number[],
+    /** Rows in matrix order (scenario, then variant). */
+    readonly rows: readonly MatrixRow[],
+  ) {}
+
+  /** The row for `scenario` × `variant`. @throws RangeError when the matrix did not run it. */
+  row(scenario: string, variant: MatrixVariant): MatrixRow {
+    const found = this.rows.find((r) => r.scenario === scenario && r.variant === variant);
+    if (found === undefined) throw new RangeError(`the matrix has no row ${scenario} × ${variant}`);
+    return found;
+  }
+
+  /** The cell for `scenario` × `variant` × `seed`. @throws RangeError when the matrix did not run it. */
+  cell(scenario: string, variant: MatrixVariant, seed: number): MatrixCell {
+    const found = this.row(scenario, variant).cells.find((c) => c.seed === seed);
+    if (found === undefined) throw new RangeError(`the matrix has no cell ${scenario} × ${variant} × seed ${seed}`);
+    return found;
+  }
+
+  /** Every figure, ratios rounded to 4 decimals: stable for the same options. */
+  toJSON(): { policy: string; rate: number; seeds: number[]; rows: MatrixRow[] } {
+    const r4 = (x: number) => Math.round(x * 10_000) / 10_000;
+    return {
+      policy: this.policy,
+      rate: this.rate,
+      seeds: [...this.seeds],
+      rows: this.rows.map((row) => ({
+        scenario: row.scenario,
+        variant: row.variant,
+        cells: row.cells.map((c) => ({ ...c, availability: r4(c.availability), loadMultiplier: r4(c.loadMultiplier), worstSecond: r4(c.worstSecond) })),
+      })),
+    };
+  }
+
+  /**
+   * The table: per row, availability as the mean over seeds (lowest seed in brackets), load and
+   * worst-second multipliers as means, attempts during the fault as a mean, breaker opens as the
+   * mean (most in brackets), attempts before the first open and time to recover as the worst seed.
+   */
+  toString(): string {
+    const header = ['scenario', 'variant', 'availability (min)', 'load ×', 'worst s ×', 'attempts in fault', 'opens (max)', 'first open after', 'recovered after'];
+    const label: Record<MatrixVariant, string> = { policy: this.policy || 'policy', breakerOff: 'breaker off', adaptiveThrottle: 'SRE throttle' };
+    const rows = this.rows.map(({ scenario, variant, cells }) => {
+      const availability = cells.map((c) => c.availability);
+      const fault = cells.map((c) => c.faultAttempts);
+      const opens = cells.map((c) => c.breakerOpens);
+      const first = cells.map((c) => c.attemptsBeforeFirstOpen);
+      const ttr = cells.map((c) => c.timeToRecover);
+      return [
+        scenario,
+        label[variant],
+        `${pct(mean(availability))} (${pct(Math.min(...availability))})`,
+        mean(cells.map((c) => c.loadMultiplier)).toFixed(3),
+        mean(cells.map((c) => c.worstSecond)).toFixed(2),
+        fault[0] === null ? '-' : String(Math.round(mean(fault as number[]))),
+        `${mean(opens).toFixed(1)} (${Math.max(...opens)})`,
+        first.every((f) => f === null) ? '-' : first.some((f) => f === null) ? `${Math.max(...(first.filter((f) => f !== null) as number[]))}, never` : String(Math.max(...(first as number[]))),
+        ttr.some((t) => t === null) ? '-' : ttr.some((t) => t === 'never') ? 'never' : `${(Math.max(...(ttr as number[])) / 1000).toFixed(0)} s`,
+      ];
+    });
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+    const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+    const title = `Scenario matrix${this.policy ? ` — policy ${this.policy}` : ''}: ${this.rate} calls/s, seeds ${this.seeds.join(', ')}`;
+    return [title, '', line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+  }
+}

@@ -1,0 +1,54 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** `nresilience simulate --matrix`, run from the built dist as a user would. */
+const root = process.cwd();
+const main = join(root, 'dist/cli/main.js');
+const dir = mkdtempSync(join(tmpdir(), 'nresilience-matrix-'));
+const config = join(dir, 'resilience.json');
+writeFileSync(config, JSON.stringify({ policies: { api: { preset: 'http' }, plain: { attempts: 3 } } }));
+
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [main, 'simulate', '--config', config, ...args], { cwd: root, encoding: 'utf8' }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+    });
+  });
+}
+
+describe('nresilience simulate --matrix', () => {
+  it('prints the policy beside breaker off and the SRE throttle, with progress on stderr', async () => {
+    const result = await cli('--policy', 'api', '--matrix', '--scenarios', 'cold-start-dead', '--seeds', '1');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines[0]).toBe('Scenario matrix — policy api: 500 calls/s, seeds 1');
+    expect(lines.slice(4).map((l) => l.split(/\s{2,}/).slice(0, 2))).toEqual([
+      ['cold-start-dead', 'api'],
+      ['cold-start-dead', 'breaker off'],
+      ['cold-start-dead', 'SRE throttle'],
+    ]);
+    expect(result.stderr).toContain('matrix 3/3: cold-start-dead · adaptiveThrottle · seed 1');
+  });
+
+  it('prints JSON with --json, and leaves out "breaker off" for a policy without a breaker', async () => {
+    const result = await cli('--policy', 'plain', '--matrix', '--json', '--scenarios', 'cold-start-dead', '--seeds', '4', '--rate', '50');
+    expect(result.code).toBe(0);
+    const json = JSON.parse(result.stdout) as { policy: string; rate: number; seeds: number[]; rows: { scenario: string; variant: string; cells: { seed: number; breakerOpens: number }[] }[] };
+    expect([json.policy, json.rate, json.seeds]).toEqual(['plain', 50, [4]]);
+    expect(json.rows.map((r) => [r.scenario, r.variant, r.cells.map((c) => [c.seed, c.breakerOpens])])).toEqual([
+      ['cold-start-dead', 'policy', [[4, 0]]],
+      ['cold-start-dead', 'adaptiveThrottle', [[4, 0]]],
+    ]);
+  });
+
+  it('exits 2 naming a bad --seeds or --scenarios value', async () => {
+    const seeds = await cli('--policy', 'api', '--matrix', '--seeds', '1,x');
+    expect(seeds.code).toBe(2);
+    expect(seeds.stderr).toContain('--seeds: "1,x" is invalid: must be a comma-separated list of integers');
+    const scenarios = await cli('--policy', 'api', '--matrix', '--scenarios', 'healthy,typo');
+    expect(scenarios.code).toBe(2);
+    expect(scenarios.stderr).toContain('--scenarios: "typo" is invalid: must be among healthy, failing-1');
+  });
+});
