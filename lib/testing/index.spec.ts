@@ -31,6 +31,15 @@ describe('testing kit entry point', () => {
         'Load',
         'RECOVERY_LEVEL',
         'RECOVERY_SECONDS',
+        // The scenario matrix and its reference throttle.
+        'AdaptiveThrottle',
+        'ScenarioMatrix',
+        'MatrixReport',
+        'MATRIX_SCENARIOS',
+        'MATRIX_RATE',
+        'MATRIX_VARIANTS',
+        'MATRIX_SEEDS',
+        'matrixScenario',
       ].sort(),
     );
     expect(kit.FakeClock).toBe(FakeClock);
