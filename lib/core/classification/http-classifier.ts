@@ -1,4 +1,4 @@
-import type { ClassifierRule } from './classifier.js';
+import type { ClassifierRule } from './classifier-rule.js';
 import { WallClock } from '../time/clock.js';
 import { parseRetryAfter } from '../backoff/retry-after.js';
 import { Verdict } from './verdict.js';
