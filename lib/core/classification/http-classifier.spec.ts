@@ -126,12 +126,15 @@ describe('Resilience.http with Classifier.http', () => {
       return script.shift()!;
     });
     await clock.advance(2000);
-    await clock.advance(100);
+    await clock.advance(1000);
     const result = await pending;
     expect(result.reason).toBe('succeeded');
     expect(result.attempts.map((a) => a.verdict)).toEqual(['Throttled', 'Transient', 'Ok']);
-    // Pushback replaces the curve exactly (2000 ms); the 502's backoff is full jitter of 200 ms at random 0.5.
-    expect(times.map((t) => t - times[0]!)).toEqual([0, 2000, 2100]);
+    // Pushback replaces the curve exactly (2000 ms); after it the curve starts again from the first
+    // retry's delay (gRFC A6), so the 502 waits what the curve gives a first retry.
+    const curve = policy.options.backoff.compute({ attempt: 2, verdict: Verdict.transient, error: undefined, remaining: Infinity, signal: undefined, random: () => 0.5 });
+    expect(curve).toBeGreaterThan(0);
+    expect(times.map((t) => t - times[0]!)).toEqual([0, 2000, 2000 + curve]);
   });
 
   it('never counts a 404 as breaker evidence: 20 answers in a row leave the breaker closed', async () => {
