@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { Backoff, Breaker, CallRejectedError, FakeClock, Jitter, type PolicyOptions, Resilience, RetryBudget } from '../lib/core/index.js';
+import { Ambient, Backoff, Breaker, CallRejectedError, FakeClock, Jitter, type PolicyOptions, Resilience, RetryBudget } from '../lib/core/index.js';
 import { Classifier, createResilienceInterceptor, type ResilienceInterceptorOptions } from '../lib/grpc/index.js';
 import { EventRecorder } from '../lib/testing/index.js';
 import { LoopbackGrpc, stream, unary } from './support/grpc-loopback.js';
@@ -189,9 +189,10 @@ describe('unary calls through the resilience interceptor', () => {
     expect(recorder.terminal.map((event) => event.reason)).toEqual(['cancelled']);
   });
 
-  it('Classifier.grpc is what a policy with the default classifier runs with', () => {
+  it('Classifier.grpc is what a policy with a preset classifier (default, http) runs with; a custom one is kept', () => {
     const { interceptor } = setup();
     expect(interceptor.policyFor(ECHO).options.classifier).toBe(Classifier.grpc);
+    expect(setup({ policy: Resilience.http }).interceptor.policyFor(ECHO).options.classifier).toBe(Classifier.grpc);
     const custom = Classifier.grpc.with(() => undefined);
     expect(setup({ classifier: custom }).interceptor.policyFor(ECHO).options.classifier).toBe(custom);
   });
@@ -244,6 +245,44 @@ describe('wire deadlines (real clock, short bounds)', () => {
     const outcome = await unary(client, 'Say', { deadline: Date.now() - 1 });
     expect(outcome.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect(server.calls('Say')).toHaveLength(0);
+  });
+});
+
+describe('the ambient context (inbound request being served)', () => {
+  it("bounds the wire deadline by the inbound request's remaining time and sends what is left as x-nresilience-remaining-ms", async () => {
+    const interceptor = createResilienceInterceptor({ policy: Resilience.default, repeatable: [ECHO] });
+    const client = server.client('Echo', { interceptors: [interceptor] });
+    clients.push(client);
+    await Ambient.run({ remaining: 150 }, () => unary(client, 'Say'));
+    const [call] = server.calls('Say');
+    expect(call!.remaining).toBeGreaterThan(100);
+    expect(call!.remaining).toBeLessThanOrEqual(200);
+    const sent = Number(call!.metadata.get('x-nresilience-remaining-ms')[0]);
+    expect(sent).toBeGreaterThan(100);
+    expect(sent).toBeLessThanOrEqual(150);
+  });
+
+  it('an inbound request with no time left is never put on the wire', async () => {
+    const { client, drive } = setup();
+    const outcome = await drive(Ambient.run({ remaining: 0 }, () => unary(client, 'Say')));
+    expect(outcome.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(server.calls('Say')).toHaveLength(0);
+  });
+
+  it('inside Resilience.singleShot a repeatable call makes one attempt and carries no retrying marker', async () => {
+    const { client, drive } = setup();
+    server.script('Say', { code: grpc.status.UNAVAILABLE });
+    const outcome = await drive(Resilience.singleShot(() => unary(client, 'Say')));
+    expect(outcome.error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(server.calls('Say').map((call) => call.metadata.get('x-nresilience-retrying'))).toEqual([[]]);
+  });
+
+  it('propagateCriticality sends the ambient criticality; without it none is sent', async () => {
+    const on = setup({ propagateCriticality: true });
+    await on.drive(Ambient.run({ criticality: 'sheddable' }, () => unary(on.client, 'Say')));
+    const off = setup();
+    await off.drive(Ambient.run({ criticality: 'sheddable' }, () => unary(off.client, 'Say')));
+    expect(server.calls('Say').map((call) => call.metadata.get('x-nresilience-criticality'))).toEqual([['sheddable'], []]);
   });
 });
 

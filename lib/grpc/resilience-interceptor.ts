@@ -1,5 +1,5 @@
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
-import { Classifier, Policy, PolicyConfigError, rejectUnknownKeys } from '../core/index.js';
+import { Ambient, Classifier, Policy, PolicyConfigError, rejectUnknownKeys } from '../core/index.js';
 import { type GrpcMethod, grpcMethodOf } from './grpc-method.js';
 import { ResilientCall } from './resilient-call.js';
 import { type PolicySourceOption, ServicePolicies } from './service-policies.js';
@@ -12,9 +12,10 @@ export interface ResilienceInterceptorOptions {
   /**
    * The policy calls run under: a `Policy`, or a function returning the current one (in Nest,
    * `() => registry.get('orders')`, so a config reload takes effect). Each service gets its own
-   * instance of it (own breaker, retry budget and estimators). A policy whose classifier is the
-   * default runs with `Classifier.grpc`; any other classifier is used as given (build one with
-   * `Classifier.grpc.with(...rules)` to keep the gRPC rules).
+   * instance of it (own breaker, retry budget and estimators). A policy whose classifier is a
+   * preset that knows no gRPC status (`Classifier.default`, or `Classifier.http` as in
+   * `Resilience.http`) runs with `Classifier.grpc`; any other classifier is used as given (build one
+   * with `Classifier.grpc.with(...rules)` to keep the gRPC rules).
    */
   policy: PolicySourceOption;
   /**
@@ -40,6 +41,11 @@ export interface ResilienceInterceptorOptions {
   repeatableWhen?: (method: GrpcMethod) => boolean;
   /** Classifier for every key instead of the policy's (default: see `policy`). */
   classifier?: Classifier;
+  /**
+   * Send the ambient work's criticality (`x-nresilience-criticality`) with every attempt, so the
+   * server can shed sheddable work first. Default false.
+   */
+  propagateCriticality?: boolean;
 }
 
 /** The interceptor, with access to its per-service state. */
@@ -51,7 +57,7 @@ export interface ResilienceInterceptor extends Interceptor {
   policyFor(key: string): Policy;
 }
 
-const OPTION_KEYS = ['policy', 'scopeBy', 'maximumServices', 'repeatable', 'repeatableWhen', 'classifier'];
+const OPTION_KEYS = ['policy', 'scopeBy', 'maximumServices', 'repeatable', 'repeatableWhen', 'classifier', 'propagateCriticality'];
 
 /**
  * A grpc-js client interceptor running every unary and server-streaming call under a resilience
@@ -65,7 +71,12 @@ const OPTION_KEYS = ['policy', 'scopeBy', 'maximumServices', 'repeatable', 'repe
  * - each attempt's wire deadline is min(attempt bound, the caller's own deadline, a parent call's,
  *   the inbound request's remaining time) + 50 ms, so the policy's timer fires first; a call with
  *   no time left is never put on the wire (DEADLINE_EXCEEDED at once);
- * - the first attempt of a call that may be retried carries `x-nresilience-retrying: 1`.
+ * - the first attempt of a call that may be retried carries `x-nresilience-retrying: 1`; every
+ *   bounded attempt carries the time it has left as `x-nresilience-remaining-ms` (besides
+ *   `grpc-timeout`), and its criticality with `propagateCriticality`;
+ * - inside `Resilience.singleShot(fn)` calls make one attempt each;
+ * - the inbound request's remaining time comes from the ambient context (filled by
+ *   `ResilienceRpcContextInterceptor` or the HTTP inbound middleware).
  * Final failures reach the client as gRPC statuses: refusals of this process (budget, breaker) as
  * UNAVAILABLE, deadlines and attempt timeouts as DEADLINE_EXCEEDED, with the library's error as
  * the `ServiceError`'s `cause`.
@@ -79,7 +90,7 @@ const OPTION_KEYS = ['policy', 'scopeBy', 'maximumServices', 'repeatable', 'repe
 export function createResilienceInterceptor(options: ResilienceInterceptorOptions): ResilienceInterceptor {
   if (options === null || typeof options !== 'object') throw new PolicyConfigError('options', options, 'must be an object { policy, ... }');
   rejectUnknownKeys(options, OPTION_KEYS, '', 'gRPC interceptor option');
-  const { policy, scopeBy = 'service', maximumServices = DEFAULT_MAXIMUM_SERVICES, repeatable = [], repeatableWhen, classifier } = options;
+  const { policy, scopeBy = 'service', maximumServices = DEFAULT_MAXIMUM_SERVICES, repeatable = [], repeatableWhen, classifier, propagateCriticality = false } = options;
   if (!(policy instanceof Policy) && typeof policy !== 'function') {
     throw new PolicyConfigError('policy', policy, 'must be a Policy or a function returning the current Policy');
   }
@@ -92,6 +103,7 @@ export function createResilienceInterceptor(options: ResilienceInterceptorOption
   }
   if (repeatableWhen !== undefined && typeof repeatableWhen !== 'function') throw new PolicyConfigError('repeatableWhen', repeatableWhen, 'must be a function (method) => boolean');
   if (classifier !== undefined && !(classifier instanceof Classifier)) throw new PolicyConfigError('classifier', classifier, 'must be a Classifier (e.g. Classifier.grpc.with(...rules))');
+  if (typeof propagateCriticality !== 'boolean') throw new PolicyConfigError('propagateCriticality', propagateCriticality, 'must be a boolean');
 
   const marked = new Set(repeatable.map((name) => name.replace(/^\//, '')));
   const isRepeatable = repeatableWhen ?? ((method: GrpcMethod) => marked.has(method.service) || marked.has(method.qualified));
@@ -101,11 +113,13 @@ export function createResilienceInterceptor(options: ResilienceInterceptorOption
     const definition = callOptions.method_definition;
     if (definition.requestStream) return new InterceptingCall(nextCall(callOptions));
     const method = grpcMethodOf(definition.path, false, definition.responseStream);
+    const ambient = Ambient.current();
     const plan = {
       policy: services.for(scopeBy === 'method' ? method.qualified : method.service),
-      repeatable: isRepeatable(method) === true,
+      repeatable: ambient?.singleShot !== true && isRepeatable(method) === true,
       streaming: definition.responseStream,
-      inboundRemaining: Infinity,
+      inboundRemaining: Ambient.remaining() ?? Infinity,
+      criticality: propagateCriticality ? ambient?.criticality : undefined,
     };
     return new InterceptingCall(new ResilientCall(plan, callOptions, nextCall));
   }) as ResilienceInterceptor;

@@ -1,8 +1,10 @@
 import { type InterceptingListener, type InterceptorOptions, Metadata, type NextCall, type StatusObject } from '@grpc/grpc-js';
 import {
+  AmbientHeaders,
   type AttemptContext,
   AttemptTimeoutError,
   CallRejectedError,
+  type Criticality,
   DeadlineExceededError,
   GrpcStatus,
   type Policy,
@@ -16,7 +18,7 @@ import { wireDeadline } from './wire-deadline.js';
 type WireCall = ReturnType<NextCall>;
 
 /** Metadata key of the nested-retry marker, the same as the .NET library's (DESIGN §1). */
-export const RETRYING_METADATA = 'x-nresilience-retrying';
+export const RETRYING_METADATA = AmbientHeaders.retrying;
 
 /** What a call is run with, decided by the interceptor from the method and its options. */
 export interface CallPlan {
@@ -28,6 +30,8 @@ export interface CallPlan {
   readonly streaming: boolean;
   /** Time left, ms, of the inbound request being served (`Infinity` when none). */
   readonly inboundRemaining: number;
+  /** Criticality to send with each attempt, `undefined` for none. */
+  readonly criticality: Criticality | undefined;
 }
 
 /** An attempt that reached an end the policy accepts: a unary answer, or a stream's first message. */
@@ -153,7 +157,8 @@ export class ResilientCall {
     if (signal.aborted) return Promise.reject(signal.reason);
     const outer = this.outerAt - policy.options.clock.now();
     // A stream's attempt timeout bounds only the wait for its first message, not the stream.
-    const deadline = wireDeadline(streaming ? context.remaining : context.bound, outer);
+    const bound = streaming ? context.remaining : context.bound;
+    const deadline = wireDeadline(bound, outer);
     if (deadline === undefined) {
       // No time left: never put this attempt on the wire.
       const expired = new DeadlineExceededError(Math.max(0, outer));
@@ -183,6 +188,8 @@ export class ResilientCall {
       const release = (): void => signal.removeEventListener('abort', onAbort);
       const metadata = (this.metadata ?? new Metadata()).clone();
       if (context.attempt === 1 && repeatable && policy.options.attempts > 1) metadata.set(RETRYING_METADATA, '1');
+      if (deadline !== Infinity) metadata.set(AmbientHeaders.remaining, String(Math.floor(Math.min(bound, outer))));
+      if (this.plan.criticality !== undefined) metadata.set(AmbientHeaders.criticality, this.plan.criticality);
       wire.start(metadata, {
         onReceiveMetadata: (received) => {
           if (answer !== undefined && this.committed === answer) return;

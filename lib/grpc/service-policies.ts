@@ -17,7 +17,8 @@ export class ServicePolicies {
    * @param source the policy, or a function returning the current one
    * @param maximumKeys the most services (or methods) held at once
    * @param classifier the classifier keys run with, or `undefined` for the policy's own — replaced by
-   *   `Classifier.grpc` when that is the default classifier (which would retry every status)
+   *   `Classifier.grpc` when that is a preset that knows no gRPC status (`Classifier.default` would
+   *   retry every status, `Classifier.http` is `Resilience.http`'s)
    */
   constructor(
     private readonly source: PolicySourceOption,
@@ -29,7 +30,8 @@ export class ServicePolicies {
   for(key: string): Policy {
     const template = typeof this.source === 'function' ? this.source() : this.source;
     if (template !== this.template || this.scope === undefined) {
-      const classifier = this.classifier ?? (template.options.classifier === Classifier.default ? Classifier.grpc : undefined);
+      const own = template.options.classifier;
+      const classifier = this.classifier ?? (own === Classifier.default || own === Classifier.http ? Classifier.grpc : undefined);
       this.scope = new PolicyScope<string>(template, {
         maximumKeys: this.maximumKeys,
         shape: classifier === undefined ? undefined : (_key, policy) => policy.with({ classifier }),

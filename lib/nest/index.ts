@@ -27,6 +27,8 @@ export { ConfigFileSource, type ConfigFileSourceOptions, DEFAULT_CONFIG_DEBOUNCE
 export { type ConfigChanges, type ConfigServiceLike, ResilienceConfigSource } from './resilience-config-source.js';
 export type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
 export { PROBLEM_JSON, ProblemTypes, type ResilienceProblem, ResilienceExceptionFilter } from './resilience-exception.filter.js';
+export { type GrpcRefusal, grpcRefusalAnswer } from './grpc-refusal-answer.js';
+export { ResilienceRpcContextInterceptor } from './resilience-rpc-context.interceptor.js';
 export type { ResilienceForRootAsyncOptions, ResilienceForRootOptions } from './resilience-module-definition.js';
 export type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilience-module-options.interface.js';
 export { ResilienceModule } from './resilience.module.js';

@@ -1,7 +1,9 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpStatus, Injectable, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import type { Observable } from 'rxjs';
 import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from '../core/errors.js';
 import { formatRetryAfter } from '../core/backoff/retry-after.js';
+import { grpcRefusalAnswer } from './grpc-refusal-answer.js';
 
 /** Media type of the bodies {@link ResilienceExceptionFilter} writes (RFC 9457). */
 export const PROBLEM_JSON = 'application/problem+json';
@@ -36,7 +38,10 @@ export interface ResilienceProblem {
  *   body type `urn:nresilience:problem:deadline-exceeded`.
  *
  * Bodies are `application/problem+json` `{ type, title, status, detail, reason }`. In non-HTTP
- * contexts (RPC, WebSocket, GraphQL) the exception is rethrown untouched for their own handling.
+ * contexts: a gRPC microservice handler (Nest's gRPC transport, also in a hybrid app) answers
+ * UNAVAILABLE with `grpc-retry-pushback-ms` for a refusal and DEADLINE_EXCEEDED for a deadline (see
+ * `grpcRefusalAnswer`), never touching HTTP APIs; other contexts (other RPC transports, WebSocket,
+ * GraphQL) get the exception rethrown untouched for their own handling.
  * Register it globally with `ResilienceModule.forRoot({ exceptionFilter: true })`, or per controller
  * with `@UseFilters(ResilienceExceptionFilter)`. Uses Nest's `HttpAdapterHost` (any platform); without
  * one (constructed by hand) it writes through the Node/Express response API.
@@ -49,9 +54,14 @@ export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedEr
 
   /**
    * Writes the problem response for `exception`.
-   * @throws the exception itself outside HTTP contexts, or when it is neither error type.
+   * @returns in a gRPC context, the Observable erroring with the gRPC status Nest's server sends
+   * @throws the exception itself outside HTTP and gRPC contexts, or when it is neither error type.
    */
-  catch(exception: CallRejectedError | DeadlineExceededError | AttemptTimeoutError, host: ArgumentsHost): void {
+  catch(exception: CallRejectedError | DeadlineExceededError | AttemptTimeoutError, host: ArgumentsHost): void | Observable<never> {
+    if (host.getType() === 'rpc') {
+      const answer = grpcRefusalAnswer(exception, host);
+      if (answer !== undefined) return answer;
+    }
     if (host.getType() !== 'http') throw exception;
     const answer = ResilienceExceptionFilter.problemFor(exception);
     if (answer === undefined) throw exception;

@@ -8,6 +8,7 @@ import { type Work, execute } from '../execution/executor.js';
 import { DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
 import type { TokenBucket } from '../budget/retry-budget.js';
 import { PolicyConfigError } from '../errors.js';
+import { Ambient } from '../ambient/ambient-context.js';
 
 /** Per-call options. */
 export interface RunOptions {
@@ -129,7 +130,7 @@ function checkAttempts(attempts: unknown): void {
   }
 }
 
-/** Ready-made policies (DESIGN §3.1). */
+/** Ready-made policies (DESIGN §3.1), and the single-shot scope. */
 export const Resilience = {
   /** 3 attempts, exponential backoff with full jitter (100 ms base, 30 s cap), automatic retry budget, no deadline. */
   default: new Policy(DEFAULT_OPTIONS),
@@ -138,4 +139,11 @@ export const Resilience = {
    * §3.6 and `Classifier.http` (a 404 is an answer, a 503 with `Retry-After` is pushback).
    */
   http: new Policy(mergeOptions(DEFAULT_OPTIONS, { deadline: 30_000, breaker: Breaker.default, classifier: Classifier.http })),
+  /**
+   * Runs `fn` in a single-shot scope (DESIGN §3.9): every policy call made inside it, to any depth
+   * and through its awaits, makes one attempt — no retries — for work an outer layer already
+   * retries. The breaker, budget deposits and deadlines still apply. Returns what `fn` returns.
+   * Same as `Ambient.singleShot`.
+   */
+  singleShot: Ambient.singleShot,
 } as const;
