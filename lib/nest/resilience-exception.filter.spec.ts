@@ -55,9 +55,10 @@ describe('ResilienceExceptionFilter', () => {
     expect(JSON.parse(response.body)).toMatchObject({ status: 503, reason: 'BudgetExhausted' });
   });
 
-  it('rethrows outside HTTP contexts', () => {
+  it('rethrows outside HTTP and gRPC contexts (a TCP microservice, whose context is not gRPC metadata)', () => {
     const error = new DeadlineExceededError(5);
-    const host = { getType: () => 'rpc' } as unknown as ArgumentsHost;
+    const host = { getType: () => 'rpc', switchToRpc: () => ({ getContext: () => ({ args: ['sum'] }), getData: () => [1, 2] }) } as unknown as ArgumentsHost;
     expect(() => new ResilienceExceptionFilter().catch(error, host)).toThrow(error);
+    expect(() => new ResilienceExceptionFilter().catch(error, { getType: () => 'ws' } as unknown as ArgumentsHost)).toThrow(error);
   });
 });
