@@ -74,7 +74,8 @@ export interface PolicyConfig {
  */
 export type BreakerConfig = boolean | (Omit<BreakerSettings, BreakerDurationKey> & Partial<Record<BreakerDurationKey, DurationConfig>>);
 
-type BreakerDurationKey = 'breakDuration' | 'maximumBreak' | 'tripWindow' | 'baselineWindow' | 'probeTimeout';
+/** The breaker settings that are durations, so config may write them as `"15s"` strings. */
+export type BreakerDurationKey = 'breakDuration' | 'maximumBreak' | 'tripWindow' | 'baselineWindow' | 'probeTimeout';
 const BREAKER_DURATION_KEYS: readonly BreakerDurationKey[] = ['breakDuration', 'maximumBreak', 'tripWindow', 'baselineWindow', 'probeTimeout'];
 
 /**

@@ -8,6 +8,7 @@ export { getPolicyToken, InjectPolicy } from './inject-policy.decorator.js';
 export {
   type BackoffConfig,
   type BreakerConfig,
+  type BreakerDurationKey,
   type BudgetConfig,
   type BudgetPlan,
   type DurationConfig,

@@ -91,6 +91,7 @@ export class PolicyInstrumentation {
    * @param telemetry the OpenTelemetry instrumenter, or `undefined` for none
    * @param traces whether the instrumenter records spans
    * @param loggerFor the logger of a policy (default: a Nest `Logger` with context `NResilience.<name>`)
+   * @internal created by `ResilienceModule` (inject it with `RESILIENCE_INSTRUMENTATION`).
    */
   constructor(
     readonly logging: { profile: 'default' | 'verbose'; sampling: LogSampling } | undefined,

@@ -10,7 +10,7 @@ import { type TimerEntry, type TimerHandle, TimerHeap } from './timer-heap.js';
 export abstract class ManualClock implements Clock {
   /** The reading in ms; subclasses move it forward, never backwards. */
   protected current: number;
-  /** Pending timers, earliest first. */
+  /** Pending timers, earliest first. @internal */
   protected readonly heap = new TimerHeap();
 
   /** @param start the initial reading in milliseconds (default 0). */

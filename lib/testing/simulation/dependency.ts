@@ -124,7 +124,7 @@ const CAPACITY_KEYS = ['concurrency', 'queue', 'timeout'];
  */
 export class Dependency {
   private constructor(
-    /** Service-time distribution (healthy). */
+    /** Service-time distribution (healthy). @internal read by the simulator. */
     readonly latency: LogNormalLatency,
     /** The capacity term (every field filled; `Infinity` = no limit). */
     readonly capacity: Required<DependencyCapacity>,
