@@ -6,6 +6,7 @@ export * from './time/clock.js';
 export * from './time/manual-clock.js';
 export * from './time/fake-clock.js';
 export * from './errors.js';
+export { ResilienceWarningCodes, type ResilienceWarningCode, setWarningSink, type WarningSink } from './diagnostics/warnings.js';
 export * from './execution/events.js';
 export * from './classification/verdict.js';
 export * from './budget/retry-budget.js';

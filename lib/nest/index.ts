@@ -35,6 +35,7 @@ export type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilien
 export { ResilienceModule } from './resilience.module.js';
 export { ATTEMPT_SIGNAL_METADATA, INJECT_POLICY_METADATA, RESILIENCE_MODULE_OPTIONS, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 export { Resilient, type ResilientOptions } from './resilient.decorator.js';
+export { WARNING_LOGGER_CONTEXT, nestWarningSink } from './nest-warnings.js';
 export { UnknownPolicyError } from './unknown-policy.error.js';
 export {
   LOGGER_CONTEXT_PREFIX,

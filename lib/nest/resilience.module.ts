@@ -6,6 +6,7 @@ import { bindClass, unbindRegistry } from './registry-hook.js';
 import { INJECT_POLICY_METADATA, RESILIENCE_MODULE_OPTIONS, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 import { RESILIENCE_INSTRUMENTATION, createInstrumentation } from './resilience-instrumentation.js';
 import { ConfigurableResilienceModule } from './resilience-module-definition.js';
+import { routeWarningsToNest } from './nest-warnings.js';
 
 /**
  * Named resilience policies for a Nest application.
@@ -53,6 +54,7 @@ export class ResilienceModule extends ConfigurableResilienceModule implements On
     private readonly scanner: MetadataScanner,
   ) {
     super();
+    routeWarningsToNest();
   }
 
   /**

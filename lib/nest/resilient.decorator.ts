@@ -3,6 +3,7 @@ import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../cor
 import type { Policy } from '../core/policy/policy.js';
 import { attemptSignalIndex } from './attempt-signal.decorator.js';
 import { registryFor } from './registry-hook.js';
+import { checkManagedClass, checkReturnType } from './resilient-checks.js';
 import { RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';
 
@@ -66,6 +67,7 @@ export function Resilient(name: string, options: ResilientOptions = {}): MethodD
     const method = original as (...args: unknown[]) => unknown;
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, key);
     const observable = options.returns === undefined ? isObservableType(returnType) : options.returns === 'observable';
+    if (options.returns === undefined) checkReturnType(name, label, returnType, observable);
     const context: WrapContext = { name, label, method, target, key, signalIndex: undefined };
     const wrapper = observable ? observableWrapper(context) : promiseWrapper(context);
 
@@ -91,6 +93,7 @@ interface WrapContext {
 }
 
 function policyFor(context: WrapContext, instance: unknown): Policy {
+  checkManagedClass(context.name, context.label, instance);
   const registry = registryFor(instance);
   if (registry === undefined) {
     throw new Error(

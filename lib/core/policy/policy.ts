@@ -3,6 +3,7 @@ import { type CallResult, CallLog } from '../execution/call-result.js';
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import { Classifier } from '../classification/classifier.js';
 import { Breaker } from '../breaker/breaker-value.js';
+import { checkDeadlineFits, checkListenerReplaced } from '../diagnostics/policy-checks.js';
 import { type CallEventListener, breakerTransitionEvent } from '../execution/events.js';
 import { type Work, execute } from '../execution/executor.js';
 import { DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
@@ -53,6 +54,8 @@ export class Policy implements ExecutablePolicy {
   breaker(): CircuitBreaker | undefined {
     if (this.resolvedBreaker === null) {
       const o = this.options;
+      // First use of this instance (every run asks for its breaker): judge the finished shape once.
+      checkDeadlineFits(o);
       this.resolvedBreaker = o.breaker?.resolve(this, o.clock, o.random, (_from, to, breakMs) => o.onEvent?.(breakerTransitionEvent(o.name, to, breakMs)));
     }
     return this.resolvedBreaker;
@@ -62,9 +65,13 @@ export class Policy implements ExecutablePolicy {
    * A new policy with `changes` applied over this one's settings.
    * @throws PolicyConfigError naming the field, the value and the rule (attempts < 1, negative durations,
    *   unknown keys, values of the wrong kind).
+   * Replacing listeners the policy had (`onEvent` without `around`) is reported once per policy name as
+   * a run-time warning (`ResilienceWarningCodes.replacedListeners`, see `setWarningSink`).
    */
   with(changes: PolicyOptions): Policy {
-    return new Policy(mergeOptions(this.options, changes));
+    const policy = new Policy(mergeOptions(this.options, changes));
+    checkListenerReplaced(this.options, changes);
+    return policy;
   }
 
   /**

@@ -1,0 +1,46 @@
+import { CONTROLLER_WATERMARK, INJECTABLE_WATERMARK } from '@nestjs/common/constants.js';
+import { ResilienceWarningCodes, warnOnce } from '../core/diagnostics/warnings.js';
+import { nestWarningSink } from './nest-warnings.js';
+
+/** What Nest's `@Injectable()` and `@Controller()` store on a class. */
+const MANAGED_CLASS_WATERMARKS = [INJECTABLE_WATERMARK, CONTROLLER_WATERMARK];
+/** Classes already looked at: the check runs on every call, the metadata is read once per class. */
+const checked = new WeakSet<Function>();
+
+/**
+ * Warns once per method when `@Resilient` decorates a method whose declared return type (the
+ * `design:returntype` TypeScript emits) is a known non-Promise type: the wrapper makes it async, so
+ * callers get a Promise of what they expected directly. `Object` (an interface, a union, a type-only
+ * import) and a missing type say nothing and are not reported.
+ * @internal
+ */
+export function checkReturnType(policy: string, label: string, returnType: unknown, observable: boolean): void {
+  if (observable || typeof returnType !== 'function' || returnType === Object || returnType === Promise) return;
+  warnOnce(
+    ResilienceWarningCodes.resilientMethod,
+    label,
+    `@Resilient('${policy}') on ${label}: its declared return type ${returnType.name} is neither a Promise nor an Observable, so the wrapper makes it async ` +
+      `(callers get Promise<${returnType.name}>). Declare Promise<T> (and make it async) or return an Observable.`,
+    nestWarningSink,
+  );
+}
+
+/**
+ * Warns once per class when a `@Resilient` method is called on an instance of a class without
+ * `@Injectable()`/`@Controller()`: Nest never creates it, so the module never binds it to its own
+ * registry (it falls back to the most recently initialized one) and never checks its policy names.
+ * @internal
+ */
+export function checkManagedClass(policy: string, label: string, instance: unknown): void {
+  const type = (instance as { constructor?: unknown } | null | undefined)?.constructor;
+  if (typeof type !== 'function' || checked.has(type)) return;
+  checked.add(type);
+  if (MANAGED_CLASS_WATERMARKS.some((key) => Reflect.getMetadata(key, type) === true)) return;
+  warnOnce(
+    ResilienceWarningCodes.resilientMethod,
+    type.name || label,
+    `@Resilient('${policy}') on ${label}: ${type.name || 'its class'} has no @Injectable() or @Controller(), so Nest never creates it and the module never binds it to its policies. ` +
+      'Add @Injectable() and register it as a provider.',
+    nestWarningSink,
+  );
+}
