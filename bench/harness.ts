@@ -61,20 +61,36 @@ export function formatSpread(s: Spread, digits = 2): string {
 let loops = 0;
 
 /**
- * A loop of `calls` awaited calls of `call`, compiled for this task alone (see the module note).
- * Resolves with the elapsed nanoseconds.
+ * What a loop is timed with: called with no argument before the loop (returns a mark) and with that
+ * mark after it (returns the elapsed nanoseconds).
  */
-export function compileLoop(call: () => unknown): (calls: number) => Promise<number> {
+export type Meter = (mark?: unknown) => unknown;
+
+/** Wall time (the default meter). */
+export const wallTime: Meter = (mark) => (mark === undefined ? process.hrtime.bigint() : Number(process.hrtime.bigint() - (mark as bigint)));
+
+/** CPU time of this process, user + system: moved less than wall time by other processes' load. */
+export const cpuTime: Meter = (mark) => {
+  if (mark === undefined) return process.cpuUsage();
+  const used = process.cpuUsage(mark as NodeJS.CpuUsage);
+  return (used.user + used.system) * 1000;
+};
+
+/**
+ * A loop of `calls` awaited calls of `call`, compiled for this task alone (see the module note).
+ * Resolves with the elapsed nanoseconds by `meter` (wall time by default).
+ */
+export function compileLoop(call: () => unknown, meter: Meter = wallTime): (calls: number) => Promise<number> {
   const make = new Function(
     'call',
-    'hrtime',
+    'meter',
     `/* loop ${loops++} */ return async function (calls) {
-       const start = hrtime();
+       const start = meter();
        for (let i = 0; i < calls; i++) await call();
-       return Number(hrtime() - start);
+       return meter(start);
      };`,
-  ) as (call: () => unknown, hrtime: () => bigint) => (calls: number) => Promise<number>;
-  return make(call, process.hrtime.bigint);
+  ) as (call: () => unknown, meter: Meter) => (calls: number) => Promise<number>;
+  return make(call, meter);
 }
 
 /**

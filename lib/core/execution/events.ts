@@ -33,6 +33,24 @@ export type CallEventKind =
 /** A listener for call events; an error it throws is swallowed. */
 export type CallEventListener = (event: CallEvent) => void;
 
+/** The fields of a {@link CallEvent} by name; every one but `kind` and `policy` may be left out. */
+export interface CallEventInit {
+  readonly kind: CallEventKind;
+  readonly policy: string;
+  /** Default 0 (not about an attempt). */
+  readonly attempt?: number;
+  readonly verdict?: VerdictKind;
+  /** The error's `name` (`typeof` for a thrown non-Error). */
+  readonly error?: string;
+  /** Milliseconds; default 0. */
+  readonly duration?: number;
+  /** Milliseconds; default 0. */
+  readonly delay?: number;
+  readonly reason?: StopReason;
+  /** Default false. */
+  readonly isTerminal?: boolean;
+}
+
 /**
  * One thing that happened in a call, as a plain object of fixed shape (DESIGN §3.12).
  * - `attempt`: an attempt ended (`verdict`, `duration` of that attempt).
@@ -62,6 +80,21 @@ export class CallEvent {
     readonly isTerminal: boolean,
   ) {}
 
+  /** An event from its fields by name (what the executor and listeners' tests build events with). */
+  static of(init: CallEventInit): CallEvent {
+    return new CallEvent(
+      init.kind,
+      init.policy,
+      init.attempt ?? 0,
+      init.verdict,
+      init.error,
+      init.duration ?? 0,
+      init.delay ?? 0,
+      init.reason,
+      init.isTerminal ?? false,
+    );
+  }
+
   /**
    * Human form, e.g. `[payments] Retrying #1 Transient (102ms) +200ms` (DESIGN §3.12); the stop reason
    * follows on terminal events and the error's name, when there is one, comes last:
@@ -86,5 +119,5 @@ export class CallEvent {
  */
 export function breakerTransitionEvent(policy: string, to: BreakerState, breakMs: number): CallEvent {
   const kind: CallEventKind = to === 'closed' ? 'breakerClosed' : to === 'open' || to === 'isolated' ? 'breakerOpened' : 'breakerHalfOpened';
-  return new CallEvent(kind, policy, 0, undefined, undefined, 0, to === 'open' ? breakMs : 0, undefined, false);
+  return CallEvent.of({ kind, policy, delay: to === 'open' ? breakMs : 0 });
 }

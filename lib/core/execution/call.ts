@@ -1,0 +1,164 @@
+import { Ambient } from '../ambient/ambient-context.js';
+import { Admission } from '../breaker/breaker-state.js';
+import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
+import type { TokenBucket } from '../budget/retry-budget.js';
+import type { Verdict } from '../classification/verdict.js';
+import type { RejectionReason } from '../errors.js';
+import type { ExecutablePolicy, ResolvedPolicyOptions } from '../policy/policy-options.js';
+import type { Clock } from '../time/clock.js';
+import type { AttemptContext } from './attempt-context.js';
+import type { CallLog } from './call-result.js';
+import { CallEvent, type CallEventInit, type CallEventKind, type CallEventListener, type StopReason } from './events.js';
+
+/** The function a policy protects. */
+export type Work<T> = (context: AttemptContext) => T | PromiseLike<T>;
+
+/**
+ * What a phase tells the loop: go on to the next phase, stop (the call's `reason` and outcome are
+ * set), or refuse (a guard of this process refused: `refusal` is set; the loop runs the one refusal path).
+ */
+export const Step = Object.freeze({ Go: 0, Stop: 1, Refuse: 2 } as const);
+/** One of the {@link Step} values. */
+export type Step = (typeof Step)[keyof typeof Step];
+
+/** A refusal by a guard of this process and the stop reason it ends the call with. */
+export const REFUSAL_REASONS = Object.freeze({
+  BudgetExhausted: 'budgetExhausted',
+  DependencyUnavailable: 'dependencyUnavailable',
+} as const satisfies Partial<Record<RejectionReason, StopReason>>);
+/** A guard's refusal the executor knows how to report (grows with limiters and quota). */
+export type GuardRefusal = keyof typeof REFUSAL_REASONS;
+
+/**
+ * One call's state, shared by the executor's phases (admission, retry decision, bounded attempt,
+ * recording): the settings and guards resolved once, the call's clock readings, and the last
+ * attempt's outcome. Every field is set in the constructor, so all calls share one object shape.
+ *
+ * Invariant: `error` is `undefined` unless `threw` (a returned value carries no error).
+ */
+export class Call<T> {
+  readonly options: ResolvedPolicyOptions;
+  readonly clock: Clock;
+  readonly listener: CallEventListener | undefined;
+  readonly breaker: CircuitBreaker | undefined;
+  readonly bucket: TokenBucket | undefined;
+  /** The call's deadline in ms (the ambient one folded in), `undefined` = none. */
+  readonly deadline: number | undefined;
+  /** Whether anyone reads the call's outcome: a listener or a `tryRun` log. */
+  readonly reported: boolean;
+  // Clock reads cost ~50 ns each: the call's start is read only when something reports or bounds
+  // the call, and attempts are timed only when a report or the breaker needs their durations.
+  readonly callTimed: boolean;
+  readonly timed: boolean;
+  /** Clock reading at the call's start (0 when not `callTimed`). */
+  readonly start: number;
+  /** Clock reading at which the deadline passes (`Infinity` without one). */
+  readonly deadlineAt: number;
+
+  /** Attempts started so far (the current one included once admitted). */
+  attempts = 0;
+  /** Retries before this one that followed a server pushback: the computed curve restarts after one (gRFC A6). */
+  curveOffset = 0;
+  /** What the breaker decided for the current attempt. */
+  admission: Admission = Admission.Closed;
+  /** Clock reading at the current attempt's start (0 when untimed). */
+  attemptStart = 0;
+  /** Whether the current attempt is bounded by `attemptTimeout` rather than by the deadline. */
+  byAttemptTimeout = false;
+  /** The backoff (ms) the retry decision chose before the next attempt. */
+  delay = 0;
+
+  /** The last attempt's outcome and verdict. */
+  verdict: Verdict | undefined = undefined;
+  value: T | undefined = undefined;
+  error: unknown = undefined;
+  threw = false;
+  /** The last attempt's duration, ms. */
+  duration = 0;
+  /** Whether the last attempt was cut off by this call's own deadline. */
+  deadlineHit = false;
+
+  /** Why the call stops, once a phase says `Stop`. */
+  reason: StopReason = 'succeeded';
+  /** The refusal to report, once a phase says `Refuse`. */
+  refusal: GuardRefusal | undefined = undefined;
+
+  constructor(
+    readonly policy: ExecutablePolicy,
+    readonly work: Work<T>,
+    readonly signal: AbortSignal | undefined,
+    readonly log: CallLog | undefined,
+    /** This call's most attempts: the policy's, or fewer when the caller capped it. */
+    readonly maxAttempts: number,
+  ) {
+    const o = policy.options;
+    this.options = o;
+    this.clock = o.clock;
+    this.listener = o.onEvent;
+    this.breaker = policy.breaker();
+    this.bucket = policy.bucket();
+    this.deadline = o.useAmbientDeadline ? tighterDeadline(o.deadline) : o.deadline;
+    this.reported = o.onEvent !== undefined || log !== undefined;
+    this.callTimed = this.reported || this.deadline !== undefined;
+    this.timed = this.reported || this.breaker !== undefined;
+    this.start = this.callTimed ? o.clock.now() : 0;
+    this.deadlineAt = this.deadline === undefined ? Infinity : this.start + this.deadline;
+  }
+
+  /** Stops the call with `error` as its outcome (cancellation, a deadline, a bug in a curve). */
+  fail(reason: StopReason, error: unknown): Step {
+    this.reason = reason;
+    this.error = error;
+    this.threw = true;
+    return Step.Stop;
+  }
+
+  /**
+   * Ends the call: the log's reason and duration, the one terminal event, then the outcome — the
+   * value of a success, else the error it stopped with or the last value a classifier rejected.
+   */
+  settle(): T {
+    const reason = this.reason;
+    const succeeded = reason === 'succeeded';
+    if (this.reported) {
+      const duration = this.clock.now() - this.start;
+      const log = this.log;
+      if (log !== undefined) {
+        log.reason = reason;
+        log.duration = duration;
+      }
+      if (this.listener !== undefined) {
+        const kind: CallEventKind = succeeded ? 'succeeded' : this.refusal !== undefined && reason !== 'cancelled' ? 'rejected' : 'failed';
+        this.emit({ kind, policy: this.options.name, attempt: this.attempts, verdict: this.verdict?.kind, error: succeeded ? undefined : errorName(this.error), duration, reason, isTerminal: true });
+      }
+    }
+    if (!succeeded && this.threw) throw this.error;
+    return this.value as T;
+  }
+
+  /** Tells the listener (the caller checks there is one, so no event is built for nobody). */
+  emit(init: CallEventInit): void {
+    try {
+      this.listener!(CallEvent.of(init));
+    } catch {
+      // A listener must never change the call's outcome (DESIGN §3.12).
+    }
+  }
+}
+
+/**
+ * The call's deadline under `useAmbientDeadline`: the lower of the policy's own and the inbound
+ * caller's remaining time (0 once that has passed, so no attempt starts).
+ */
+function tighterDeadline(own: number | undefined): number | undefined {
+  const left = Ambient.remaining();
+  if (left === undefined || (own !== undefined && own <= left)) return own;
+  return Math.max(0, left);
+}
+
+/** What an event names an error by: its `name`, or its `typeof` when it is not an `Error`. */
+export function errorName(error: unknown): string | undefined {
+  if (error === undefined) return undefined;
+  if (error instanceof Error) return error.name;
+  return typeof error;
+}

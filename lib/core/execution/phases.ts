@@ -1,0 +1,204 @@
+import { Ambient } from '../ambient/ambient-context.js';
+import { Admission } from '../breaker/breaker-state.js';
+import type { ClassifyContext } from '../classification/classifier.js';
+import { Verdict, isRetryable } from '../classification/verdict.js';
+import { AttemptTimeoutError, DeadlineExceededError } from '../errors.js';
+import { Attempt } from './attempt-context.js';
+import { type Call, Step, errorName } from './call.js';
+
+// The executor's phases (DESIGN §3.2): plain synchronous functions over one call's state, called in
+// order by the loop in executor.ts — retry decision (not before the first attempt), admission, the
+// bounded attempt, recording. Each returns a Step; the loop does the awaiting.
+
+const ABORTED: ClassifyContext = Object.freeze({ callerAborted: true });
+const NOT_ABORTED: ClassifyContext = Object.freeze({ callerAborted: false });
+
+/** Resolves the bounded attempt's promise when its bound passes first. */
+export const TIMED_OUT = Symbol('timedOut');
+
+/**
+ * Retry decision, after a retryable failure: the delay first, then whether it fits the deadline,
+ * then the guards — an open breaker refuses before a token is spent, then the budget. On `Go`,
+ * `call.delay` holds the backoff to wait (ms) and the `retrying` event has been sent.
+ */
+export function decideRetry<T>(call: Call<T>): Step {
+  const o = call.options;
+  const verdict = call.verdict!;
+  const next = call.attempts + 1;
+  const remaining = call.deadlineAt === Infinity ? Infinity : call.deadlineAt - call.clock.now();
+  let delay: number;
+  try {
+    const pushback = verdict.retryAfter;
+    if (pushback !== undefined) {
+      delay = Math.min(pushback, o.backoff.maximumDelay);
+      call.curveOffset = next - 1;
+    } else {
+      delay = o.backoff.compute({ attempt: next - call.curveOffset, verdict, error: call.error, remaining, signal: call.signal, random: o.random });
+    }
+  } catch (bug) {
+    return call.fail('permanent', bug);
+  }
+  if (delay >= remaining) {
+    // It would sleep into a deadline it cannot meet: stop now with the failure it has.
+    call.reason = 'deadlineExceeded';
+    return Step.Stop;
+  }
+  const breaker = call.breaker;
+  if (breaker !== undefined && breaker.retryAfter() > 0) {
+    call.refusal = 'DependencyUnavailable';
+    return Step.Refuse;
+  }
+  const bucket = call.bucket;
+  if (bucket !== undefined && !bucket.tryAcquire()) {
+    call.refusal = 'BudgetExhausted';
+    return Step.Refuse;
+  }
+  const log = call.log;
+  if (log !== undefined) log.attempts[log.attempts.length - 1]!.delay = delay;
+  if (call.listener !== undefined) {
+    call.emit({ kind: 'retrying', policy: o.name, attempt: call.attempts, verdict: verdict.kind, error: errorName(call.error), duration: call.duration, delay });
+  }
+  call.delay = delay;
+  return Step.Go;
+}
+
+/**
+ * Admission of the next attempt: is there time left, and do the guards of this process let it start
+ * (the breaker now; limiter, quota and `admit` join here). On `Go` the attempt is counted and timed.
+ */
+export function admit<T>(call: Call<T>): Step {
+  const next = call.attempts + 1;
+  // The first attempt starts when the call does; later ones after a wait.
+  const attemptStart = next === 1 && call.callTimed ? call.start : call.callTimed || call.timed ? call.clock.now() : 0;
+  if (attemptStart >= call.deadlineAt) return call.fail('deadlineExceeded', new DeadlineExceededError(call.deadline!, { cause: call.error }));
+  const breaker = call.breaker;
+  if (breaker !== undefined) {
+    const admission = breaker.admit();
+    if (admission === Admission.Refused) {
+      // The retry never reaches the dependency: the token it spent goes back.
+      if (next > 1) call.bucket?.refund();
+      call.refusal = 'DependencyUnavailable';
+      return Step.Refuse;
+    }
+    call.admission = admission;
+  }
+  call.attempts = next;
+  call.attemptStart = attemptStart;
+  return Step.Go;
+}
+
+/**
+ * The bounded attempt's set-up: its bound (the lower of `attemptTimeout` and the time left on the
+ * deadline; when both fall due together the deadline is what ended the call), its context, and a
+ * clean outcome for it to fill.
+ */
+export function attemptContext<T>(call: Call<T>): Attempt {
+  const o = call.options;
+  const untilDeadline = call.deadlineAt - call.attemptStart;
+  const byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
+  call.byAttemptTimeout = byAttemptTimeout;
+  call.value = undefined;
+  call.error = undefined;
+  call.threw = false;
+  call.deadlineHit = false;
+  return new Attempt(call.attempts, call.signal, byAttemptTimeout ? o.attemptTimeout! : untilDeadline, untilDeadline);
+}
+
+/**
+ * Runs the attempt: the work itself when nothing bounds it, else a race of the work against the
+ * bound's timer, which aborts the attempt's signal with an `AttemptTimeoutError` or a
+ * `DeadlineExceededError` and resolves {@link TIMED_OUT}. The error is built only when the timer
+ * fires (capturing a stack costs microseconds); the losing attempt's rejection is observed, never
+ * unhandled. The timer counts from the attempt's start reading when the call has one.
+ */
+export function boundedAttempt<T>(call: Call<T>, context: Attempt): T | PromiseLike<T> | Promise<T | typeof TIMED_OUT> {
+  const bound = context.bound;
+  if (bound === Infinity) return call.work(context);
+  const clock = call.clock;
+  const deadline = call.byAttemptTimeout ? 0 : call.deadline!;
+  return new Promise((resolve, reject) => {
+    const timer = clock.setTimer(
+      bound,
+      () => {
+        context.abort(deadline === 0 ? new AttemptTimeoutError(bound) : new DeadlineExceededError(deadline));
+        resolve(TIMED_OUT);
+      },
+      false,
+      call.callTimed ? call.attemptStart : undefined,
+    );
+    let pending: Promise<T>;
+    try {
+      pending = Promise.resolve(call.work(context));
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (value) => {
+        clock.clearTimer(timer);
+        resolve(value);
+      },
+      (error) => {
+        clock.clearTimer(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** The attempt's bound passed first: its outcome is the abort reason the timer gave its signal. */
+export function timedOut<T>(call: Call<T>, context: Attempt): void {
+  call.threw = true;
+  call.error = context.reason;
+  // Only this call's own timer decides that its deadline passed: a DeadlineExceededError thrown by
+  // the work (a nested policy's) is an ordinary failure to classify.
+  call.deadlineHit = !call.byAttemptTimeout && call.error instanceof DeadlineExceededError;
+}
+
+/**
+ * Recording, after every attempt: the verdict, the log, the `attempt` event, the breaker's sample,
+ * the budget's deposit; then whether the call stops (success, caller abort, deadline, a verdict that
+ * is not retried, attempts used up, a single-shot scope) or goes on to the retry decision.
+ */
+export function record<T>(call: Call<T>): Step {
+  const o = call.options;
+  const signal = call.signal;
+  const callerAborted = signal?.aborted === true;
+  let verdict: Verdict;
+  try {
+    verdict = call.deadlineHit
+      ? Verdict.transient
+      : call.threw
+        ? o.classifier.classifyError(call.error, callerAborted ? ABORTED : NOT_ABORTED)
+        : o.classifier.classifyValue(call.value, callerAborted ? ABORTED : NOT_ABORTED);
+  } catch (bug) {
+    // A throwing classifier rule ends the call with its error, after the breaker and the events
+    // have been told: a probe slot must never stay held by a bug in a rule.
+    verdict = Verdict.permanent;
+    call.threw = true;
+    call.error = bug;
+  }
+  const attemptEnd = call.timed ? call.clock.now() : 0;
+  const duration = attemptEnd - call.attemptStart;
+  const n = call.attempts;
+  call.verdict = verdict;
+  call.duration = duration;
+  if (call.log !== undefined) call.log.attempts.push({ attempt: n, verdict: verdict.kind, duration, error: call.error, delay: 0 });
+  if (call.listener !== undefined) call.emit({ kind: 'attempt', policy: o.name, attempt: n, verdict: verdict.kind, error: errorName(call.error), duration });
+  call.breaker?.record(call.admission, verdict.kind, duration, attemptEnd);
+
+  if (verdict.kind === 'Ok') {
+    call.bucket?.deposit();
+    call.reason = 'succeeded';
+    return Step.Stop;
+  }
+  if (callerAborted) return call.fail('cancelled', signal!.reason);
+  if (call.deadlineHit) {
+    call.reason = 'deadlineExceeded';
+    return Step.Stop;
+  }
+  if (!isRetryable(verdict) || n >= call.maxAttempts || Ambient.current()?.singleShot === true) {
+    call.reason = verdict.kind === 'Limited' ? 'limited' : verdict.kind === 'Permanent' ? 'permanent' : 'attemptsExhausted';
+    return Step.Stop;
+  }
+  return Step.Go;
+}
