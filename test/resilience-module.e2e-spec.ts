@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { createHook } from 'node:async_hooks';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import {
   type ArgumentMetadata,
@@ -352,21 +353,35 @@ describe('start-up checks', () => {
 
 describe('shutdown', () => {
   it('leaves no timer behind after app.close(), with the system clock, deadlines and attempt timeouts', async () => {
-    const timeoutsBefore = process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
-    app = await boot({
-      clock: undefined,
-      policies: { ...policies, payments: { attempts: 3, backoff: { type: 'none' }, deadline: '5s', attemptTimeout: '1s' } },
-    });
-    await request(app.getHttpServer()).get('/orders/above/t').expect(200);
-    expect(counts.above).toBe(3);
-    await app.close();
-    app = undefined;
-    // Our timers all live on the clock: none may be pending (they are unref'd besides).
-    expect(SystemClock.instance.pending).toBe(0);
-    // Nothing ref'd is left either; loopback sockets may need a few turns to finish closing.
-    const refTimeouts = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
-    // On a loaded machine that takes more than a few immediate turns: wait up to 2 s of short timers.
-    for (let turn = 0; turn < 400 && refTimeouts() > timeoutsBefore; turn++) await new Promise((resolve) => (turn < 50 ? setImmediate(resolve) : setTimeout(resolve, 5)));
-    expect(refTimeouts()).toBeLessThanOrEqual(timeoutsBefore);
+    // Every timer this test's code sets, by stack: a process-wide count would also see the timers of
+    // Jest's own reporter, which come and go on their own schedule.
+    const created = new Map<number, { stack: string; timer: { hasRef(): boolean; _destroyed?: boolean } }>();
+    const hook = createHook({
+      init(id, type, _trigger, resource) {
+        if (type === 'Timeout') created.set(id, { stack: new Error().stack ?? '', timer: resource as never });
+      },
+      destroy(id) {
+        created.delete(id);
+      },
+    }).enable();
+    const leftover = () => [...created.values()].filter(({ stack, timer }) => timer._destroyed !== true && timer.hasRef() && !stack.includes('@jest/reporters'));
+    try {
+      app = await boot({
+        clock: undefined,
+        policies: { ...policies, payments: { attempts: 3, backoff: { type: 'none' }, deadline: '5s', attemptTimeout: '1s' } },
+      });
+      await request(app.getHttpServer()).get('/orders/above/t').expect(200);
+      expect(counts.above).toBe(3);
+      await app.close();
+      app = undefined;
+      // Our timers all live on the clock: none may be pending (they are unref'd besides).
+      expect(SystemClock.instance.pending).toBe(0);
+      // Nothing ref'd is left either; loopback sockets may need a few turns to finish closing.
+      // On a loaded machine that takes more than a few immediate turns: wait up to 2 s of short timers.
+      for (let turn = 0; turn < 400 && leftover().length > 0; turn++) await new Promise((resolve) => (turn < 50 ? setImmediate(resolve) : setTimeout(resolve, 5)));
+      expect(leftover().map(({ stack }) => stack)).toEqual([]);
+    } finally {
+      hook.disable();
+    }
   });
 });
