@@ -58,22 +58,21 @@ async function firstAttempt<T>(policy: ExecutablePolicy, work: Work<T>, signal: 
     value = await work(context);
   } catch (error) {
     context.end();
-    return loop(firstOutcome(policy, work, signal, undefined, error, true), true);
+    return afterFirst(new Call(policy, work, signal, undefined, policy.options.attempts), undefined, error, true);
   }
   context.end();
-  if (!policy.options.classifier.valuesAreOk) return loop(firstOutcome(policy, work, signal, value, undefined, false), true);
+  if (!policy.options.classifier.valuesAreOk) return afterFirst(new Call(policy, work, signal, undefined, policy.options.attempts), value, undefined, false);
   policy.bucket()?.deposit();
   return value;
 }
 
-/** The state of a call whose first attempt {@link firstAttempt} already made. */
-function firstOutcome<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, value: T | undefined, error: unknown, threw: boolean): Call<T> {
-  const call = new Call(policy, work, signal, undefined, policy.options.attempts);
+/** Carries on in the loop from the first attempt {@link firstAttempt} already made. */
+function afterFirst<T>(call: Call<T>, value: T | undefined, error: unknown, threw: boolean): Promise<T> {
   call.attempts = 1;
   call.value = value;
   call.error = error;
   call.threw = threw;
-  return call;
+  return loop(call, true);
 }
 
 /**
