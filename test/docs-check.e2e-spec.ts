@@ -1,0 +1,113 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkDocument, codeBlocks, snippetText } from '../scripts/doc-snippets.js';
+
+const root = process.cwd();
+
+/** A scratch project: the real package.json (for entries and scripts) plus the given files. */
+function project(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'nresilience-docs-'));
+  writeFileSync(join(dir, 'package.json'), readFileSync(join(root, 'package.json')));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+const EXAMPLE = [
+  '// header comment, not shown',
+  '// #region demo',
+  "import { Resilience } from '../../lib/core/index.js';",
+  "import { FakeClock } from '../../lib/testing/index.js';",
+  "import { helper } from './helper.js';",
+  '// #endregion demo',
+  'export function run() {',
+  '  // #region demo',
+  '  const policy = Resilience.default.with({ attempts: 2 });',
+  '    // nested indentation is kept relative',
+  '  // #endregion',
+  '  return policy;',
+  '}',
+  '',
+].join('\n');
+
+describe('snippet extraction', () => {
+  it('joins every part of a region, dedents each, and writes imports as an application does', () => {
+    const dir = project({ 'docs/examples/demo.ts': EXAMPLE });
+    expect(snippetText(dir, 'docs/examples/demo.ts#demo')).toBe(
+      [
+        "import { Resilience } from '@nresilience/nestjs/core';",
+        "import { FakeClock } from '@nresilience/nestjs/testing';",
+        "import { helper } from './helper.js';",
+        'const policy = Resilience.default.with({ attempts: 2 });',
+        '  // nested indentation is kept relative',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('a whole-file snippet drops the leading comment lines and the region markers', () => {
+    const dir = project({ 'docs/examples/demo.ts': EXAMPLE });
+    expect(snippetText(dir, 'docs/examples/demo.ts').split('\n').slice(0, 2)).toEqual([
+      "import { Resilience } from '@nresilience/nestjs/core';",
+      "import { FakeClock } from '@nresilience/nestjs/testing';",
+    ]);
+  });
+
+  it('a missing file or region is an error naming it', () => {
+    const dir = project({ 'docs/examples/demo.ts': EXAMPLE });
+    expect(() => snippetText(dir, 'docs/examples/none.ts')).toThrow('snippet file docs/examples/none.ts does not exist');
+    expect(() => snippetText(dir, 'docs/examples/demo.ts#other')).toThrow('docs/examples/demo.ts has no "// #region other"');
+  });
+
+  it('finds fenced blocks with their line, language and marker', () => {
+    const blocks = codeBlocks('text\n\n<!-- snippet: a.ts#x -->\n```ts\nconst a = 1;\n```\n\n```bash\nnpm test\n```\n');
+    expect(blocks.map((b) => [b.line, b.lang, b.snippet, b.content])).toEqual([
+      [4, 'ts', 'a.ts#x', 'const a = 1;\n'],
+      [8, 'bash', undefined, 'npm test\n'],
+    ]);
+  });
+});
+
+describe('document check', () => {
+  const dir = project({ 'docs/examples/demo.ts': EXAMPLE, 'lib/core/index.ts': '' });
+  const check = (markdown: string) => checkDocument(dir, 'doc.md', markdown);
+
+  it('a marked block that drifted is reported, and sync rewrites it', () => {
+    const stale = '# Doc\n\n<!-- snippet: docs/examples/demo.ts#demo -->\n```ts\nold text\n```\n';
+    const { problems, synced } = check(stale);
+    expect(problems).toEqual([{ file: 'doc.md', line: 4, message: 'differs from docs/examples/demo.ts#demo (run npm run docs:sync)' }]);
+    expect(check(synced).problems).toEqual([]);
+    expect(synced).toContain("```ts\nimport { Resilience } from '@nresilience/nestjs/core';\n");
+  });
+
+  it('an unmarked TypeScript block is reported', () => {
+    expect(check('```ts\nconst a = 1;\n```\n').problems.map((p) => p.message)).toEqual([
+      'the ```ts block is not extracted from a compiled, tested file: put <!-- snippet: path#region --> on the line before it',
+    ]);
+  });
+
+  it('shell blocks are checked against package.json scripts and the CLI options', () => {
+    const { problems } = check('```bash\nnpm ci && npm run demo\nnpm run nope\nnpx nresilience simulate --config c.json --policy p --sede 1\nnpx nresilience price\n```\n');
+    expect(problems.map((p) => p.message)).toEqual([
+      'the ```bash block runs "npm run nope", which package.json does not define',
+      'the ```bash block passes --sede, which "nresilience simulate" does not take',
+      'the ```bash block runs "nresilience price", which the CLI does not have',
+    ]);
+  });
+
+  it('config blocks are validated as config', () => {
+    expect(check('```yaml\npolicies:\n  prices: { attempts: 3, deadline: 2s }\n```\n').problems).toEqual([]);
+    expect(check('```yaml\npolicies:\n  prices: { attempts: 0 }\n```\n').problems.map((p) => p.message)).toEqual([
+      expect.stringContaining('policies.prices.attempts: 0 is invalid'),
+    ]);
+  });
+
+  it('layout blocks name paths that exist', () => {
+    expect(check('```\nlib/core      the engine\nlib/gone      removed   docs/examples/demo.ts  x\n  indented/ continuation\n```\n').problems.map((p) => p.message)).toEqual([
+      'the ``` block names lib/gone, which does not exist',
+    ]);
+  });
+});
