@@ -5,12 +5,13 @@ import {
   type Clock,
   type Policy,
   PolicyScope,
-  Resilience,
   type ResolvedBreakerSettings,
   RetryBudget,
+  SlidingWindowBudget,
   SystemClock,
   TokenBucket,
 } from '../core/index.js';
+import { type ResolvedPolicyConfig, describePolicy } from './describe-policy.js';
 import type { BudgetPlan, ParsedResilienceConfig, PolicyPlan } from './policy-config.js';
 import { policyFromPlan, unpinnedBreaker, unpinnedBudget } from './policy-from-plan.js';
 
@@ -44,6 +45,8 @@ export class PinnedPolicies {
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly sharedBuckets = new Map<string, TokenBucket>();
   private readonly breakers = new Map<string, CircuitBreaker>();
+  private readonly windows = new Map<string, SlidingWindowBudget>();
+  private plans: ReadonlyMap<string, PolicyPlan> = new Map();
   private readonly clock: Clock;
   private readonly random: (() => number) | undefined;
   private readonly instrument: ((name: string, policy: Policy) => Policy) | undefined;
@@ -69,6 +72,15 @@ export class PinnedPolicies {
     return [...this.policies.keys()];
   }
 
+  /**
+   * What `name` resolved to (preset, `extends`, `defaults` and its own settings, every value filled
+   * in), `undefined` when it is not in the configuration.
+   */
+  describe(name: string): ResolvedPolicyConfig | undefined {
+    const plan = this.plans.get(name);
+    return plan === undefined ? undefined : describePolicy(plan, this.policies.get(name)!);
+  }
+
   /** The `PolicyScope` of a name configured with `scope`, `undefined` otherwise. */
   scope(name: string): PolicyScope<string | number> | undefined {
     return this.scopes.get(name)?.scope;
@@ -85,13 +97,22 @@ export class PinnedPolicies {
     const reconfigure: [TokenBucket, BudgetPlan & { kind: 'private' | 'shared' }][] = [];
     const createdBreakers = new Map<string, CircuitBreaker>();
     const reconfigureBreakers: [CircuitBreaker, ResolvedBreakerSettings][] = [];
+    const createdWindows = new Map<string, SlidingWindowBudget>();
+    const reconfigureWindows: [SlidingWindowBudget, BudgetPlan & { kind: 'window' }][] = [];
     const next = new Map<string, Policy>();
     const nextScopes = new Map<string, PinnedScope>();
     for (const plan of parsed.policies.values()) {
       let budget: RetryBudget;
       const spec = plan.budget;
       if (spec.kind === 'none') budget = RetryBudget.none;
-      else {
+      else if (spec.kind === 'window') {
+        let window = this.windows.get(plan.name);
+        if (window === undefined) {
+          window = new SlidingWindowBudget(spec.options, this.clock);
+          createdWindows.set(plan.name, window);
+        } else reconfigureWindows.push([window, spec]);
+        budget = RetryBudget.using(window);
+      } else {
         const [pinned, pending, key] = spec.kind === 'shared' ? [this.sharedBuckets, createdShared, spec.sharedName] : [this.buckets, created, plan.name];
         let bucket = pinned.get(key) ?? pending.get(key);
         if (bucket === undefined) {
@@ -123,11 +144,14 @@ export class PinnedPolicies {
     }
     for (const [bucket, spec] of reconfigure) bucket.reconfigure(spec.options);
     for (const [instance, settings] of reconfigureBreakers) instance.reconfigure(settings);
+    for (const [window, spec] of reconfigureWindows) window.reconfigure(spec.options);
+    for (const [name, window] of createdWindows) this.windows.set(name, window);
     for (const [name, instance] of createdBreakers) this.breakers.set(name, instance);
     for (const [key, bucket] of created) this.buckets.set(key, bucket);
     for (const [key, bucket] of createdShared) this.sharedBuckets.set(key, bucket);
     this.policies = next;
     this.scopes = nextScopes;
+    this.plans = parsed.policies;
   }
 
   /** A breaker pinned to `name`; its state changes reach the listener of whatever policy holds the name now. */
@@ -147,14 +171,14 @@ export class PinnedPolicies {
  */
 function keyedTemplate(registered: Policy, plan: PolicyPlan): Policy {
   return registered.with({
-    budget: plan.budget.kind === 'private' ? unpinnedBudget(plan.budget) : registered.options.budget,
+    budget: plan.budget.kind === 'private' || plan.budget.kind === 'window' ? unpinnedBudget(plan.budget) : registered.options.budget,
     breaker: unpinnedBreaker(plan),
   });
 }
 
 /** Equal for two plans that build the same policy: a reload keeps the scope (and its keys' state) of an unchanged name. */
 function planFingerprint(plan: PolicyPlan): string {
-  const described = { preset: plan.preset === Resilience.http ? 'http' : 'default', changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope };
+  const described = { preset: plan.presetName, changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope };
   // Functions (jitter curves) by their source; an explicit undefined (a removed bound) stays distinct from an absent key.
   return JSON.stringify(described, (_key, value: unknown) => (typeof value === 'function' ? `fn:${String(value)}` : value === undefined ? null : value));
 }

@@ -6,6 +6,7 @@ import { Policy, Resilience } from '../core/policy/policy.js';
 import type { PolicyOptions } from '../core/policy/policy-options.js';
 import { DEFAULT_MAXIMUM_KEYS } from '../core/policy/policy-scope.js';
 import { RetryBudget, type RetryBudgetOptions, validateBudgetOptions } from '../core/budget/retry-budget.js';
+import { type SlidingWindowBudgetOptions, validateSlidingWindowOptions } from '../core/budget/sliding-window-budget.js';
 import { ResilienceConfigError } from './resilience-config.error.js';
 
 /**
@@ -40,15 +41,40 @@ export type BackoffConfig =
  *   them must give the same parameters);
  * - `false` or `'none'`: no budget (retries limited by `attempts` only).
  */
-export type BudgetConfig = boolean | 'none' | { fraction?: number; minimumPerSecond?: number; shared?: string };
+export type BudgetConfig =
+  | boolean
+  | 'none'
+  | { fraction?: number; minimumPerSecond?: number; shared?: string }
+  | { retryRatio?: number; samplingDuration?: DurationConfig; minimumThroughput?: number };
+
+/** The ready-made policies a config can start from (`Resilience.default`, `.http`, `.conservative`). */
+export type PresetName = 'default' | 'http' | 'conservative';
+
+/** The preset names, in the order error messages list them. */
+export const PRESET_NAMES: readonly PresetName[] = ['default', 'http', 'conservative'];
+
+/** The preset policy of a name. */
+export function presetPolicy(name: PresetName): Policy {
+  return name === 'http' ? Resilience.http : name === 'conservative' ? Resilience.conservative : Resilience.default;
+}
 
 /**
  * One named policy as plain JSON. Every field is optional; unset fields come from `defaults`, then from
  * the preset. Unknown keys are rejected.
  */
 export interface PolicyConfig {
-  /** Starting point: `'default'` (3 attempts, exponential backoff, budget, no deadline) or `'http'` (adds a 30 s deadline). Default `'default'`. */
-  preset?: 'default' | 'http';
+  /**
+   * Starting point: `'default'` (3 attempts, exponential backoff, budget, no deadline), `'http'` (adds
+   * a 30 s deadline, a breaker and `Classifier.http`) or `'conservative'` (2 attempts, budget, a breaker
+   * floored at a 50 % failure ratio, `Classifier.http`). Default `'default'`.
+   */
+  preset?: PresetName;
+  /**
+   * Start from a preset (`'http'`, like `preset`) or from another policy of this config: its settings
+   * (after its own `extends`) apply first, then this policy's, key by key as `defaults` merge.
+   * `defaults` stay underneath both. Not with `preset`; cycles are refused.
+   */
+  extends?: string;
   /** Total attempts including the first, an integer >= 1. */
   attempts?: number;
   /** Bound on the whole call, > 0; `null` removes a bound set by the preset or `defaults`. */
@@ -57,6 +83,8 @@ export interface PolicyConfig {
   attemptTimeout?: DurationConfig | null;
   /** Bound calls also by the inbound caller's remaining time (the tighter wins; DESIGN §3.9). Default false. */
   useAmbientDeadline?: boolean;
+  /** Apply the ambient criticality's budget rule: sheddable work retries only while half the budget remains (DESIGN §3.5). Default false. */
+  useAmbientCriticality?: boolean;
   /** Delay curve between attempts. */
   backoff?: BackoffConfig;
   /** How retries are funded. */
@@ -105,7 +133,8 @@ export interface ResilienceConfig {
 export type BudgetPlan =
   | { readonly kind: 'none' }
   | { readonly kind: 'private'; readonly options: Required<RetryBudgetOptions> }
-  | { readonly kind: 'shared'; readonly sharedName: string; readonly options: Required<RetryBudgetOptions> };
+  | { readonly kind: 'shared'; readonly sharedName: string; readonly options: Required<RetryBudgetOptions> }
+  | { readonly kind: 'window'; readonly options: Required<SlidingWindowBudgetOptions> };
 
 /** One validated policy: its preset, the option changes to apply, and its budget plan. */
 export interface PolicyPlan {
@@ -113,6 +142,10 @@ export interface PolicyPlan {
   readonly name: string;
   /** The preset policy the changes apply to. */
   readonly preset: Policy;
+  /** Its name. */
+  readonly presetName: PresetName;
+  /** The policies this one extends, nearest first (`[]` when it extends none). */
+  readonly extends: readonly string[];
   /** Validated changes (attempts, deadline, attemptTimeout, backoff); never name, budget, clock or random. */
   readonly changes: PolicyOptions;
   /** The budget to pin to the name. */
@@ -130,6 +163,7 @@ export interface ParsedResilienceConfig {
 
 const POLICY_KEYS = [
   'preset',
+  'extends',
   'attempts',
   'deadline',
   'attemptTimeout',
@@ -138,23 +172,42 @@ const POLICY_KEYS = [
   'breaker',
   'scope',
   'useAmbientDeadline',
+  'useAmbientCriticality',
 ] as const;
 const CONFIG_KEYS = ['policies', 'defaults'] as const;
 const EXPONENTIAL_KEYS = ['type', 'transientBase', 'throttledBase', 'factor', 'maximumDelay', 'jitter'] as const;
-const BUDGET_KEYS = ['fraction', 'minimumPerSecond', 'shared'] as const;
+const BUCKET_KEYS = ['fraction', 'minimumPerSecond', 'shared'] as const;
+const WINDOW_KEYS = ['retryRatio', 'samplingDuration', 'minimumThroughput'] as const;
+const BUDGET_KEYS = [...BUCKET_KEYS, ...WINDOW_KEYS] as const;
 const DURATION_RULE = 'a ms number or a string such as "250ms", "10s", "2m"';
 
 /** A partially validated policy section (one of `defaults` or `policies.<name>`), before merging. */
 interface Section {
-  preset?: 'default' | 'http';
+  preset?: PresetName;
+  extends?: string;
   attempts?: number;
   deadline?: number | null;
   attemptTimeout?: number | null;
   useAmbientDeadline?: boolean;
+  useAmbientCriticality?: boolean;
   backoff?: { type: 'exponential'; options: ExponentialBackoffOptions } | { type: 'constant'; delay: number } | { type: 'none' };
-  budget?: false | { fraction?: number; minimumPerSecond?: number; shared?: string };
+  budget?: false | BudgetSection;
   breaker?: boolean | Record<string, unknown>;
   scope?: false | { maximumKeys?: number };
+}
+
+/** A budget section: token-bucket keys or sliding-window keys (never both). */
+interface BudgetSection {
+  fraction?: number;
+  minimumPerSecond?: number;
+  shared?: string;
+  retryRatio?: number;
+  samplingDuration?: number;
+  minimumThroughput?: number;
+}
+
+function isWindow(budget: BudgetSection): boolean {
+  return WINDOW_KEYS.some((key) => budget[key] !== undefined);
 }
 
 class Problems {
@@ -257,10 +310,10 @@ function parseBudget(problems: Problems, value: unknown, path: string): Section[
   if (value === false || value === 'none') return false;
   if (value === true) return {};
   if (!isPlainObject(value)) {
-    return problems.add(path, value, "must be true, false, 'none' or an object { fraction?, minimumPerSecond?, shared? }");
+    return problems.add(path, value, "must be true, false, 'none', a token bucket { fraction?, minimumPerSecond?, shared? } or a sliding window { retryRatio?, samplingDuration?, minimumThroughput? }");
   }
   checkKeys(problems, value, path, BUDGET_KEYS, 'budget');
-  const budget: { fraction?: number; minimumPerSecond?: number; shared?: string } = {};
+  const budget: BudgetSection = {};
   for (const key of ['fraction', 'minimumPerSecond'] as const) {
     if (value[key] === undefined) continue;
     try {
@@ -277,6 +330,22 @@ function parseBudget(problems: Problems, value: unknown, path: string): Section[
       problems.add(join(path, 'shared'), value.shared, 'must be a non-empty string (the name of the shared budget)');
     } else budget.shared = value.shared;
   }
+  for (const key of WINDOW_KEYS) {
+    if (value[key] === undefined) continue;
+    const given = key === 'samplingDuration' ? readDuration(problems, value[key], join(path, key), true) : value[key];
+    if (given === undefined) continue;
+    try {
+      validateSlidingWindowOptions({ [key]: given });
+      budget[key] = given as number;
+    } catch (error) {
+      if (!(error instanceof PolicyConfigError)) throw error;
+      problems.add(join(path, key), value[key], error.rule);
+    }
+  }
+  const bucketKeys = BUCKET_KEYS.filter((key) => value[key] !== undefined);
+  if (bucketKeys.length > 0 && WINDOW_KEYS.some((key) => value[key] !== undefined)) {
+    return problems.add(path, value, `mixes token-bucket keys (${bucketKeys.join(', ')}) with sliding-window keys (${WINDOW_KEYS.join(', ')}): choose one shape`);
+  }
   return budget;
 }
 
@@ -285,8 +354,19 @@ function parseSection(problems: Problems, value: unknown, path: string): Section
   checkKeys(problems, value, path, POLICY_KEYS, 'policy');
   const section: Section = {};
   if (value.preset !== undefined) {
-    if (value.preset !== 'default' && value.preset !== 'http') problems.add(join(path, 'preset'), value.preset, "must be 'default' or 'http'");
-    else section.preset = value.preset;
+    if (!PRESET_NAMES.includes(value.preset as PresetName)) problems.add(join(path, 'preset'), value.preset, `must be one of ${PRESET_NAMES.join(', ')}`);
+    else section.preset = value.preset as PresetName;
+  }
+  if (value.extends !== undefined) {
+    if (typeof value.extends !== 'string' || value.extends.trim().length === 0) {
+      problems.add(join(path, 'extends'), value.extends, `must be a preset (${PRESET_NAMES.join(', ')}) or the name of another policy`);
+    } else if (value.preset !== undefined) {
+      problems.add(join(path, 'extends'), value.extends, 'cannot be given with preset: extends names the starting point');
+    } else section.extends = value.extends;
+  }
+  if (value.useAmbientCriticality !== undefined) {
+    if (typeof value.useAmbientCriticality !== 'boolean') problems.add(join(path, 'useAmbientCriticality'), value.useAmbientCriticality, 'must be true or false');
+    else section.useAmbientCriticality = value.useAmbientCriticality;
   }
   if (value.attempts !== undefined) {
     const attempts = value.attempts;
@@ -355,7 +435,8 @@ function merge(defaults: Section, own: Section): Section {
   const [db, ob] = [defaults.backoff, own.backoff];
   if (db?.type === 'exponential' && ob?.type === 'exponential') merged.backoff = { type: 'exponential', options: { ...db.options, ...ob.options } };
   const [dg, og] = [defaults.budget, own.budget];
-  if (dg && og) merged.budget = { ...dg, ...og };
+  // Same shape: key by key; another shape replaces (a window over a bucket default, or the reverse).
+  if (dg && og && (isWindow(dg) === isWindow(og) || Object.keys(dg).length === 0 || Object.keys(og).length === 0)) merged.budget = { ...dg, ...og };
   const [dk, ok] = [defaults.breaker, own.breaker];
   if (typeof dk === 'object' && typeof ok === 'object') merged.breaker = { ...dk, ...ok };
   const [ds, os] = [defaults.scope, own.scope];
@@ -363,14 +444,16 @@ function merge(defaults: Section, own: Section): Section {
   return merged;
 }
 
-function buildPlan(problems: Problems, name: string, section: Section, path: string): PolicyPlan | undefined {
-  const preset = section.preset === 'http' ? Resilience.http : Resilience.default;
+function buildPlan(problems: Problems, name: string, section: Section, path: string, chain: readonly string[]): PolicyPlan | undefined {
+  const presetName = section.preset ?? 'default';
+  const preset = presetPolicy(presetName);
   const changes: PolicyOptions = {};
   if (section.attempts !== undefined) changes.attempts = section.attempts;
   // null removes a bound the preset or defaults set; undefined keeps the preset's.
   if (section.deadline !== undefined) changes.deadline = section.deadline ?? undefined;
   if (section.attemptTimeout !== undefined) changes.attemptTimeout = section.attemptTimeout ?? undefined;
   if (section.useAmbientDeadline !== undefined) changes.useAmbientDeadline = section.useAmbientDeadline;
+  if (section.useAmbientCriticality !== undefined) changes.useAmbientCriticality = section.useAmbientCriticality;
   const backoff = section.backoff;
   try {
     if (backoff?.type === 'exponential') changes.backoff = Backoff.exponential(backoff.options);
@@ -384,7 +467,10 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
   }
   let budget: BudgetPlan;
   if (section.budget === false) budget = { kind: 'none' };
-  else {
+  else if (isWindow(section.budget ?? {})) {
+    const { retryRatio, samplingDuration, minimumThroughput } = section.budget!;
+    budget = { kind: 'window', options: validateSlidingWindowOptions({ retryRatio, samplingDuration, minimumThroughput }) };
+  } else {
     const options = validateBudgetOptions({ fraction: section.budget?.fraction, minimumPerSecond: section.budget?.minimumPerSecond });
     const sharedName = section.budget?.shared;
     budget = sharedName === undefined ? { kind: 'private', options } : { kind: 'shared', sharedName, options };
@@ -402,7 +488,38 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
     }
   }
   const scope = section.scope ? { maximumKeys: section.scope.maximumKeys ?? DEFAULT_MAXIMUM_KEYS } : undefined;
-  return { name, preset, changes, budget, breaker, scope };
+  return { name, preset, presetName, extends: chain, changes, budget, breaker, scope };
+}
+
+/**
+ * A policy's own section with what it extends applied underneath (nearest ancestor last to apply),
+ * memoized in `resolved`; `undefined` when it or an ancestor is invalid (reported once, where it is).
+ */
+function resolveExtends(
+  problems: Problems,
+  name: string,
+  sections: ReadonlyMap<string, Section>,
+  names: readonly string[],
+  resolved: Map<string, { section: Section; chain: string[] } | undefined>,
+  visiting: readonly string[],
+): { section: Section; chain: string[] } | undefined {
+  if (resolved.has(name)) return resolved.get(name);
+  const own = sections.get(name);
+  let result: { section: Section; chain: string[] } | undefined;
+  const target = own?.extends;
+  if (own === undefined) result = undefined;
+  else if (target === undefined) result = { section: own, chain: [] };
+  else if (PRESET_NAMES.includes(target as PresetName) && !sections.has(target)) result = { section: { ...own, extends: undefined, preset: target as PresetName }, chain: [] };
+  else if (visiting.includes(target) || target === name) {
+    problems.add(`policies.${name}.extends`, target, `forms a cycle: ${[...visiting.slice(visiting.indexOf(target)), name, target].join(' -> ')}`);
+  } else if (!names.includes(target)) {
+    problems.add(`policies.${name}.extends`, target, `must be a preset (${PRESET_NAMES.join(', ')}) or the name of another policy (${names.filter((n) => n !== name).join(', ') || 'none'})`);
+  } else {
+    const parent = resolveExtends(problems, target, sections, names, resolved, [...visiting, name]);
+    if (parent !== undefined) result = { section: merge(parent.section, { ...own, extends: undefined }), chain: [target, ...parent.chain] };
+  }
+  resolved.set(name, result);
+  return result;
 }
 
 /**
@@ -428,15 +545,20 @@ export function parseResilienceConfig(config: unknown): ParsedResilienceConfig {
     problems.add('policies', raw, 'must be an object of named policies, e.g. { "payments": { "attempts": 3 } }');
   } else {
     const shared = new Map<string, { path: string; options: Required<RetryBudgetOptions> }>();
+    const sections = new Map<string, Section>();
     for (const [name, value] of Object.entries(raw)) {
-      const path = `policies.${name}`;
-      if (name.trim().length === 0) {
-        problems.add(path, value, 'a policy name must be a non-empty string');
-        continue;
+      if (name.trim().length === 0) problems.add(`policies.${name}`, value, 'a policy name must be a non-empty string');
+      else {
+        const own = parseSection(problems, value, `policies.${name}`);
+        if (own !== undefined) sections.set(name, own);
       }
-      const own = parseSection(problems, value, path);
+    }
+    const resolved = new Map<string, { section: Section; chain: string[] } | undefined>();
+    for (const name of sections.keys()) {
+      const path = `policies.${name}`;
+      const own = resolveExtends(problems, name, sections, Object.keys(raw), resolved, []);
       if (own === undefined) continue;
-      const plan = buildPlan(problems, name, merge(defaults, own), path);
+      const plan = buildPlan(problems, name, merge(defaults, own.section), path, own.chain);
       if (plan === undefined) continue;
       if (plan.budget.kind === 'shared') {
         const first = shared.get(plan.budget.sharedName);

@@ -28,10 +28,12 @@ export function policyFromPlan(plan: PolicyPlan, state: PlanState = {}): Policy 
 
 /**
  * A budget private to each policy instance: `none` → `RetryBudget.none`; `private` and `shared` alike
- * → an automatic budget with the plan's parameters (there is no registry to share a bucket through).
+ * → an automatic budget with the plan's parameters (there is no registry to share a bucket through);
+ * `window` → a sliding window per instance.
  */
 export function unpinnedBudget(plan: BudgetPlan): RetryBudget {
-  return plan.kind === 'none' ? RetryBudget.none : RetryBudget.automaticWith(plan.options);
+  if (plan.kind === 'none') return RetryBudget.none;
+  return plan.kind === 'window' ? RetryBudget.slidingWindow(plan.options) : RetryBudget.automaticWith(plan.options);
 }
 
 /** A breaker private to each policy instance with the plan's settings, or `undefined` when it has none. */

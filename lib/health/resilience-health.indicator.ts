@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import type { BreakerState } from '../core/breaker/breaker-state.js';
 import type { CircuitBreaker } from '../core/breaker/circuit-breaker.js';
-import type { TokenBucket } from '../core/budget/retry-budget.js';
+import type { RetryBudgetState } from '../core/budget/retry-budget-state.js';
 import { PolicyRegistry } from '../nest/policy-registry.js';
 
 /** Default of {@link ResilienceHealthOptions.maximumKeys}: scope keys listed per scoped entry. */
@@ -60,7 +60,7 @@ export interface ScopeReadable {
   entries(limit?: number): ReadonlyArray<{
     readonly key: unknown;
     /** The key's policy, read the same way as a named policy. */
-    readonly policy: { breaker(): CircuitBreaker | undefined; bucket(): TokenBucket | undefined };
+    readonly policy: { breaker(): CircuitBreaker | undefined; bucket(): RetryBudgetState | undefined };
   }>;
 }
 
@@ -190,7 +190,7 @@ function nameList(field: string, value: unknown): string[] {
   return value as string[];
 }
 
-function readGuards(breaker: CircuitBreaker | undefined, bucket: TokenBucket | undefined): BreakerHealth {
+function readGuards(breaker: CircuitBreaker | undefined, bucket: RetryBudgetState | undefined): BreakerHealth {
   const state = breaker === undefined ? 'none' : breaker.state;
   const breakRemaining = state === 'open' || state === 'isolated' ? Math.ceil(breaker!.retryAfter()) : 0;
   // Four decimals: a health page is read by people and dashboards, not used for arithmetic.

@@ -211,6 +211,12 @@ describe('PolicyRegistry config sources and triggers', () => {
     expect(process.listenerCount('SIGHUP')).toBe(0);
   });
 
+  it('describe(name) gives the resolved config; an unknown name throws', () => {
+    const registry = PolicyRegistry.create({ policies: { base: { extends: 'conservative', deadline: '2s' }, orders: { extends: 'base', budget: { retryRatio: 0.05 } } } });
+    expect(registry.describe('orders')).toMatchObject({ preset: 'conservative', extends: ['base'], attempts: 2, deadline: 2000, budget: { retryRatio: 0.05, samplingDuration: 30_000, minimumThroughput: 100 } });
+    expect(() => registry.describe('nope')).toThrow('nope');
+  });
+
   it('reload(config) reports both outcomes with trigger api; refresh() without a source rejects', async () => {
     const registry = PolicyRegistry.create({ policies: { payments: {} } });
     const events: ReloadEvent[] = [];

@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
+import type { ResolvedPolicyConfig } from '../config/describe-policy.js';
 import { PinnedPolicies } from '../config/pinned-policies.js';
 import { type ParsedResilienceConfig, type ResilienceConfig, parseResilienceConfig } from '../config/policy-config.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
-import { type CircuitBreaker, type Policy, PolicyConfigError, type PolicyScope, SystemClock, type TokenBucket } from '../core/index.js';
+import { type CircuitBreaker, type Policy, PolicyConfigError, type PolicyScope, SystemClock, type RetryBudgetState } from '../core/index.js';
 import { PolicyHandle } from './policy-handle.js';
 import type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
 import { type ReloadTarget, ReloadTriggers, reloadSettingsProblems } from './reload-triggers.js';
@@ -133,7 +134,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
    * its budget is off. Read `level`, `capacity` or `utilization` for health and tests.
    * @throws UnknownPolicyError when `name` is not registered.
    */
-  bucket(name: string): TokenBucket | undefined {
+  bucket(name: string): RetryBudgetState | undefined {
     return this.get(name).bucket();
   }
 
@@ -144,6 +145,16 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
    */
   breaker(name: string): CircuitBreaker | undefined {
     return this.get(name).breaker();
+  }
+
+  /**
+   * What `name` resolved to after its preset, `extends`, `defaults` and its own settings, every value
+   * filled in (durations in ms, `false`/`null` for what is off): plain JSON to log or serve.
+   * @throws UnknownPolicyError when `name` is not registered.
+   */
+  describe(name: string): ResolvedPolicyConfig {
+    this.get(name);
+    return this.policies.describe(name)!;
   }
 
   /**

@@ -1,5 +1,10 @@
 import type { Clock } from '../time/clock.js';
 import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
+import type { RetryBudgetState } from './retry-budget-state.js';
+import { SlidingWindowBudget, type SlidingWindowBudgetOptions, validateSlidingWindowOptions } from './sliding-window-budget.js';
+
+export type { RetryBudgetState } from './retry-budget-state.js';
+
 
 /** Parameters of a token-bucket retry budget (DESIGN §3.5). */
 export interface RetryBudgetOptions {
@@ -23,7 +28,7 @@ const CAPACITY_SECONDS = 10;
  * `minimumPerSecond` per second; each retry spends one whole token. Starts full.
  * Capacity is `10 × minimumPerSecond`, or {@link MINIMUM_CAPACITY} when that is smaller.
  */
-export class TokenBucket {
+export class TokenBucket implements RetryBudgetState {
   private fraction: number;
   private perMs: number;
   private cap: number;
@@ -63,6 +68,9 @@ export class TokenBucket {
     return 1 - this.level / this.cap;
   }
 
+  /** Calls fund nothing here (successes do): nothing to count. */
+  recordCall(): void {}
+
   /** A successful attempt deposits `fraction` tokens (never beyond capacity). */
   deposit(): void {
     const tokens = this.tokens + this.fraction;
@@ -71,11 +79,13 @@ export class TokenBucket {
 
   /**
    * Spends one token for a retry.
-   * @param reserve tokens that must remain after spending (criticality rules); default 0.
+   * @param sheddable Sheddable work (DESIGN §3.5) spends only while at least half the capacity would
+   *   remain after this token; default false.
    * @returns false when the bucket cannot fund the retry (nothing is spent then).
    */
-  tryAcquire(reserve = 0): boolean {
+  tryAcquire(sheddable = false): boolean {
     this.refill(this.clock.now());
+    const reserve = sheddable ? this.cap / 2 : 0;
     if (this.tokens - 1 < reserve - EPSILON) return false;
     const tokens = this.tokens - 1;
     this.tokens = tokens > 0 ? tokens : 0;
@@ -146,20 +156,20 @@ export class RetryBudget {
   /** The one spelling of "no retry budget". */
   static readonly none = new RetryBudget('none', {});
 
-  private bucket: TokenBucket | undefined;
-  private readonly perOwner: WeakMap<object, TokenBucket> | undefined;
+  private bucket: RetryBudgetState | undefined;
+  private readonly perOwner: WeakMap<object, RetryBudgetState> | undefined;
 
   private constructor(
-    /** How the bucket is chosen. */
-    readonly kind: 'automatic' | 'none' | 'of' | 'shared' | 'using',
-    /** The parameters a new bucket gets. */
-    readonly options: Readonly<RetryBudgetOptions>,
+    /** How the state is chosen. */
+    readonly kind: 'automatic' | 'none' | 'of' | 'shared' | 'using' | 'slidingWindow',
+    /** The parameters a new state gets (token-bucket options; sliding-window options for `slidingWindow`). */
+    readonly options: Readonly<RetryBudgetOptions> | Readonly<Required<SlidingWindowBudgetOptions>>,
     /** The process-wide name for `shared` budgets. */
     readonly sharedName?: string,
-    bucket?: TokenBucket,
+    bucket?: RetryBudgetState,
   ) {
     this.bucket = bucket;
-    this.perOwner = kind === 'automatic' ? new WeakMap() : undefined;
+    this.perOwner = kind === 'automatic' || kind === 'slidingWindow' ? new WeakMap() : undefined;
   }
 
   /**
@@ -187,9 +197,21 @@ export class RetryBudget {
     return new RetryBudget('shared', declared.options, name);
   }
 
-  /** A budget that spends from the given bucket. */
-  static using(bucket: TokenBucket): RetryBudget {
+  /** A budget that spends from the given state (a token bucket or a sliding window). */
+  static using(bucket: RetryBudgetState): RetryBudget {
     return new RetryBudget('using', {}, undefined, bucket);
+  }
+
+  /**
+   * The sliding-window shape (DESIGN §3.5, after the seeds' HTTP proposal): retries in the last
+   * `samplingDuration` ms at most `retryRatio` × the logical calls in it, always allowed while fewer
+   * than `minimumThroughput` calls are in the window; calls are counted once each, never per
+   * attempt. One window per policy instance (and per scope key), like `automatic`.
+   * @param options `retryRatio` (default 0.1), `samplingDuration` (ms, default 30000), `minimumThroughput` (default 100)
+   * @throws PolicyConfigError naming `budget.retryRatio`, `budget.samplingDuration` or `budget.minimumThroughput`.
+   */
+  static slidingWindow(options: SlidingWindowBudgetOptions = {}): RetryBudget {
+    return new RetryBudget('slidingWindow', validateSlidingWindowOptions(options));
   }
 
   /**
@@ -202,17 +224,18 @@ export class RetryBudget {
   }
 
   /**
-   * The bucket for `owner` (a policy instance or scope key object), created on first use with `clock`;
+   * The state for `owner` (a policy instance or scope key object), created on first use with `clock`;
    * `undefined` for `none`.
    */
-  resolve(owner: object, clock: Clock): TokenBucket | undefined {
+  resolve(owner: object, clock: Clock): RetryBudgetState | undefined {
     switch (this.kind) {
       case 'none':
         return undefined;
-      case 'automatic': {
+      case 'automatic':
+      case 'slidingWindow': {
         let bucket = this.perOwner!.get(owner);
         if (bucket === undefined) {
-          bucket = new TokenBucket(this.options, clock);
+          bucket = this.kind === 'automatic' ? new TokenBucket(this.options as RetryBudgetOptions, clock) : new SlidingWindowBudget(this.options as SlidingWindowBudgetOptions, clock);
           this.perOwner!.set(owner, bucket);
         }
         return bucket;
@@ -222,7 +245,7 @@ export class RetryBudget {
         return (declared.bucket ??= new TokenBucket(declared.options, clock));
       }
       default:
-        return (this.bucket ??= new TokenBucket(this.options, clock));
+        return (this.bucket ??= new TokenBucket(this.options as RetryBudgetOptions, clock));
     }
   }
 }

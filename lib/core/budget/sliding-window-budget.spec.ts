@@ -1,5 +1,9 @@
+import { Ambient, type Criticality } from '../ambient/ambient-context.js';
+import { Backoff } from '../backoff/backoff.js';
 import { FakeClock } from '../time/fake-clock.js';
-import { PolicyConfigError } from '../errors.js';
+import { type CallRejectedError, PolicyConfigError } from '../errors.js';
+import { type Policy, Resilience } from '../policy/policy.js';
+import { RetryBudget } from './retry-budget.js';
 import { SlidingWindowBudget, validateSlidingWindowOptions } from './sliding-window-budget.js';
 
 /** `calls` logical calls now, then as many retries as the window allows (at most `limit`). */
@@ -128,5 +132,47 @@ describe('SlidingWindowBudget', () => {
     expect(() => new SlidingWindowBudget({ samplingDuration: 500 }, clock)).toThrow('budget.samplingDuration: 500 is invalid: must be a duration in ms from 1000 (1 s) to 86400000 (1 day)');
     expect(() => new SlidingWindowBudget({ minimumThroughput: 0.5 }, clock)).toThrow('budget.minimumThroughput: 0.5 is invalid: must be an integer >= 1 (logical calls in the window)');
     expect(() => new SlidingWindowBudget({ ratio: 0.1 } as never, clock)).toThrow(/budget\.ratio: .* is not a known sliding-window budget option/);
+  });
+});
+
+describe('RetryBudget.slidingWindow through the executor', () => {
+  const down = () => Promise.reject(new Error('down'));
+
+  it('counts each logical call once, whatever its attempts, and refuses the retry beyond ratio × calls', async () => {
+    const clock = new FakeClock();
+    const policy = Resilience.default.with({ clock, attempts: 3, backoff: Backoff.none, budget: RetryBudget.slidingWindow({ minimumThroughput: 10, retryRatio: 0.2 }) });
+    for (let i = 0; i < 9; i++) await policy.run(() => 'ok');
+    const window = policy.bucket() as SlidingWindowBudget;
+    expect(window.window).toEqual({ calls: 9, retries: 0 });
+    // Call 10 reaches the floor: 0.2 × 10 = 2 retries, both used by this call's attempts 2 and 3.
+    const first = await policy.tryRun(down);
+    expect([first.reason, first.attempts.length]).toEqual(['attemptsExhausted', 3]);
+    expect(window.window).toEqual({ calls: 10, retries: 2 });
+    // Call 11: 0.2 × 11 = 2.2 allows no third retry; the refusal comes after the guarded pause.
+    const second = policy.tryRun(down);
+    await clock.advance(100);
+    const refused = await second;
+    expect([refused.reason, refused.attempts.length]).toEqual(['budgetExhausted', 1]);
+    // The hint is read after the pause: the window empties 30 s after the calls, 100 ms have passed.
+    expect((refused.error as CallRejectedError).retryAfter).toBe(29_900);
+    expect(window.window).toEqual({ calls: 11, retries: 2 });
+  });
+
+  it('useAmbientCriticality: sheddable work stops retrying at half the bucket, critical work spends it all', async () => {
+    const clock = new FakeClock();
+    const make = () => Resilience.default.with({ clock, attempts: 2, backoff: Backoff.none, useAmbientCriticality: true, budget: RetryBudget.of({ minimumPerSecond: 0 }) });
+    const retriesOf = async (policy: Policy, level: Criticality): Promise<number> => {
+      let retries = 0;
+      for (let i = 0; i < 12; i++) {
+        const call = Ambient.run({ criticality: level }, () => policy.tryRun(down));
+        await clock.advance(100);
+        if ((await call).attempts.length === 2) retries++;
+      }
+      return retries;
+    };
+    expect(await retriesOf(make(), 'sheddable')).toBe(5); // capacity 10: spends while 5 would remain
+    expect(await retriesOf(make(), 'critical')).toBe(10);
+    const ignoring = make().with({ useAmbientCriticality: false });
+    expect(await retriesOf(ignoring, 'sheddable')).toBe(10);
   });
 });

@@ -1,5 +1,6 @@
 import type { Clock } from '../time/clock.js';
 import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
+import type { RetryBudgetState } from './retry-budget-state.js';
 
 /** Parameters of the sliding-window retry budget (DESIGN §3.5; the names of the seeds' HTTP proposal). */
 export interface SlidingWindowBudgetOptions {
@@ -54,7 +55,7 @@ export function validateSlidingWindowOptions(options: SlidingWindowBudgetOptions
  * window reaches back between 90 % and 100 % of `samplingDuration`. Slices are cleared lazily when
  * time reaches them: no timer, O(1) per call.
  */
-export class SlidingWindowBudget {
+export class SlidingWindowBudget implements RetryBudgetState {
   private ratio: number;
   private floor: number;
   private width: number;
@@ -86,6 +87,18 @@ export class SlidingWindowBudget {
   get window(): { readonly calls: number; readonly retries: number } {
     this.advance(this.clock.now());
     return { calls: this.callTotal, retries: this.retryTotal };
+  }
+
+  /** Retries the window allows now: ratio × calls, `Infinity` below the throughput floor. */
+  get capacity(): number {
+    this.advance(this.clock.now());
+    return this.callTotal < this.floor ? Infinity : this.ratio * this.callTotal;
+  }
+
+  /** Retries still allowed now: the capacity less the retries in the window (`Infinity` below the floor). */
+  get level(): number {
+    const capacity = this.capacity;
+    return capacity === Infinity ? Infinity : Math.max(0, capacity - this.retryTotal);
   }
 
   /** Share of the window's allowance spent, 0..1: retries ÷ (ratio × calls); 0 below the throughput floor. */

@@ -1,7 +1,7 @@
 import { Ambient } from '../ambient/ambient-context.js';
 import { Admission } from '../breaker/breaker-state.js';
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
-import type { TokenBucket } from '../budget/retry-budget.js';
+import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import type { Verdict } from '../classification/verdict.js';
 import type { RejectionReason } from '../errors.js';
 import type { ExecutablePolicy, ResolvedPolicyOptions } from '../policy/policy-options.js';
@@ -41,7 +41,7 @@ export class Call<T> {
   readonly clock: Clock;
   readonly listener: CallEventListener | undefined;
   readonly breaker: CircuitBreaker | undefined;
-  readonly bucket: TokenBucket | undefined;
+  readonly bucket: RetryBudgetState | undefined;
   /** The call's deadline in ms (the ambient one folded in), `undefined` = none. */
   readonly deadline: number | undefined;
   /** Whether anyone reads the call's outcome: a listener or a `tryRun` log. */

@@ -22,6 +22,8 @@ export const GUARDED_PAUSE_MS = 100;
 export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts?: number): Promise<T> {
   const o = policy.options;
   const capped = attempts !== undefined && attempts < o.attempts;
+  // The budget's denominator counts logical calls, once each (a token bucket ignores it).
+  policy.bucket()?.recordCall();
   // Nothing to time, bound or report: the first attempt runs in a small frame of its own.
   if (
     log === undefined &&

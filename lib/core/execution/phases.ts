@@ -49,7 +49,7 @@ export function decideRetry<T>(call: Call<T>): Step {
     return Step.Refuse;
   }
   const bucket = call.bucket;
-  if (bucket !== undefined && !bucket.tryAcquire()) {
+  if (bucket !== undefined && !bucket.tryAcquire(o.useAmbientCriticality && Ambient.criticality() === 'sheddable')) {
     call.refusal = 'BudgetExhausted';
     return Step.Refuse;
   }

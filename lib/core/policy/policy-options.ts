@@ -5,7 +5,7 @@ import { Classifier } from '../classification/classifier.js';
 import { type Clock, SystemClock } from '../time/clock.js';
 import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
 import type { CallEventListener } from '../execution/events.js';
-import { RetryBudget, type TokenBucket } from '../budget/retry-budget.js';
+import { RetryBudget, type RetryBudgetState } from '../budget/retry-budget.js';
 
 /**
  * Everything a policy can be told (DESIGN §3.1). All durations are milliseconds.
@@ -35,6 +35,13 @@ export interface PolicyOptions {
    * has left, so an inbound value can shorten this policy's deadline, never extend it. Default false.
    */
   useAmbientDeadline?: boolean;
+  /**
+   * Apply the ambient criticality's budget rule (DESIGN §3.5, §3.9): work running as `sheddable`
+   * (`AmbientCriticality.run('sheddable', fn)`, `@Criticality('sheddable')`, or an inbound header)
+   * retries only while at least half the budget's capacity would remain; other levels spend as
+   * usual. Default false (criticality ignored).
+   */
+  useAmbientCriticality?: boolean;
   /** Turns outcomes into verdicts. Default `Classifier.default`. */
   classifier?: Classifier;
   /**
@@ -67,7 +74,7 @@ export interface ExecutablePolicy {
   readonly name: string;
   readonly options: ResolvedPolicyOptions;
   /** The retry budget's bucket for this policy instance, or undefined when off. */
-  bucket(): TokenBucket | undefined;
+  bucket(): RetryBudgetState | undefined;
   /** The circuit breaker for this policy instance, or undefined when off. */
   breaker(): CircuitBreaker | undefined;
 }
@@ -82,6 +89,7 @@ export interface ResolvedPolicyOptions {
   readonly deadline: number | undefined;
   readonly attemptTimeout: number | undefined;
   readonly useAmbientDeadline: boolean;
+  readonly useAmbientCriticality: boolean;
   readonly classifier: Classifier;
   readonly onEvent: CallEventListener | undefined;
   readonly around: CallWrapper | undefined;
@@ -99,6 +107,7 @@ export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
   deadline: undefined,
   attemptTimeout: undefined,
   useAmbientDeadline: false,
+  useAmbientCriticality: false,
   classifier: Classifier.default,
   onEvent: undefined,
   around: undefined,
@@ -131,11 +140,12 @@ const checks: Record<keyof PolicyOptions, Check> = {
     }
   },
   backoff: instance('a Backoff (Backoff.exponential(), .constant(ms), .none, .custom(fn))', (v) => typeof (v as Backoff)?.compute === 'function'),
-  budget: instance('a RetryBudget (RetryBudget.automatic, .none, .of(), .shared())', (v) => v instanceof RetryBudget),
+  budget: instance('a RetryBudget (RetryBudget.automatic, .none, .of(), .shared(), .slidingWindow())', (v) => v instanceof RetryBudget),
   breaker: instance('a Breaker (Breaker.default, Breaker.with({...}), Breaker.using(instance))', (v) => v instanceof Breaker),
   deadline: positiveDuration,
   attemptTimeout: positiveDuration,
   useAmbientDeadline: instance('a boolean', (v) => typeof v === 'boolean'),
+  useAmbientCriticality: instance('a boolean', (v) => typeof v === 'boolean'),
   classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
   onEvent: instance('a function', (v) => typeof v === 'function'),
   around: instance('a function (call, name) => Promise', (v) => typeof v === 'function'),

@@ -7,7 +7,7 @@ import { checkDeadlineFits, checkListenerReplaced } from '../diagnostics/policy-
 import { type CallEventListener, breakerTransitionEvent } from '../execution/events.js';
 import { type Work, execute } from '../execution/executor.js';
 import { DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
-import type { TokenBucket } from '../budget/retry-budget.js';
+import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { PolicyConfigError } from '../errors.js';
 import { Ambient } from '../ambient/ambient-context.js';
 
@@ -29,7 +29,7 @@ export interface RunOptions {
  * belongs to the instance, so two derived policies never share an automatic budget.
  */
 export class Policy implements ExecutablePolicy {
-  private resolvedBucket: TokenBucket | undefined | null = null;
+  private resolvedBucket: RetryBudgetState | undefined | null = null;
   private resolvedBreaker: CircuitBreaker | undefined | null = null;
 
   /** Use `Resilience.default.with(...)` rather than constructing directly. */
@@ -41,7 +41,7 @@ export class Policy implements ExecutablePolicy {
   }
 
   /** The retry budget's bucket for this instance (resolved on first use), or undefined with `RetryBudget.none`. */
-  bucket(): TokenBucket | undefined {
+  bucket(): RetryBudgetState | undefined {
     if (this.resolvedBucket === null) this.resolvedBucket = this.options.budget.resolve(this, this.options.clock);
     return this.resolvedBucket;
   }
@@ -153,4 +153,16 @@ export const Resilience = {
    * Same as `Ambient.singleShot`.
    */
   singleShot: Ambient.singleShot,
+  /**
+   * The seeds' HTTP proposal's conservative defaults, for services with a wide fan-out: 2 attempts
+   * (one retry), the automatic retry budget, and a breaker floored at a 50 % failure ratio
+   * (`minimumErrorRate: 0.5`; the consecutive trip raised to 20 so a dependency failing half its
+   * requests does not trip it), with `Classifier.http`. The proposal's other rule — no retry of a
+   * non-idempotent call whose outcome is ambiguous — is the transports': the resilient `fetch`
+   * retries POST/PATCH only after a definitive refusal (429/503) or a connection never opened
+   * unless marked repeatable, and the gRPC interceptor retries only methods marked repeatable.
+   */
+  conservative: new Policy(
+    mergeOptions(DEFAULT_OPTIONS, { attempts: 2, breaker: Breaker.with({ minimumErrorRate: 0.5, consecutiveFailures: 20 }), classifier: Classifier.http }),
+  ),
 } as const;

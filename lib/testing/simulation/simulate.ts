@@ -3,7 +3,7 @@ import type { CallResult } from '../../core/execution/call-result.js';
 import { PolicyConfigError } from '../../core/errors.js';
 import type { CallEvent, StopReason } from '../../core/execution/events.js';
 import type { Policy } from '../../core/policy/policy.js';
-import { RetryBudget } from '../../core/budget/retry-budget.js';
+import { RetryBudget, type RetryBudgetOptions } from '../../core/budget/retry-budget.js';
 import { SeededRandom, MAX_SEED } from '../seeded-random.js';
 import { THROTTLE_REFUSAL, type AdaptiveThrottle } from './adaptive-throttle.js';
 import type { Dependency } from './dependency.js';
@@ -145,7 +145,7 @@ export class SimulationBuilder {
     if (this.policy.options.breaker?.kind === 'using') {
       throw new PolicyConfigError('breaker', 'Breaker.using(instance)', 'cannot be simulated: the breaker belongs to another clock; use Breaker.default or Breaker.with(settings)');
     }
-    const runBudget = budget.kind === 'of' || budget.kind === 'shared' ? RetryBudget.automaticWith(budget.options) : budget;
+    const runBudget = budget.kind === 'of' || budget.kind === 'shared' ? RetryBudget.automaticWith(budget.options as RetryBudgetOptions) : budget;
 
     const secondsCount = Math.ceil(duration / 1000);
     const perCalls = new Int32Array(secondsCount);

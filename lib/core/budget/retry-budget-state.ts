@@ -1,0 +1,28 @@
+/**
+ * What the executor, health and telemetry read from a retry budget's state, whatever its shape: a
+ * `TokenBucket` (`RetryBudget.automatic`, `of`, `shared`) or a `SlidingWindowBudget`
+ * (`RetryBudget.slidingWindow`).
+ */
+export interface RetryBudgetState {
+  /** Retries the state can fund at most now (tokens held when full; for a window, ratio × calls). */
+  readonly capacity: number;
+  /** Retries it can fund now. */
+  readonly level: number;
+  /** Share of the capacity spent, 0..1. */
+  readonly utilization: number;
+  /** Whether a retry would be funded now (without spending). */
+  readonly canFundRetry: boolean;
+  /** One logical call started (counted once per call, never per attempt). */
+  recordCall(): void;
+  /** A successful attempt. */
+  deposit(): void;
+  /**
+   * Funds one retry, or refuses it (nothing spent).
+   * @param sheddable Sheddable work (DESIGN §3.5): funded only while at least half the capacity would remain.
+   */
+  tryAcquire(sheddable?: boolean): boolean;
+  /** Gives back the retry last funded: it never reached the dependency. */
+  refund(): void;
+  /** Ms until a retry could be funded (0 now), `undefined` when unknown. */
+  retryAfter(): number | undefined;
+}
