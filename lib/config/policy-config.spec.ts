@@ -128,19 +128,19 @@ describe('parseResilienceConfig', () => {
     });
     expect(problems).toEqual([
       'extra: true is invalid: is not a known resilience config key (policies, defaults)',
-      'policies.payments.retries: 3 is invalid: is not a known policy key (preset, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline)',
+      'policies.payments.retries: 3 is invalid: is not a known policy key (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality)',
       'policies.payments.attempts: 0 is invalid: must be an integer >= 1 (total attempts, including the first)',
       'policies.payments.deadline: "-5s" is invalid: must be a duration > 0 (a ms number or a string such as "250ms", "10s", "2m")',
       'policies.payments.backoff.base: 1 is invalid: is not a known exponential backoff key (type, transientBase, throttledBase, factor, maximumDelay, jitter)',
       'policies.payments.backoff.factor: 0.5 is invalid: must be a finite number >= 1',
       `policies.payments.backoff.jitter: "some" is invalid: must be 'full', 'equal' or 'none'`,
-      'policies.payments.budget.share: "x" is invalid: is not a known budget key (fraction, minimumPerSecond, shared)',
+      'policies.payments.budget.share: "x" is invalid: is not a known budget key (fraction, minimumPerSecond, shared, retryRatio, samplingDuration, minimumThroughput)',
       'policies.payments.budget.fraction: -1 is invalid: must be a number in [0, 1]',
       'policies.payments.budget.minimumPerSecond: "lots" is invalid: must be a finite number >= 0',
-      `policies.search.preset: "grpc" is invalid: must be 'default' or 'http'`,
+      `policies.search.preset: "grpc" is invalid: must be one of default, http, conservative`,
       'policies.search.attemptTimeout: 0 is invalid: must be a duration > 0 (a ms number or a string such as "250ms", "10s", "2m")',
       `policies.search.backoff.type: "linear" is invalid: must be 'exponential', 'constant' or 'none'`,
-      'policies.orders: "fast" is invalid: must be an object with the policy keys (preset, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline)',
+      'policies.orders: "fast" is invalid: must be an object with the policy keys (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality)',
     ]);
   });
 
