@@ -1,9 +1,16 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { sources } from './support/sources.js';
 
 const root = process.cwd();
+
+/** Every built JavaScript file below `dir`. */
+function listJs(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.js'))
+    .map((name) => join(dir, name));
+}
 
 /** Imports `specifier` in a fresh Node process from the repo root, as a user of the package would. */
 function importByName(specifier: string, expression: string): string {
@@ -65,6 +72,15 @@ describe('exports map (built dist, imported by the package name)', () => {
   it('@nresilience/nestjs resolves to the Nest layer and re-exports core', () => {
     const missing = JSON.parse(importByName('@nresilience/nestjs', "['ResilienceModule','Resilient','InjectPolicy','AttemptSignal','ResilienceExceptionFilter','PolicyRegistry','Resilience','RetryBudget'].filter((k) => m[k] === undefined)"));
     expect(missing).toEqual([]);
+  });
+
+  it('@nresilience/nestjs/http exports the outbound HTTP API, and nothing built loads axios statically', () => {
+    const missing = JSON.parse(importByName('@nresilience/nestjs/http', "['createResilientFetch','ResilientHttpModule','markRepeatable','Quota','InjectResilientFetch','installResilientAdapter'].filter((k) => m[k] === undefined)"));
+    expect(missing).toEqual([]);
+    // axios and @nestjs/axios are optional peers: only a dynamic import() may load them (types may name them).
+    const staticAxios = /(?:from\s*|^import\s*)['"](?:axios|@nestjs\/axios)['"]/m;
+    const offenders = listJs(join(root, 'dist')).filter((file) => staticAxios.test(readFileSync(file, 'utf8')));
+    expect(offenders).toEqual([]);
   });
 
   it('declares types before the default condition for every subpath', () => {

@@ -54,7 +54,8 @@ export class HostPolicies {
     private readonly wallClock?: () => number,
   ) {
     if (!Number.isInteger(maximumHosts) || maximumHosts < 1) throw new PolicyConfigError('maximumHosts', maximumHosts, 'must be an integer >= 1 (the most hosts with their own state)');
-    if (!(source instanceof Policy) && !(source?.current instanceof Policy)) {
+    // A handle is not read here: a Nest registry loads its policies only when the app initializes.
+    if (!(source instanceof Policy) && !(typeof source === 'object' && source !== null && 'current' in source)) {
       throw new PolicyConfigError('policy', source, 'must be a Policy or a handle with a current Policy (e.g. registry.handle(name))');
     }
   }
@@ -96,7 +97,7 @@ export class HostPolicies {
   }
 
   private classifierFor(own: Classifier): Classifier {
-    const base = own !== Classifier.default ? own : this.wallClock === undefined ? Classifier.http : Classifier.of(httpRuleAt(this.wallClock));
+    const base = own !== Classifier.default && own !== Classifier.http ? own : this.wallClock === undefined ? Classifier.http : Classifier.of(httpRuleAt(this.wallClock));
     const rule: ClassifierRule = (outcome, context) => {
       if (!outcome.ok && outcome.error instanceof BodyNotReplayableError) return Verdict.permanent;
       const verdict = base.classify(outcome, context);

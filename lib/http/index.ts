@@ -8,3 +8,11 @@ export { type CallFacts, DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceL
 export { IDEMPOTENCY_KEY_HEADER, isIdempotentMethod, markRepeatable } from './idempotency.js';
 export { HostQuota, Quota } from './quota.js';
 export { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES } from './request-body.js';
+export { type ResilientAxiosOptions, installResilientAdapter } from './axios-adapter.js';
+export {
+  InjectResilientFetch,
+  ResilientHttpModule,
+  type ResilientHttpModuleOptions,
+  getResilientFetchToken,
+  getResilientHttpServiceToken,
+} from './resilient-http.module.js';

@@ -1,9 +1,10 @@
-import { Ambient, AmbientHeaders, CallEvent, GUARDED_PAUSE_MS, type Policy, PolicyConfigError, RateLimitedError, rejectUnknownKeys, sleep } from '../core/index.js';
+import { Ambient, CallEvent, GUARDED_PAUSE_MS, type Policy, PolicyConfigError, RateLimitedError, rejectUnknownKeys, sleep } from '../core/index.js';
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
 import { IDEMPOTENCY_KEY_HEADER, freshIdempotencyKey, isIdempotentMethod, wantsGeneratedKey } from './idempotency.js';
 import { HostQuota, Quota } from './quota.js';
 import { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES, type PreparedBody, prepareBody } from './request-body.js';
 import { bufferedResponse, discard, gapBoundedResponse } from './response-body.js';
+import { stampAttempt } from './stamp.js';
 
 /** A function with `fetch`'s signature: Node's own, undici's, or any compatible one. */
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -166,13 +167,7 @@ function fields(request: Request | undefined): RequestInit {
 /** This attempt's headers: the call's, plus the nested-retry marker, the remaining time and criticality. */
 function stamp(headers: Headers, retrying: boolean, bound: number, propagateCriticality: boolean): Headers {
   const attempt = new Headers(headers);
-  if (retrying) attempt.set(AmbientHeaders.retrying, '1');
-  else attempt.delete(AmbientHeaders.retrying);
-  const callerLeft = Ambient.remaining();
-  const remaining = Math.min(bound, callerLeft ?? Infinity);
-  if (remaining !== Infinity) attempt.set(AmbientHeaders.remaining, String(Math.max(0, Math.floor(remaining))));
-  const criticality = propagateCriticality ? Ambient.current()?.criticality : undefined;
-  if (criticality !== undefined) attempt.set(AmbientHeaders.criticality, criticality);
+  stampAttempt((name, value) => (value === undefined ? attempt.delete(name) : attempt.set(name, value)), retrying, bound, propagateCriticality);
   return attempt;
 }
 

@@ -40,6 +40,8 @@ export { ResilienceModule } from './resilience.module.js';
 export { ATTEMPT_SIGNAL_METADATA, INJECT_POLICY_METADATA, RESILIENCE_MODULE_OPTIONS, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 export { Resilient, type ResilientOptions } from './resilient.decorator.js';
 export { WARNING_LOGGER_CONTEXT, nestWarningSink } from './nest-warnings.js';
+export { RESILIENCE_CONTEXT_OPTIONS, ResilienceContextMiddleware, type ResilienceContextOptions } from './resilience-context.middleware.js';
+export { ResilienceContextModule } from './resilience-context.module.js';
 export { UnknownPolicyError } from './unknown-policy.error.js';
 export {
   LOGGER_CONTEXT_PREFIX,

@@ -35,6 +35,14 @@ describe('Ambient context', () => {
     });
   });
 
+  it('enter re-runs a captured state whose deadline keeps counting', async () => {
+    const clock = new FakeClock();
+    const state = Ambient.run({ remaining: 500, criticality: 'sheddablePlus', clock }, () => Ambient.current()!);
+    await clock.advance(200);
+    expect(Ambient.enter(state, () => [Ambient.remaining(), Ambient.criticality()])).toEqual([300, 'sheddablePlus']);
+    expect(() => Ambient.enter({} as never, () => 0)).toThrow('ambient: {} is invalid: must be a state read from Ambient.current()');
+  });
+
   it('names the field of a bad change', () => {
     expect(() => Ambient.run({ remaining: -1 }, () => 0)).toThrow(new PolicyConfigError('ambient.remaining', -1, 'must be a number of ms >= 0'));
     expect(() => Ambient.run({ criticality: 'urgent' as Criticality }, () => 0)).toThrow('ambient.criticality: "urgent" is invalid');

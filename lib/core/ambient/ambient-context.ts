@@ -126,6 +126,19 @@ export const Ambient = {
   },
 
   /**
+   * Runs `fn` inside exactly `state`, a context captured earlier with {@link Ambient.current} (for
+   * work that continues where the async context was lost, such as a framework callback): its
+   * deadline keeps counting from when it was set.
+   * @throws PolicyConfigError (field `ambient`) when `state` is not a captured state
+   */
+  enter<T>(state: AmbientState, fn: () => T): T {
+    if (state === null || typeof state !== 'object' || typeof state.deadlineAt !== 'number' || typeof state.clock?.now !== 'function') {
+      throw new PolicyConfigError('ambient', state, 'must be a state read from Ambient.current()');
+    }
+    return storage.run(state, fn);
+  },
+
+  /**
    * Milliseconds the inbound caller is still waiting (may be negative once it has passed), or
    * `undefined` when no caller deadline is known.
    */

@@ -43,7 +43,7 @@ export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: Abor
     return settled(call);
   }
   // Work done for a caller that itself retries: a retry here multiplies with the caller's (DESIGN §3.9).
-  if (call.listener !== undefined && o.attempts > 1 && Ambient.current()?.nestedRetry === true) {
+  if (call.listener !== undefined && call.maxAttempts > 1 && Ambient.current()?.nestedRetry === true) {
     call.emit({ kind: 'nestedRetry', policy: o.name });
   }
   return loop(call, false);

@@ -1,0 +1,65 @@
+import { Inject, Injectable, type NestMiddleware, Optional } from '@nestjs/common';
+import { Ambient, ambientFromHeaders } from '../core/index.js';
+import { PROBLEM_JSON, ProblemTypes, type ResilienceProblem } from './resilience-exception.filter.js';
+
+/** Options of the inbound context (`ResilienceContextModule.forRoot`). All durations are milliseconds. */
+export interface ResilienceContextOptions {
+  /**
+   * Answer 504 (`application/problem+json`, reason `DeadlineExceeded`) before the handler runs when
+   * the request arrives with less than `reserve` ms left (a remaining-time header below it). Off by
+   * default: a request may still be answerable (from a cache), and refusing it is a decision about
+   * your service.
+   */
+  rejectExpired?: { reserve: number };
+  /** Routes the middleware skips (Nest's `MiddlewareConsumer.exclude` forms: paths or `{ path, method }`). */
+  exclude?: (string | { path: string; method: number })[];
+}
+
+/** Injection token of {@link ResilienceContextOptions}. */
+export const RESILIENCE_CONTEXT_OPTIONS = Symbol('NResilience.ContextOptions');
+
+/** The raw Node request and response both adapters give middleware (Express's extend them). */
+interface RawRequest {
+  headers: Record<string, string | string[] | undefined>;
+}
+interface RawResponse {
+  statusCode: number;
+  setHeader(name: string, value: string): unknown;
+  end(body: string): unknown;
+}
+
+/**
+ * Reads the inbound request's remaining time (`X-NResilience-Remaining-Ms`, Envoy's
+ * `x-envoy-expected-rq-timeout-ms`; the tighter wins), criticality (`X-NResilience-Criticality`,
+ * clamped at critical) and nested-retry marker (`X-NResilience-Retrying: 1`) into the ambient context
+ * for everything after it (DESIGN §3.9, §4). Malformed values (`-1`, `abc`, above a day) are ignored.
+ * With `rejectExpired`, a request with less than `reserve` ms left is answered 504 here.
+ * Works on Express and Fastify (raw Node objects); `ResilienceContextModule` applies it to every route.
+ */
+@Injectable()
+export class ResilienceContextMiddleware implements NestMiddleware {
+  private readonly reserve: number | undefined;
+
+  /** @param options `{ rejectExpired? }`; none = read the context, never reject */
+  constructor(@Optional() @Inject(RESILIENCE_CONTEXT_OPTIONS) options?: ResilienceContextOptions) {
+    this.reserve = options?.rejectExpired?.reserve;
+  }
+
+  use(req: RawRequest, res: RawResponse, next: (error?: unknown) => void): void {
+    const changes = ambientFromHeaders((name) => req.headers[name]);
+    if (this.reserve !== undefined && changes.remaining !== undefined && changes.remaining < this.reserve) {
+      const problem: ResilienceProblem = {
+        type: ProblemTypes.deadlineExceeded,
+        title: 'Gateway Timeout',
+        status: 504,
+        detail: `The request arrived with ${changes.remaining} ms left, less than the ${this.reserve} ms answering it needs.`,
+        reason: 'DeadlineExceeded',
+      };
+      res.statusCode = 504;
+      res.setHeader('content-type', PROBLEM_JSON);
+      res.end(JSON.stringify(problem));
+      return;
+    }
+    Ambient.run(changes, next);
+  }
+}
