@@ -44,7 +44,7 @@ export class HostPolicies {
 
   /**
    * @param source the policy (or a handle following reloads) every host starts from
-   * @param maximumHosts most hosts held, an integer >= 1
+   * @param maximumHosts most hosts held, an integer >= 1 (kept as {@link HostPolicies.maximumHosts})
    * @param wallClock ms since the epoch, for `Retry-After` dates; default the system's
    * @throws PolicyConfigError (field `maximumHosts`) for a bad bound
    */

@@ -60,6 +60,8 @@ class RequiredPolicyNames implements OnApplicationBootstrap {
 @Module({})
 export class ResilientHttpModule {
   /**
+   * The module providing the resilient fetch for the named policy (and, with `httpService`, running
+   * the visible `HttpService` under it).
    * @param options `{ policy, httpService?, …resilient fetch options }`
    * @throws PolicyConfigError (when the app starts) for a bad fetch option; UnknownPolicyError for an unknown name
    */

@@ -23,6 +23,7 @@ export class ResilienceContextModule implements NestModule {
   constructor(@Inject(RESILIENCE_CONTEXT_OPTIONS) private readonly options: ResilienceContextOptions) {}
 
   /**
+   * The module reading the inbound context on every route (global, so import it once).
    * @param options `{ rejectExpired?: { reserve }, exclude? }`
    * @throws PolicyConfigError (field `rejectExpired.reserve`) unless the reserve is a number of ms >= 0
    */
@@ -38,6 +39,7 @@ export class ResilienceContextModule implements NestModule {
     };
   }
 
+  /** Applies the middleware to every route but the excluded ones. Called by Nest. */
   configure(consumer: MiddlewareConsumer): void {
     const applied = consumer.apply(ResilienceContextMiddleware);
     const excluded = this.options.exclude ?? [];
