@@ -17,10 +17,25 @@ tester.run('no-per-call-policy', noPerCallPolicy, {
     `const policies = (() => { const p = Resilience.default.with({}); return [p]; })();`,
     `class A { get policy() { return (this.cached ??= Resilience.default.with({ attempts: 2 })); } }`,
     `function get() { cache = cache ?? (cache = Resilience.default.with({})); return cache; }`,
+    // A factory of closures: the policy is built once per factory call and kept by what it returns.
+    `function presets() { const off = Resilience.default.with({ attempts: 1 }); return { off: () => off.run(work) }; }`,
+    `const build = async () => { const policy = Resilience.default.with({}); return (call: () => Promise<number>) => policy.run(() => call()); };`,
+    // Rebuilt only when what it is built from changed.
+    `class Hosts { for(origin: string) { if (this.scope === undefined || t !== this.template) { this.scope = new PolicyScope(t, {}); } return this.scope.for(origin); } }`,
     // Deriving from a policy held elsewhere is not a preset build.
     `class A { charge() { return this.policy.with({ attempts: 1 }).run(work); } }`,
   ],
   invalid: [
+    {
+      // Assigned to a member on every call: no guard reads it.
+      code: `class S { run() { this.policy = Resilience.default.with({}); return this.policy.run(work); } }`,
+      errors: [{ messageId: 'perCall', data: { what: 'Resilience.default.with(...)', fn: 'S.run', state: 'retry budget, breaker and estimates' } }],
+    },
+    {
+      // Used directly in the body as well as in a closure: built per call.
+      code: `function handle() { const p = Resilience.default.with({}); p.run(work); return () => p.run(work); }`,
+      errors: [{ messageId: 'perCall', data: { what: 'Resilience.default.with(...)', fn: 'handle', state: 'retry budget, breaker and estimates' } }],
+    },
     {
       code: `class Checkout { async charge(order: Order) { const policy = Resilience.http.with({ name: 'payments' }); return policy.run(() => pay(order)); } }`,
       errors: [{ messageId: 'perCall', data: { what: 'Resilience.http.with(...)', fn: 'Checkout.charge', state: 'retry budget, breaker and estimates' } }],

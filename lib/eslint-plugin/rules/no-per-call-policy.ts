@@ -1,4 +1,4 @@
-import type { TSESTree } from '@typescript-eslint/utils';
+import type { TSESLint, TSESTree } from '@typescript-eslint/utils';
 import { type FunctionNode, type Node, calledMethod, enclosingFunction, functionLabel, isIdentifier, isImmediatelyInvoked, keyName, methodOf, propertyName } from '../ast.js';
 import { defineRule } from '../rule.js';
 
@@ -38,11 +38,20 @@ function chainEnd(node: Node): Node {
   return current;
 }
 
-/** `x ??= build()` / `x ||= build()` / `x ?? (x = build())`: built once, then reused. */
-function isCached(node: Node): boolean {
+/**
+ * `x ??= build()` / `x ||= build()` / `x ?? (x = build())`, or `this.x = build()` under an `if` that
+ * tests `this.x` (lazy rebuild when the source changed): built once, then reused.
+ */
+function isCached(context: Readonly<TSESLint.RuleContext<string, readonly unknown[]>>, node: Node, fn: FunctionNode): boolean {
   const parent = node.parent;
   if (parent?.type === 'AssignmentExpression' && parent.right === node) {
     if (parent.operator === '??=' || parent.operator === '||=') return true;
+    if (parent.operator === '=' && parent.left.type === 'MemberExpression' && parent.left.object.type === 'ThisExpression') {
+      const member = context.sourceCode.getText(parent.left);
+      for (let current: Node | undefined = parent.parent; current != null && current !== fn; current = current.parent) {
+        if (current.type === 'IfStatement' && context.sourceCode.getText(current.test).includes(member)) return true;
+      }
+    }
     const outer = parent.parent;
     return outer?.type === 'LogicalExpression' && outer.right === parent && (outer.operator === '??' || outer.operator === '||');
   }
@@ -54,6 +63,19 @@ function isReturned(node: Node, fn: FunctionNode): boolean {
   const parent = node.parent;
   if (parent?.type === 'ReturnStatement') return enclosingFunction(parent) === fn;
   return fn.type === 'ArrowFunctionExpression' && fn.body === node;
+}
+
+/**
+ * `const p = build(); return () => p.run(...)`: a factory handing out closures that keep the value, so
+ * it is built once per factory call and shared by every call of the closures. True when every read of
+ * the variable is inside a function nested in `fn`.
+ */
+function onlyCapturedByClosures(context: Readonly<TSESLint.RuleContext<string, readonly unknown[]>>, node: Node, fn: FunctionNode): boolean {
+  const declarator = node.parent;
+  if (declarator?.type !== 'VariableDeclarator' || declarator.init !== node || declarator.id.type !== 'Identifier') return false;
+  const variable = context.sourceCode.getDeclaredVariables(declarator).find((v) => v.name === (declarator.id as TSESTree.Identifier).name);
+  const reads = variable?.references.filter((reference) => reference.isRead()) ?? [];
+  return reads.length > 0 && reads.every((reference) => enclosingFunction(reference.identifier) !== fn);
 }
 
 /** The function whose every call would build the value, or undefined when it is built once. */
@@ -83,7 +105,8 @@ function insideBuilder(node: Node, fn: FunctionNode): boolean {
  * runs per call (a route handler, a service method): each call then starts with a full bucket, a closed
  * breaker and cold estimates, so the budget never limits anything and the breaker never trips.
  * Allowed: module level, class fields, constructors, `onModuleInit`/`onApplicationBootstrap`,
- * `useFactory`, module-level IIFEs, factories that return what they build, and `x ??= build()` caches.
+ * `useFactory`, module-level IIFEs, factories that return what they build or closures that keep it,
+ * and `x ??= build()` caches.
  */
 export const noPerCallPolicy = defineRule<'perCall', []>({
   name: 'no-per-call-policy',
@@ -100,7 +123,7 @@ export const noPerCallPolicy = defineRule<'perCall', []>({
       if (fn === undefined) return;
       if (what !== 'preset' && insideBuilder(node, fn)) return;
       const end = what === 'preset' ? chainEnd(node) : node;
-      if (isCached(end) || isReturned(end, fn)) return;
+      if (isCached(context, end, fn) || isReturned(end, fn) || onlyCapturedByClosures(context, end, fn)) return;
       const { label, state } = describe(what, node);
       context.report({ node, messageId: 'perCall', data: { what: label, fn: functionLabel(fn), state } });
     }
