@@ -41,7 +41,8 @@ describe('keyed policies in a Nest app (scope + handle.for)', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         ResilienceModule.forRoot({
-          policies: { billing: { attempts: 1, breaker: { jitter: 'none' }, scope: { maximumKeys: 100 } } },
+          // A 15 s break: this test reads the real clock, so the break must outlast its requests.
+          policies: { billing: { attempts: 1, breaker: { jitter: 'none', breakDuration: '15s' }, scope: { maximumKeys: 100 } } },
           exceptionFilter: true,
         }),
       ],

@@ -7,7 +7,7 @@ describe('policyFromPlan', () => {
   it('maps the breaker section: settings, the http preset default, and false', () => {
     const withSettings = policyFromPlan(plan({ p: { breaker: { breakDuration: '20s' } } }, 'p'));
     expect(withSettings.options.breaker!.settings.breakDuration).toBe(20_000);
-    expect(policyFromPlan(plan({ p: { preset: 'http' } }, 'p')).options.breaker!.settings.breakDuration).toBe(15_000);
+    expect(policyFromPlan(plan({ p: { preset: 'http' } }, 'p')).options.breaker!.settings.breakDuration).toBe(1000);
     expect(policyFromPlan(plan({ p: { preset: 'http', breaker: false } }, 'p')).options.breaker).toBeUndefined();
     expect(policyFromPlan(plan({ p: {} }, 'p')).options.breaker).toBeUndefined();
   });

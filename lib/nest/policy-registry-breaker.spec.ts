@@ -22,7 +22,7 @@ describe('PolicyRegistry breakers', () => {
   it('pins one breaker per name from config; the http preset has one, the default none', () => {
     const { registry } = create();
     expect(registry.breaker('payments')!.settings.breakDuration).toBe(10_000);
-    expect(registry.breaker('search')!.settings.breakDuration).toBe(15_000);
+    expect(registry.breaker('search')!.settings.breakDuration).toBe(1000);
     expect(registry.breaker('plain')).toBeUndefined();
   });
 

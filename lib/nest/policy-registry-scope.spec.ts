@@ -80,7 +80,7 @@ describe('PolicyRegistry scopes and handle.for(key)', () => {
     await clock.runAll();
     const refused = await second;
     expect(refused.reason).toBe('dependencyUnavailable');
-    expect((refused.error as CallRejectedError).retryAfter).toBe(14_900); // the 15 s break less the 100 ms guarded pause
+    expect((refused.error as CallRejectedError).retryAfter).toBe(900); // the 1 s break (jitter none here) less the 100 ms guarded pause
     expect([a.breaker()!.state, b.breaker()!.state, registry.breaker('billing')!.state]).toEqual(['open', 'closed', 'closed']);
     expect(a.bucket()!.level).toBeCloseTo(27.3, 10); // 30 - 3 + 100 ms of the 3/s floor
     expect([b.bucket()!.level, registry.bucket('billing')!.level]).toEqual([30, 30]);

@@ -2,22 +2,25 @@ import { BREAKER_DEFAULTS, RECOVERY_DEFAULTS, validateBreakerSettings } from './
 import { PolicyConfigError } from '../errors.js';
 
 describe('validateBreakerSettings', () => {
-  it('fills the DESIGN §3.6 defaults', () => {
+  it('fills the DESIGN §3.6 defaults (as the scenario matrix set them)', () => {
     expect(validateBreakerSettings(undefined)).toBe(BREAKER_DEFAULTS);
     expect(validateBreakerSettings({})).toEqual({
       consecutiveFailures: 5,
-      errorRateMultiple: 5,
+      streakSignificance: 1e-8,
+      failureRateFloor: 0.5,
+      recentOutcomes: 100,
+      errorRateMultiple: 0,
       minimumErrorRate: 0.05,
       minimumFailures: 2,
       minimumThroughput: 20,
       errorBaselineSamples: 100,
-      slowCallMultiple: 3,
+      slowCallMultiple: 0,
       slowCallRatio: 0.5,
       latencyBaselineSamples: 20,
       tripWindow: 30_000,
       baselineWindow: 300_000,
-      breakDuration: 15_000,
-      maximumBreak: 120_000,
+      breakDuration: 1000,
+      maximumBreak: 1000,
       jitter: 'equal',
       halfOpenProbes: 1,
       closeAfter: 2,
@@ -45,7 +48,10 @@ describe('validateBreakerSettings', () => {
     ['tripWindow', { tripWindow: 999 }, 'breaker.tripWindow: 999 is invalid: must be a finite number of ms >= 1000'],
     ['baselineWindow', { baselineWindow: 20_000 }, 'breaker.baselineWindow: 20000 is invalid: must be a finite number of ms in [tripWindow, 100 × tripWindow] = [30000, 3000000]'],
     ['breakDuration', { breakDuration: 0 }, 'breaker.breakDuration: 0 is invalid: must be a finite number of ms > 0'],
-    ['maximumBreak', { maximumBreak: 10_000 }, 'breaker.maximumBreak: 10000 is invalid: must be a finite number of ms >= breakDuration (15000)'],
+    ['maximumBreak', { maximumBreak: 500 }, 'breaker.maximumBreak: 500 is invalid: must be a finite number of ms >= breakDuration (1000)'],
+    ['streakSignificance', { streakSignificance: 1 }, 'breaker.streakSignificance: 1 is invalid: must be a number in (0, 1), e.g. 1e-8'],
+    ['failureRateFloor', { failureRateFloor: 1 }, 'breaker.failureRateFloor: 1 is invalid: must be a number in [0, 1) (0 = no floor)'],
+    ['recentOutcomes', { recentOutcomes: 0 }, 'breaker.recentOutcomes: 0 is invalid: must be an integer in [1, 10000]'],
     ['jitter', { jitter: 'half' }, `breaker.jitter: "half" is invalid: must be 'equal', 'full' or 'none'`],
     ['halfOpenProbes', { halfOpenProbes: 101 }, 'breaker.halfOpenProbes: 101 is invalid: must be an integer in [1, 100]'],
     ['closeAfter', { closeAfter: 0 }, 'breaker.closeAfter: 0 is invalid: must be an integer >= 1'],

@@ -20,9 +20,27 @@ export interface RecoverySettings {
  * Durations are milliseconds. Defaults come from DESIGN §3.6 unless marked as a library choice.
  */
 export interface BreakerSettings {
-  /** Consecutive Transient attempts that trip; integer ≥ 0, 0 turns this trip off. Default 5. */
+  /**
+   * The shortest run of consecutive Transient attempts that trips (a healthy dependency's, and a cold
+   * start's); integer ≥ 0, 0 turns the run trip off. Longer runs are needed where the recent error
+   * rate makes a run likely (see `streakSignificance`). Default 5.
+   */
   consecutiveFailures?: number;
-  /** Relative trip: the trip window's error rate must reach this multiple of the baseline; ≥ 1, 0 = off. Default 5. */
+  /**
+   * A run of failures trips only when, at the error rate the recent outcomes showed before it, a run
+   * that long would be no likelier than this (per run); in (0, 1). 10⁻⁸ gives 5 at a 2 % error rate,
+   * 12 at 20 %, 21 at 40 %, 27 at 50 % (the floor caps the rate). Default 1e-8 (issue 8's matrix).
+   */
+  streakSignificance?: number;
+  /**
+   * No failure trip while fewer than this share of the recent outcomes failed (the industry's 50 %
+   * trip point, and the seeds' HTTP floor, as a floor); also the highest error rate that lengthens
+   * the run. In [0, 1); 0 = no floor and a fixed run of `consecutiveFailures`. Default 0.5.
+   */
+  failureRateFloor?: number;
+  /** Outcomes the floor and the recent error rate look at (the last ones, within `tripWindow`); integer in [1, 10000]. Default 100. */
+  recentOutcomes?: number;
+  /** Relative trip: the trip window's error rate must reach this multiple of the baseline; ≥ 1, 0 = off. Default 0 (off). */
   errorRateMultiple?: number;
   /** Relative trip: absolute floor the trip window's error rate must also reach, in [0, 1]. Default 0.05. */
   minimumErrorRate?: number;
@@ -32,7 +50,7 @@ export interface BreakerSettings {
   minimumThroughput?: number;
   /** Outcomes the error baseline must hold before the relative trip arms; integer ≥ 1. Default 100. */
   errorBaselineSamples?: number;
-  /** Slow trip: an attempt is slow above this multiple of the latency median; > 1, 0 = off. Default 3. */
+  /** Slow trip: an attempt is slow above this multiple of the latency median; > 1, 0 = off. Default 0 (off). */
   slowCallMultiple?: number;
   /** Slow trip: share of the trip window's attempts that must be slow, in (0, 1]. Default 0.5. */
   slowCallRatio?: number;
@@ -42,9 +60,9 @@ export interface BreakerSettings {
   tripWindow?: number;
   /** Length of both baselines, ms, ≥ `tripWindow` and ≤ 100 × `tripWindow`. Default 300000. */
   baselineWindow?: number;
-  /** First break, ms, > 0. Doubled on each consecutive open. Default 15000. */
+  /** First break, ms, > 0. Doubled on each consecutive open up to `maximumBreak`. Default 1000 (a probe a second while open). */
   breakDuration?: number;
-  /** Longest nominal break, ms, ≥ `breakDuration`. Default 120000. */
+  /** Longest nominal break, ms, ≥ `breakDuration`. Default 1000, or `breakDuration` when that is longer (no doubling). */
   maximumBreak?: number;
   /** Randomisation of the served break. Default `'equal'` (at least half the break is served). */
   jitter?: BreakJitter;
@@ -72,26 +90,46 @@ export interface ResolvedBreakerSettings extends Readonly<Required<Omit<BreakerS
 /** Recovery defaults (DESIGN §3.6: 5 % first, ramp over 0.25 × the break; the 0.05 step is a library choice). */
 export const RECOVERY_DEFAULTS: ResolvedRecovery = Object.freeze({ initialFraction: 0.05, rampFraction: 0.25, step: 0.05 });
 
-/** Breaker defaults (DESIGN §3.6). */
+/**
+ * Breaker defaults (DESIGN §3.6 as the scenario matrix of issue 8 corrected it: where a seed number
+ * cost availability in the matrix, the measured one replaced it; README "Circuit breaker" says why).
+ */
 export const BREAKER_DEFAULTS: ResolvedBreakerSettings = Object.freeze({
   consecutiveFailures: 5,
-  errorRateMultiple: 5,
+  streakSignificance: 1e-8,
+  failureRateFloor: 0.5,
+  recentOutcomes: 100,
+  errorRateMultiple: 0,
   minimumErrorRate: 0.05,
   minimumFailures: 2,
   minimumThroughput: 20,
   errorBaselineSamples: 100,
-  slowCallMultiple: 3,
+  slowCallMultiple: 0,
   slowCallRatio: 0.5,
   latencyBaselineSamples: 20,
   tripWindow: 30_000,
   baselineWindow: 300_000,
-  breakDuration: 15_000,
-  maximumBreak: 120_000,
+  breakDuration: 1000,
+  maximumBreak: 1000,
   jitter: 'equal',
   halfOpenProbes: 1,
   closeAfter: 2,
   probeTimeout: 30_000,
   recovery: undefined,
+});
+
+/**
+ * The seeds' breaker numbers, as DESIGN §3.6 first had them and the defaults were until the scenario
+ * matrix (issue 8) measured their cost: 5 Transient attempts in a row trip at any error rate (no
+ * floor), the relative trip (5 × baseline, 5 % absolute) and the slow trip (3 × median) on, breaks of
+ * 15 s doubled to 2 min. For comparison: `Breaker.with(SEED_BREAKER_SETTINGS)`.
+ */
+export const SEED_BREAKER_SETTINGS: Readonly<BreakerSettings> = Object.freeze({
+  failureRateFloor: 0,
+  errorRateMultiple: 5,
+  slowCallMultiple: 3,
+  breakDuration: 15_000,
+  maximumBreak: 120_000,
 });
 
 /** Bounds the baseline rings (memory per breaker is proportional to this ratio). */
@@ -114,7 +152,7 @@ export function validateBreakerSettings(input: unknown, prefix = 'breaker'): Res
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new PolicyConfigError(prefix || 'breaker', input, 'must be an object of breaker settings');
   }
-  const raw = input as Record<string, unknown>;
+  let raw = input as Record<string, unknown>;
   rejectUnknownKeys(raw, KEYS, prefix, 'breaker setting');
   const pick = <K extends keyof BreakerSettings>(key: K): unknown => (raw[key] === undefined ? BREAKER_DEFAULTS[key] : raw[key]);
   const integer = (key: keyof BreakerSettings, min: number, max = Number.MAX_SAFE_INTEGER): number => {
@@ -140,6 +178,8 @@ export function validateBreakerSettings(input: unknown, prefix = 'breaker'): Res
     `a finite number of ms in [tripWindow, ${MAXIMUM_WINDOW_RATIO} × tripWindow] = [${tripWindow}, ${MAXIMUM_WINDOW_RATIO * tripWindow}]`,
   );
   const breakDuration = number('breakDuration', (v) => v > 0, 'a finite number of ms > 0');
+  // Unset, the cap follows a longer first break: `breakDuration: '10s'` alone means 10 s breaks.
+  if (raw.maximumBreak === undefined && breakDuration > BREAKER_DEFAULTS.maximumBreak) raw = { ...raw, maximumBreak: breakDuration };
   const maximumBreak = number('maximumBreak', (v) => v >= breakDuration, `a finite number of ms >= breakDuration (${breakDuration})`);
   const jitter = pick('jitter');
   if (jitter !== 'equal' && jitter !== 'full' && jitter !== 'none') {
@@ -148,6 +188,9 @@ export function validateBreakerSettings(input: unknown, prefix = 'breaker'): Res
 
   return Object.freeze({
     consecutiveFailures: integer('consecutiveFailures', 0),
+    streakSignificance: number('streakSignificance', (v) => v > 0 && v < 1, 'a number in (0, 1), e.g. 1e-8'),
+    failureRateFloor: number('failureRateFloor', (v) => v >= 0 && v < 1, 'a number in [0, 1) (0 = no floor)'),
+    recentOutcomes: integer('recentOutcomes', 1, 10_000),
     errorRateMultiple: number('errorRateMultiple', (v) => v === 0 || v >= 1, 'a finite number >= 1, or 0 to turn the relative trip off'),
     minimumErrorRate: number('minimumErrorRate', (v) => v >= 0 && v <= 1, 'a number in [0, 1]'),
     minimumFailures: integer('minimumFailures', 1),

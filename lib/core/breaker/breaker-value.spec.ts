@@ -13,16 +13,16 @@ describe('Breaker', () => {
     const first = Breaker.default.resolve(a, clock, random);
     expect(Breaker.default.resolve(a, clock, random)).toBe(first);
     expect(Breaker.default.resolve(b, clock, random)).not.toBe(first);
-    expect(first.settings.breakDuration).toBe(15_000);
+    expect(first.settings.breakDuration).toBe(1000);
   });
 
   it('with() lays settings over the defaults, or over another value', () => {
-    const fast = Breaker.with({ breakDuration: 1000, recovery: true });
-    expect(fast.settings.breakDuration).toBe(1000);
+    const fast = Breaker.with({ breakDuration: 500, recovery: true });
+    expect(fast.settings.breakDuration).toBe(500);
     expect(fast.settings.recovery).toEqual({ initialFraction: 0.05, rampFraction: 0.25, step: 0.05 });
     const derived = fast.with({ closeAfter: 3 });
-    expect([derived.settings.breakDuration, derived.settings.closeAfter, derived.settings.recovery?.step]).toEqual([1000, 3, 0.05]);
-    expect(Breaker.default.settings.breakDuration).toBe(15_000);
+    expect([derived.settings.breakDuration, derived.settings.closeAfter, derived.settings.recovery?.step]).toEqual([500, 3, 0.05]);
+    expect(Breaker.default.settings.breakDuration).toBe(1000);
   });
 
   it('with() rejects unknown keys and bad values with the field named', () => {

@@ -68,6 +68,8 @@ export class Breaker {
       throw new PolicyConfigError('breaker', settings, 'must be an object of breaker settings');
     }
     const base: BreakerSettings = { ...this.settings, recovery: this.settings.recovery ?? false };
+    // A value that does not double its breaks keeps not doubling when only its first break changes.
+    if (settings.breakDuration !== undefined && settings.maximumBreak === undefined && base.maximumBreak === base.breakDuration) delete base.maximumBreak;
     return new Breaker('perOwner', validateBreakerSettings({ ...base, ...settings }, 'breaker'));
   }
 

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
 import { Admission, type BreakerState } from './breaker-state.js';
 import { CircuitBreaker } from './circuit-breaker.js';
-import type { BreakerSettings } from './breaker-settings.js';
+import { SEED_BREAKER_SETTINGS, type BreakerSettings } from './breaker-settings.js';
 import { FakeClock } from '../time/fake-clock.js';
 import type { VerdictKind } from '../classification/verdict.js';
 
@@ -17,11 +17,16 @@ function mulberry32(seed: number): () => number {
   };
 }
 
+/**
+ * A breaker on a fake clock. The mechanism tests below run on the seeds' numbers (5 in a row at any
+ * rate, relative and slow trips on, 15 s breaks doubling to 2 min), which exercise every rule; the
+ * defaults the scenario matrix chose have their own tests at the end.
+ */
 function setup(settings: BreakerSettings = {}, random: () => number = () => 0.5, start = 0) {
   const clock = new FakeClock(start);
   const transitions: string[] = [];
   const breaker = new CircuitBreaker(
-    { jitter: 'none', ...settings },
+    { jitter: 'none', ...SEED_BREAKER_SETTINGS, ...settings },
     { clock, random, onTransition: (from, to, ms) => transitions.push(`${from}->${to} ${ms}`) },
   );
   /** One admitted attempt with the given outcome; returns what admit() said. */

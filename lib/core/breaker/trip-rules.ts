@@ -2,6 +2,7 @@ import { LatencyBaseline } from '../estimators/latency-baseline.js';
 import type { ResolvedBreakerSettings } from './breaker-settings.js';
 import type { BreakerSnapshot } from './breaker-state.js';
 import { OutcomeWindow } from './outcome-window.js';
+import { RecentOutcomes, evidentRun } from './recent-outcomes.js';
 
 /** The trip rules' part of a {@link BreakerSnapshot}. */
 export type TripReadings = Pick<
@@ -19,20 +20,30 @@ export type TripReadings = Pick<
 
 /**
  * The evidence a circuit breaker trips on, and the rules that read it (DESIGN §3.6): the run of
- * consecutive Transient attempts, the trip window against the error baseline, and slow attempts
- * against the latency baseline. It decides *whether* to open; the state machine decides what opening
- * means. Both baselines outlive every state change; only {@link clearTrip} forgets the trip window.
+ * consecutive Transient attempts against the recent error rate, the trip window against the error
+ * baseline, and slow attempts against the latency baseline. It decides *whether* to open; the state
+ * machine decides what opening means. Both baselines and the recent outcomes outlive every state
+ * change; only {@link clearTrip} forgets the trip window and the run.
  *
- * - `consecutiveFailures` Transient attempts in a row trip (Ok breaks the run);
- * - relative error rate, armed once the error baseline holds `errorBaselineSamples` outcomes: the
- *   trip window's rate reaches `errorRateMultiple` × the baseline rate and `minimumErrorRate`
- *   absolute, with ≥ `minimumFailures` failures and ≥ `minimumThroughput` attempts in the window;
- * - slow calls, once the latency baseline is warm: ≥ `slowCallRatio` of the trip window's attempts
- *   (≥ `minimumThroughput`) took more than `slowCallMultiple` × the baseline median.
+ * - Failure-rate floor: no failure trip while fewer than `failureRateFloor` (½) of the recent
+ *   outcomes (the last `recentOutcomes`, 100, within the trip window) failed — a dependency that
+ *   still answers half its requests is not cut off.
+ * - Improbable run: a run of Transient attempts trips once it reaches {@link evidentRun} for the
+ *   error rate the recent outcomes showed before the run began (capped at the floor): 5 for a
+ *   healthy dependency or a cold start, about 20 for one failing 40 %, 27 at 50 % — a run that long
+ *   would happen by chance less than once in `streakSignificance` (10⁻⁸) runs (Ok breaks the run).
+ * - Relative error rate (off by default, `errorRateMultiple` 0), armed once the error baseline holds
+ *   `errorBaselineSamples` outcomes: the trip window's rate reaches `errorRateMultiple` × the
+ *   baseline rate and `minimumErrorRate` absolute, with ≥ `minimumFailures` failures and
+ *   ≥ `minimumThroughput` attempts in the window; the floor applies too.
+ * - Slow calls (off by default, `slowCallMultiple` 0), once the latency baseline is warm:
+ *   ≥ `slowCallRatio` of the trip window's attempts (≥ `minimumThroughput`) took more than
+ *   `slowCallMultiple` × the baseline median.
  */
 export class TripRules {
   private window: OutcomeWindow;
   private latency: LatencyBaseline;
+  private recent: RecentOutcomes;
   private failureRun = 0;
 
   /** @param now the clock reading (ms) the windows start from */
@@ -42,6 +53,7 @@ export class TripRules {
   ) {
     this.window = new OutcomeWindow(settings.tripWindow, settings.baselineWindow, now);
     this.latency = new LatencyBaseline(settings.tripWindow, settings.baselineWindow, settings.latencyBaselineSamples);
+    this.recent = new RecentOutcomes(settings.recentOutcomes, settings.tripWindow);
   }
 
   /** Adopts new thresholds; changing `tripWindow` or `baselineWindow` starts both windows afresh. */
@@ -51,6 +63,9 @@ export class TripRules {
       this.latency = new LatencyBaseline(next.tripWindow, next.baselineWindow, next.latencyBaselineSamples);
     } else {
       this.latency.minimumSamples = next.latencyBaselineSamples;
+    }
+    if (next.recentOutcomes !== this.settings.recentOutcomes || next.tripWindow !== this.settings.tripWindow) {
+      this.recent = new RecentOutcomes(next.recentOutcomes, next.tripWindow);
     }
     this.settings = next;
   }
@@ -68,6 +83,7 @@ export class TripRules {
   /** Records an outcome (Ok or Transient) in the windows without evaluating any rule. */
   sample(now: number, failure: boolean, slow: boolean): void {
     this.window.record(now, failure, slow);
+    this.recent.record(now, failure);
   }
 
   /**
@@ -76,6 +92,7 @@ export class TripRules {
    */
   recordClosed(now: number, failure: boolean, slow: boolean): boolean {
     this.window.record(now, failure, slow);
+    this.recent.record(now, failure);
     if (failure) {
       this.failureRun++;
       if (this.shouldTripOnFailure()) return true;
@@ -85,7 +102,10 @@ export class TripRules {
     return slow && this.shouldTripOnSlow();
   }
 
-  /** Forgets the trip window and the failure run (on opening their evidence was acted on; on reset it is dropped). */
+  /**
+   * Forgets the trip window and the failure run (on opening their evidence was acted on; on reset it is
+   * dropped). The recent outcomes stay: they describe the dependency, which opening does not change.
+   */
   clearTrip(now: number): void {
     this.window.clearTripWindow(now);
     this.failureRun = 0;
@@ -115,7 +135,10 @@ export class TripRules {
 
   private shouldTripOnFailure(): boolean {
     const s = this.settings;
-    if (s.consecutiveFailures > 0 && this.failureRun >= s.consecutiveFailures) return true;
+    const recent = this.recent;
+    // The floor: a dependency still answering at least that share of recent attempts stays reachable.
+    if (recent.failures < s.failureRateFloor * recent.count) return false;
+    if (s.consecutiveFailures > 0 && this.failureRun >= s.consecutiveFailures && this.failureRun >= this.evidentRun()) return true;
     if (s.errorRateMultiple === 0) return false;
     const w = this.window;
     const baseCalls = w.baselineCalls;
@@ -126,6 +149,20 @@ export class TripRules {
     if (failures / calls < s.minimumErrorRate) return false;
     // Cross-multiplied so integer counts compare exactly ("reaches 5 ×" must hold at exactly 5 ×).
     return failures * baseCalls >= s.errorRateMultiple * w.baselineFailures * calls;
+  }
+
+  /**
+   * The run that is evidence now: {@link evidentRun} for the error rate of the recent outcomes before
+   * the current run (none before it, as at a cold start: the rate is taken as 0), capped at the floor
+   * so that a dependency failing more than the floor can still trip.
+   */
+  private evidentRun(): number {
+    const s = this.settings;
+    const recent = this.recent;
+    const run = this.failureRun < recent.count ? this.failureRun : recent.count;
+    const before = recent.count - run;
+    const rate = before === 0 ? 0 : (recent.failures - run) / before;
+    return evidentRun(rate < s.failureRateFloor ? rate : s.failureRateFloor, s.consecutiveFailures, s.streakSignificance);
   }
 
   private shouldTripOnSlow(): boolean {

@@ -1,5 +1,6 @@
 import { Backoff } from '../backoff/backoff.js';
 import { Breaker } from '../breaker/breaker-value.js';
+import { SEED_BREAKER_SETTINGS } from '../breaker/breaker-settings.js';
 import { Classifier } from '../classification/classifier.js';
 import { CallRejectedError } from '../errors.js';
 import type { CallEvent } from './events.js';
@@ -15,7 +16,7 @@ function setup() {
   const clock = new FakeClock();
   const events: CallEvent[] = [];
   const policy = Resilience.default
-    .with({ name: 'payments', clock, random: () => 0.5, budget: RetryBudget.none, backoff: Backoff.none, breaker: Breaker.with({ jitter: 'none' }) })
+    .with({ name: 'payments', clock, random: () => 0.5, budget: RetryBudget.none, backoff: Backoff.none, breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }) })
     .withListener((e) => events.push(e));
   let calls = 0;
   let healthy = false;
@@ -149,7 +150,7 @@ describe('half-open refusals', () => {
 describe('probe slot and classifier bugs', () => {
   it('a probe whose classifier throws still returns the slot', async () => {
     const clock = new FakeClock();
-    const shared = Resilience.default.with({ clock, budget: RetryBudget.none, attempts: 1, breaker: Breaker.with({ jitter: 'none' }) });
+    const shared = Resilience.default.with({ clock, budget: RetryBudget.none, attempts: 1, breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }) });
     const instance = shared.breaker()!;
     for (let i = 0; i < 5; i++) await shared.tryRun(() => Promise.reject(new Down('down')));
     await clock.advance(15_000);
@@ -163,7 +164,7 @@ describe('budget and breaker together', () => {
   it('a retry the breaker refuses gives its budget token back', async () => {
     const clock = new FakeClock();
     const budget = RetryBudget.of({ minimumPerSecond: 0 });
-    const retrying = Resilience.default.with({ clock, budget, attempts: 2, backoff: Backoff.constant(20_000), breaker: Breaker.with({ jitter: 'none' }) });
+    const retrying = Resilience.default.with({ clock, budget, attempts: 2, backoff: Backoff.constant(20_000), breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }) });
     const breaker = retrying.breaker()!;
     const others = retrying.with({ budget: RetryBudget.none, attempts: 1, breaker: Breaker.using(breaker) });
     const bucket = retrying.bucket()!;

@@ -1,7 +1,7 @@
 import { Backoff } from '../backoff/backoff.js';
 import { Breaker } from '../breaker/breaker-value.js';
 import { CircuitBreaker } from '../breaker/circuit-breaker.js';
-import { BREAKER_DEFAULTS } from '../breaker/breaker-settings.js';
+import { BREAKER_DEFAULTS, SEED_BREAKER_SETTINGS } from '../breaker/breaker-settings.js';
 import { CallRejectedError, PolicyConfigError } from '../errors.js';
 import { FakeClock } from '../time/fake-clock.js';
 import * as core from '../index.js';
@@ -23,7 +23,7 @@ function breakerTemplate(clock: FakeClock): Policy {
     attempts: 1,
     budget: RetryBudget.none,
     backoff: Backoff.none,
-    breaker: Breaker.with({ jitter: 'none' }),
+    breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }),
   });
 }
 

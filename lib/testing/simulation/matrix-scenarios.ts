@@ -89,8 +89,8 @@ const FLAPS = [30_000, 90_000, 150_000, 210_000].map((start) => ({ start, end: s
  *   or 2 minutes (50 %, 70 %);
  * - `brownout`: 8× slower from 0:30 for 60 s (2 min);
  * - `outage-30s`: every request fails from 0:30 for 30 s (2 min);
- * - `outage-5m`: every request fails from 0:30 for 5 min (6.5 min);
- * - `flapping`: down 30 s / up 30 s from 0:30 for 4 min (5 min);
+ * - `outage-5m`: every request fails from 0:30 for 5 min (5 min 45 s);
+ * - `flapping`: down 30 s / up 30 s from 0:30 for 4 min (4 min 15 s);
  * - `overload`: offered load 1.5× the dependency's capacity (workers cut to fit; a queue of one
  *   request per worker, so failures come from load), 2 min;
  * - `slow`: 3× slower from 0:30 for 60 s with no server-side timeout, so nothing fails (2 min);
@@ -123,7 +123,7 @@ export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
   {
     name: 'outage-5m',
     description: 'every request fails from 0:30 for 5 min',
-    duration: 6.5 * MINUTE,
+    duration: 345_000,
     faults: [{ start: 30_000, end: 330_000 }],
     servesHalf: false,
     dependency: (rate: number) => modelled(rate).outage({ after: 30_000, lasting: 5 * MINUTE }),
@@ -131,7 +131,7 @@ export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
   {
     name: 'flapping',
     description: 'down 30 s / up 30 s from 0:30 for 4 min',
-    duration: 5 * MINUTE,
+    duration: 255_000,
     faults: FLAPS,
     servesHalf: false,
     dependency: (rate: number) => FLAPS.reduce((d, f) => d.outage({ after: f.start, lasting: f.end - f.start }), modelled(rate)),

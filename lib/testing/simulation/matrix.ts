@@ -30,6 +30,11 @@ export interface MatrixOptions {
   readonly rate?: number;
   /** Scenario names to run (default all of {@link MATRIX_SCENARIOS}), in matrix order. */
   readonly scenarios?: readonly string[];
+  /**
+   * Caps every scenario's run at this many simulated ms (> 0), its fault windows clipped to it; for
+   * quick gates over the long steady scenarios. Default: each scenario's own duration.
+   */
+  readonly maximumDuration?: number;
   /** Variants to run (default all three). */
   readonly variants?: readonly MatrixVariant[];
   /** Told after each run (scenario × variant × seed) finishes, with how many are done of how many. */
@@ -79,6 +84,13 @@ function variantPolicy(policy: Policy, variant: MatrixVariant): Policy {
   return variant === 'policy' ? policy : policy.with({ breaker: undefined });
 }
 
+/** `scenario` run for at most `maximum` ms, its fault windows clipped to the shorter run. */
+function capped(scenario: MatrixScenario, maximum: number): MatrixScenario {
+  if (scenario.duration <= maximum) return scenario;
+  const faults = scenario.faults.filter((f) => f.start < maximum).map((f) => ({ start: f.start, end: Math.min(f.end, maximum) }));
+  return { ...scenario, duration: maximum, faults, dependency: scenario.dependency };
+}
+
 async function runCell(policy: Policy, scenario: MatrixScenario, variant: MatrixVariant, rate: number, seed: number): Promise<MatrixCell> {
   let attempts = 0;
   let beforeOpen: number | null = null;
@@ -107,13 +119,15 @@ async function runCell(policy: Policy, scenario: MatrixScenario, variant: Matrix
 }
 
 function checkOptions(options: MatrixOptions): { seeds: readonly number[]; rate: number; scenarios: readonly MatrixScenario[]; variants: readonly MatrixVariant[] } {
+  const maximum = options.maximumDuration ?? Infinity;
+  if (typeof maximum !== 'number' || !(maximum > 0)) throw new PolicyConfigError('maximumDuration', maximum, 'must be a duration in ms > 0');
   const seeds = options.seeds ?? MATRIX_SEEDS;
   if (!Array.isArray(seeds) || seeds.length === 0 || seeds.some((s) => typeof s !== 'number' || !Number.isInteger(s) || s < 0 || s > MAX_SEED)) {
     throw new PolicyConfigError('seeds', seeds, `must be a non-empty array of integers in [0, ${MAX_SEED}]`);
   }
   const rate = options.rate ?? MATRIX_RATE;
   if (typeof rate !== 'number' || !(rate > 0) || rate > 100_000) throw new PolicyConfigError('rate', rate, 'must be a number of calls per second in (0, 100000]');
-  const scenarios = options.scenarios === undefined ? MATRIX_SCENARIOS : options.scenarios.map(matrixScenario);
+  const scenarios = (options.scenarios === undefined ? MATRIX_SCENARIOS : options.scenarios.map(matrixScenario)).map((s) => capped(s, maximum));
   const variants = options.variants ?? MATRIX_VARIANTS;
   for (const v of variants) {
     if (!MATRIX_VARIANTS.includes(v)) throw new PolicyConfigError('variants', v, `must be among ${MATRIX_VARIANTS.join(', ')}`);
@@ -135,7 +149,7 @@ function checkOptions(options: MatrixOptions): { seeds: readonly number[]; rate:
 export const ScenarioMatrix = {
   /**
    * Runs the matrix for `policy`.
-   * @throws PolicyConfigError naming `seeds`, `rate`, `scenario` or `variants` for a bad option, or
+   * @throws PolicyConfigError naming `seeds`, `rate`, `scenario`, `maximumDuration` or `variants` for a bad option, or
    *   what `Simulate` throws for a policy it cannot simulate (a pinned budget or breaker).
    */
   async run(policy: Policy, options: MatrixOptions = {}): Promise<MatrixReport> {

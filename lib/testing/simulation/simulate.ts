@@ -191,7 +191,13 @@ export class SimulationBuilder {
       if (!gate.admit(clock.now())) return Promise.reject(THROTTLE_REFUSAL);
       return send(signal).then(accepted);
     };
-    const work = readsSignal ? (context: AttemptContext): Promise<void> => sendThrough(context.signal) : (): Promise<void> => sendThrough(undefined);
+    // A request never stays inside the dependency longer than its server-side timeout, so an attempt
+    // whose bound is longer cannot be aborted while it waits: its signal is not read (no controller,
+    // no listener), with the same outcome. Equal bounds still read it: the policy's timer fires first.
+    const longest = dependency.capacity.timeout;
+    const work = readsSignal
+      ? (context: AttemptContext): Promise<void> => sendThrough(context.bound > longest ? undefined : context.signal)
+      : (): Promise<void> => sendThrough(undefined);
 
     let calls = 0;
     let settled = 0;
