@@ -56,7 +56,8 @@ describe('presets, extends and defaults in config', () => {
       useAmbientCriticality: false,
       backoff: { type: 'exponential', transientBase: 50, throttledBase: 1000, factor: 3, maximumDelay: 30_000, jitter: 'full' },
       budget: { fraction: 0.2, minimumPerSecond: 3 },
-      breaker: { ...BREAKER_DEFAULTS, breakDuration: 20_000, consecutiveFailures: 8, recovery: false },
+      // maximumBreak unset follows a longer breakDuration (no doubling).
+      breaker: { ...BREAKER_DEFAULTS, breakDuration: 20_000, maximumBreak: 20_000, consecutiveFailures: 8, recovery: false },
       scope: false,
     });
     expect(policies.describe('base')).toMatchObject({ attempts: 4, deadline: 5000, extends: [] });
