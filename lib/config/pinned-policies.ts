@@ -3,6 +3,7 @@ import {
   breakerTransitionEvent,
   CircuitBreaker,
   type Clock,
+  type Drain,
   type Policy,
   PolicyScope,
   type ResolvedBreakerSettings,
@@ -23,6 +24,8 @@ export interface PinnedPoliciesOptions {
   readonly random?: () => number;
   /** Attaches telemetry or logging to each built policy (called once per name per build). */
   readonly instrument?: (name: string, policy: Policy) => Policy;
+  /** The shutdown switch every built policy (and scope key) stops retrying on. Default none. */
+  readonly drain?: Drain;
 }
 
 interface PinnedScope {
@@ -50,11 +53,13 @@ export class PinnedPolicies {
   private readonly clock: Clock;
   private readonly random: (() => number) | undefined;
   private readonly instrument: ((name: string, policy: Policy) => Policy) | undefined;
+  private readonly drain: Drain | undefined;
 
   constructor(options: PinnedPoliciesOptions = {}) {
     this.clock = options.clock ?? SystemClock.instance;
     this.random = options.random;
     this.instrument = options.instrument;
+    this.drain = options.drain;
   }
 
   /** The current policy of `name`, or `undefined` when it is not in the configuration. */
@@ -130,7 +135,7 @@ export class PinnedPolicies {
         } else reconfigureBreakers.push([instance, plan.breaker]);
         breaker = Breaker.using(instance);
       }
-      const policy = policyFromPlan(plan, { budget, breaker, clock: this.clock, random: this.random });
+      const policy = policyFromPlan(plan, { budget, breaker, clock: this.clock, random: this.random, drain: this.drain });
       const registered = this.instrument?.(plan.name, policy) ?? policy;
       next.set(plan.name, registered);
       if (plan.scope !== undefined) {

@@ -1,4 +1,4 @@
-import { Breaker, type Clock, type Policy, RetryBudget } from '../core/index.js';
+import { Breaker, type Clock, type Drain, type Policy, RetryBudget } from '../core/index.js';
 import type { BudgetPlan, PolicyPlan } from './policy-config.js';
 
 /** The state a built policy runs on; every field left out keeps what the plan alone gives. */
@@ -11,6 +11,8 @@ export interface PlanState {
   readonly clock?: Clock;
   /** Uniform [0, 1) source; default the preset's (`Math.random`). */
   readonly random?: () => number;
+  /** The shutdown switch; default none. */
+  readonly drain?: Drain;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface PlanState {
 export function policyFromPlan(plan: PolicyPlan, state: PlanState = {}): Policy {
   const budget = 'budget' in state ? state.budget : unpinnedBudget(plan.budget);
   const breaker = 'breaker' in state ? state.breaker : unpinnedBreaker(plan);
-  return plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, clock: state.clock, random: state.random });
+  return plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, clock: state.clock, random: state.random, drain: state.drain });
 }
 
 /**

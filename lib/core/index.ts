@@ -26,3 +26,4 @@ export { Ambient, type AmbientChanges, type AmbientState, Criticality } from './
 export { AmbientHeaders, MAXIMUM_WIRE_REMAINING_MS, ambientFromHeaders, parseRemainingMs } from './ambient/ambient-wire.js';
 export * from './budget/sliding-window-budget.js';
 export * from './classification/http-classifier.js';
+export { Drain } from './execution/drain.js';

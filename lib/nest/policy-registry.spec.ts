@@ -149,5 +149,6 @@ describe('PolicyRegistry', () => {
     registry.onModuleInit();
     expect(registry.get('a').name).toBe('a');
     registry.onModuleDestroy();
+    registry.onApplicationShutdown();
   });
 });

@@ -1,9 +1,9 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import type { ResolvedPolicyConfig } from '../config/describe-policy.js';
 import { PinnedPolicies } from '../config/pinned-policies.js';
 import { type ParsedResilienceConfig, type ResilienceConfig, parseResilienceConfig } from '../config/policy-config.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
-import { type CircuitBreaker, type Policy, PolicyConfigError, type PolicyScope, SystemClock, type RetryBudgetState } from '../core/index.js';
+import { type CircuitBreaker, Drain, type Policy, PolicyConfigError, type PolicyScope, SystemClock, type RetryBudgetState } from '../core/index.js';
 import { PolicyHandle } from './policy-handle.js';
 import type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
 import { type ReloadTarget, ReloadTriggers, reloadSettingsProblems } from './reload-triggers.js';
@@ -36,7 +36,7 @@ const EXTRAS = ['isGlobal', 'exceptionFilter'];
  * ```
  */
 @Injectable()
-export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
+export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
   // Replaced once, when the module options are loaded (they carry the clock and random source).
   private policies = new PinnedPolicies();
   private readonly handles = new Map<string, PolicyHandle>();
@@ -46,6 +46,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
   private readonly listeners = new Set<ReloadListener>();
   private counts: ReloadCounts = { reloaded: 0, reloadFailed: 0 };
   private reloadLogger: Logger | undefined;
+  private readonly drain = new Drain();
   private readonly target: ReloadTarget = {
     validate: (document) => this.validate(document as ResilienceConfig, []),
     apply: (trigger, parsed) => this.applyReload(trigger, parsed),
@@ -83,13 +84,35 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Stops `@Resilient` methods from using this registry and stops every reload trigger (file watch,
-   * config source subscription, signal listener): the application is closing. Called by Nest; call it
-   * yourself for a registry made with {@link PolicyRegistry.create}.
+   * Stops every reload trigger (file watch, config source subscription, signal listener): the
+   * application is closing. `@Resilient` methods keep working until the server has closed (requests
+   * it already accepted are answered). Called by Nest; call it yourself for a registry made with
+   * {@link PolicyRegistry.create}.
    */
   onModuleDestroy(): void {
-    unbindRegistry(this);
     this.triggers?.close();
+  }
+
+  /**
+   * Drains (DESIGN §4 "Shutdown"): from now on calls stop retrying — a call waiting in backoff or
+   * in a guarded pause after a failure settles at once with that failure (stop reason `draining`,
+   * a `draining` event), a new call still makes its first attempt — so `app.close()` is not held by
+   * retries, and requests the server already accepted are answered. Called by Nest before the
+   * server closes.
+   */
+  beforeApplicationShutdown(): void {
+    this.triggers?.close();
+    this.drain.start();
+  }
+
+  /** Whether the registry is draining (the application is shutting down). */
+  get draining(): boolean {
+    return this.drain.draining;
+  }
+
+  /** Stops `@Resilient` methods from using this registry: the server has closed. Called by Nest. */
+  onApplicationShutdown(): void {
+    unbindRegistry(this);
   }
 
   /**
@@ -263,7 +286,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy {
       parsed = this.triggers.open();
     }
     const instrumentation = this.instrumentation;
-    this.policies = new PinnedPolicies({ clock, random, instrument: instrumentation && ((name, policy) => instrumentation.instrument(name, policy)) });
+    this.policies = new PinnedPolicies({ clock, random, drain: this.drain, instrument: instrumentation && ((name, policy) => instrumentation.instrument(name, policy)) });
     this.apply(parsed);
   }
 

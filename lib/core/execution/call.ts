@@ -156,6 +156,18 @@ function tighterDeadline(own: number | undefined): number | undefined {
   return Math.max(0, left);
 }
 
+/**
+ * Marks a call the drain stopped (DESIGN §3.12): stop reason `draining`, and the `draining` event
+ * before the terminal one. The outcome stays the last attempt's.
+ */
+export function stopForDrain<T>(call: Call<T>): Step {
+  call.reason = 'draining';
+  if (call.listener !== undefined) {
+    call.emit({ kind: 'draining', policy: call.options.name, attempt: call.attempts, verdict: call.verdict?.kind, error: errorName(call.error), duration: call.duration });
+  }
+  return Step.Stop;
+}
+
 /** What an event names an error by: its `name`, or its `typeof` when it is not an `Error`. */
 export function errorName(error: unknown): string | undefined {
   if (error === undefined) return undefined;

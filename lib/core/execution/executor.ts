@@ -3,7 +3,7 @@ import { CallRejectedError } from '../errors.js';
 import type { ExecutablePolicy } from '../policy/policy-options.js';
 import { sleep } from '../time/sleep.js';
 import { Attempt } from './attempt-context.js';
-import { Call, REFUSAL_REASONS, Step, type Work } from './call.js';
+import { Call, REFUSAL_REASONS, Step, type Work, stopForDrain } from './call.js';
 import type { CallLog } from './call-result.js';
 import { TIMED_OUT, admit, attemptContext, boundedAttempt, decideRetry, record, timedOut } from './phases.js';
 
@@ -89,11 +89,17 @@ async function loop<T>(call: Call<T>, attempted: boolean): Promise<T> {
         if (decision === Step.Refuse) return refuse(call);
         if (decision === Step.Stop) return call.settle();
         if (call.delay > 0) {
+          let cut: boolean;
           try {
-            await sleep(call.clock, call.delay, call.signal);
+            cut = await sleep(call.clock, call.delay, call.signal, call.options.drain);
           } catch (reason) {
             call.fail('cancelled', reason);
             return call.settle();
+          }
+          if (cut) {
+            // The retry decided before the drain never happens: its token goes back.
+            call.bucket?.refund();
+            return drained(call);
           }
         }
       }
@@ -124,11 +130,18 @@ async function loop<T>(call: Call<T>, attempted: boolean): Promise<T> {
  */
 async function refuse<T>(call: Call<T>): Promise<T> {
   const refusal = call.refusal!;
+  let cut: boolean;
   try {
-    await guardedPause(call);
+    cut = await guardedPause(call);
   } catch (reason) {
     call.fail('cancelled', reason);
     return call.settle();
+  }
+  // Drained during the pause, a call that already failed ends with that failure now; one that made
+  // no attempt is refused at once.
+  if (cut && call.attempts > 0) {
+    call.refusal = undefined;
+    return drained(call);
   }
   // A half-open breaker whose probe slot is taken has no break left to report: when a slot frees is
   // unknown, and `Retry-After: 0` would invite an immediate retry, so no hint is given.
@@ -137,10 +150,19 @@ async function refuse<T>(call: Call<T>): Promise<T> {
   return call.settle();
 }
 
-/** The guarded rejection pause: 100 ms, cut short by the deadline, aborted at once by the caller. */
-function guardedPause<T>(call: Call<T>): Promise<void> {
+/**
+ * The guarded rejection pause: 100 ms, cut short by the deadline, aborted at once by the caller,
+ * ended at once by a drain (then `true`).
+ */
+function guardedPause<T>(call: Call<T>): Promise<boolean> {
   const pause = Math.min(GUARDED_PAUSE_MS, Math.max(0, call.deadlineAt - call.clock.now()));
-  return sleep(call.clock, pause, call.signal);
+  return sleep(call.clock, pause, call.signal, call.options.drain);
+}
+
+/** Ends a call the drain stopped, with the outcome it already had. */
+function drained<T>(call: Call<T>): T {
+  stopForDrain(call);
+  return call.settle();
 }
 
 /** A call that ended before its first attempt, as the promise `execute` returns. */

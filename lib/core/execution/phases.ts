@@ -4,7 +4,7 @@ import type { ClassifyContext } from '../classification/classifier.js';
 import { Verdict, isRetryable } from '../classification/verdict.js';
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors.js';
 import { Attempt } from './attempt-context.js';
-import { type Call, Step, errorName } from './call.js';
+import { type Call, Step, errorName, stopForDrain } from './call.js';
 
 // The executor's phases (DESIGN §3.2): plain synchronous functions over one call's state, called in
 // order by the loop in executor.ts — retry decision (not before the first attempt), admission, the
@@ -23,6 +23,8 @@ export const TIMED_OUT = Symbol('timedOut');
  */
 export function decideRetry<T>(call: Call<T>): Step {
   const o = call.options;
+  // Shutting down: no new retry; the call ends with the failure it has.
+  if (o.drain?.draining) return stopForDrain(call);
   const verdict = call.verdict!;
   const next = call.attempts + 1;
   const remaining = call.deadlineAt === Infinity ? Infinity : call.deadlineAt - call.clock.now();

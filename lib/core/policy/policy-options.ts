@@ -4,6 +4,7 @@ import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import { Classifier } from '../classification/classifier.js';
 import { type Clock, SystemClock } from '../time/clock.js';
 import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
+import { Drain } from '../execution/drain.js';
 import type { CallEventListener } from '../execution/events.js';
 import { RetryBudget, type RetryBudgetState } from '../budget/retry-budget.js';
 
@@ -42,6 +43,12 @@ export interface PolicyOptions {
    * usual. Default false (criticality ignored).
    */
   useAmbientCriticality?: boolean;
+  /**
+   * The shutdown switch (`new Drain()`; the Nest registry gives its own to every policy): once
+   * started, calls stop retrying and a call waiting in backoff settles at once with its failure
+   * (stop reason `draining`). Default `undefined` (never drains).
+   */
+  drain?: Drain;
   /** Turns outcomes into verdicts. Default `Classifier.default`. */
   classifier?: Classifier;
   /**
@@ -90,6 +97,7 @@ export interface ResolvedPolicyOptions {
   readonly attemptTimeout: number | undefined;
   readonly useAmbientDeadline: boolean;
   readonly useAmbientCriticality: boolean;
+  readonly drain: Drain | undefined;
   readonly classifier: Classifier;
   readonly onEvent: CallEventListener | undefined;
   readonly around: CallWrapper | undefined;
@@ -108,6 +116,7 @@ export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
   attemptTimeout: undefined,
   useAmbientDeadline: false,
   useAmbientCriticality: false,
+  drain: undefined,
   classifier: Classifier.default,
   onEvent: undefined,
   around: undefined,
@@ -146,6 +155,7 @@ const checks: Record<keyof PolicyOptions, Check> = {
   attemptTimeout: positiveDuration,
   useAmbientDeadline: instance('a boolean', (v) => typeof v === 'boolean'),
   useAmbientCriticality: instance('a boolean', (v) => typeof v === 'boolean'),
+  drain: instance('a Drain (new Drain())', (v) => v instanceof Drain),
   classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
   onEvent: instance('a function', (v) => typeof v === 'function'),
   around: instance('a function (call, name) => Promise', (v) => typeof v === 'function'),
