@@ -50,6 +50,7 @@ export class PinnedPolicies {
   private readonly breakers = new Map<string, CircuitBreaker>();
   private readonly windows = new Map<string, SlidingWindowBudget>();
   private plans: ReadonlyMap<string, PolicyPlan> = new Map();
+  private readonly templates = new WeakMap<Policy, Policy>();
   private readonly clock: Clock;
   private readonly random: (() => number) | undefined;
   private readonly instrument: ((name: string, policy: Policy) => Policy) | undefined;
@@ -84,6 +85,21 @@ export class PinnedPolicies {
   describe(name: string): ResolvedPolicyConfig | undefined {
     const plan = this.plans.get(name);
     return plan === undefined ? undefined : describePolicy(plan, this.policies.get(name)!);
+  }
+
+  /**
+   * The policy of `name` with its budget and breaker resolved per instance rather than pinned to the
+   * name (a `budget.shared` bucket and `budget: false` stay): the template of keyed use outside a
+   * `PolicyScope` of the name, such as per-host HTTP state. The same object until the name's policy
+   * is rebuilt by a reload. `undefined` when the name is not in the configuration.
+   */
+  keyedTemplate(name: string): Policy | undefined {
+    const registered = this.policies.get(name);
+    const plan = this.plans.get(name);
+    if (registered === undefined || plan === undefined) return undefined;
+    let template = this.templates.get(registered);
+    if (template === undefined) this.templates.set(registered, (template = keyedTemplate(registered, plan)));
+    return template;
   }
 
   /** The `PolicyScope` of a name configured with `scope`, `undefined` otherwise. */

@@ -1,5 +1,6 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
+import type { Policy } from '../core/index.js';
 import { PolicyRegistry } from '../nest/index.js';
 import { installResilientAdapter } from './axios-adapter.js';
 import type { HostPolicies } from './host-policies.js';
@@ -30,6 +31,19 @@ export function getResilientHttpServiceToken(policy: string): string {
 export const InjectResilientFetch = (policy: string): ParameterDecorator => Inject(getResilientFetchToken(policy));
 
 const REQUIRED_NAMES = Symbol('NResilience.ResilientHttpNames');
+
+/**
+ * The per-host template of a registered name, read per call so a reload applies: the name's settings
+ * and listeners, with a breaker and budget per host rather than the ones pinned to the name (which
+ * would make every host share one breaker).
+ */
+function perHost(registry: PolicyRegistry, name: string): { readonly current: Policy } {
+  return {
+    get current(): Policy {
+      return registry.keyedTemplate(name);
+    },
+  };
+}
 
 /** Checks at start-up that the policy names the module was registered with exist. */
 @Injectable()
@@ -73,7 +87,7 @@ export class ResilientHttpModule {
       RequiredPolicyNames,
       {
         provide: fetchToken,
-        useFactory: (registry: PolicyRegistry): ResilientFetch => createResilientFetch({ ...fetchOptions, policy: registry.handle(name) }),
+        useFactory: (registry: PolicyRegistry): ResilientFetch => createResilientFetch({ ...fetchOptions, policy: perHost(registry, name) }),
         inject: [PolicyRegistry],
       },
     ];
@@ -86,7 +100,7 @@ export class ResilientHttpModule {
           const { HttpService } = await import('@nestjs/axios');
           const service = moduleRef.get(HttpService, { strict: false });
           const { propagateCriticality, wallClock, maximumHosts } = fetchOptions;
-          return installResilientAdapter(service.axiosRef, { policy: registry.handle(name), propagateCriticality, wallClock, maximumHosts });
+          return installResilientAdapter(service.axiosRef, { policy: perHost(registry, name), propagateCriticality, wallClock, maximumHosts });
         },
         inject: [ModuleRef, PolicyRegistry],
       });

@@ -192,6 +192,18 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   }
 
   /**
+   * The policy of `name` with its retry budget and breaker resolved per instance instead of pinned to
+   * the name (a `budget.shared` bucket stays shared): what per-key state outside a configured scope
+   * starts from, e.g. the resilient fetch's per-host breakers. The same object until a reload rebuilds
+   * the name's policy.
+   * @throws UnknownPolicyError when `name` is not registered.
+   */
+  keyedTemplate(name: string): Policy {
+    this.get(name);
+    return this.policies.keyedTemplate(name)!;
+  }
+
+  /**
    * Replaces the policies with those of `config` (`{ policies, defaults }`). Everything is validated
    * first; on any problem nothing changes and the error lists every problem. Names used by
    * `@Resilient`/`@InjectPolicy` in the running application cannot be removed. The state pinned to a

@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { ResilienceModule } from '@nresilience/nestjs';
+import { ResilientHttpModule } from '@nresilience/nestjs/http';
 import { CheckoutController } from './checkout.controller.js';
 import { PAYMENTS_URL, PaymentsService } from './payments.service.js';
 
@@ -12,7 +13,8 @@ export interface CheckoutOptions {
 }
 
 /**
- * The demo's Nest app: `/checkout` calling the payments dependency under the `payments` policy.
+ * The demo's Nest app: `/checkout` calling the payments dependency through the resilient fetch of
+ * the `payments` policy.
  * The two runs differ in one line, the budget, so any difference in the numbers is the budget's.
  */
 @Module({})
@@ -35,6 +37,8 @@ export class CheckoutModule {
           },
           exceptionFilter: true,
         }),
+        // The outbound calls: a resilient fetch running the `payments` policy with its state per host.
+        ResilientHttpModule.register({ policy: 'payments' }),
       ],
       controllers: [CheckoutController],
       providers: [PaymentsService, { provide: PAYMENTS_URL, useValue: options.paymentsUrl }],

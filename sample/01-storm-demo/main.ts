@@ -11,7 +11,7 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { PolicyRegistry } from '@nresilience/nestjs';
+import { type ResilientFetch, getResilientFetchToken } from '@nresilience/nestjs/http';
 import { CheckoutModule } from './checkout.module.js';
 import { DependencyServer } from './dependency-server.js';
 import { LoadDriver } from './load-driver.js';
@@ -42,7 +42,8 @@ async function runOnce(label: string, budget: boolean, scenario: Scenario): Prom
     });
     await app.listen(0, '127.0.0.1');
     const { port } = app.getHttpServer().address() as { port: number };
-    const policy = app.get(PolicyRegistry).get('payments');
+    // The retry budget actually spent is the dependency host's own (per-host state).
+    const payments = app.get<ResilientFetch>(getResilientFetchToken('payments'));
     const driver = new LoadDriver(
       {
         url: `http://127.0.0.1:${port}`,
@@ -57,7 +58,7 @@ async function runOnce(label: string, budget: boolean, scenario: Scenario): Prom
     const record = (load: RunRecord['load']): RunRecord => ({ load, dependency, timeline, rate: scenario.rate });
     let printed = 0;
     const printFinishedSeconds = (load: RunRecord['load'], upTo: number): void => {
-      for (; printed < upTo; printed++) console.log(secondLine(label, record(load), printed, policy.bucket()?.utilization));
+      for (; printed < upTo; printed++) console.log(secondLine(label, record(load), printed, payments.hosts.entries(1)[0]?.budgetUtilization));
     };
     timeline.start();
     const running = driver.run();

@@ -1,5 +1,5 @@
 import { BadGatewayException, Inject, Injectable } from '@nestjs/common';
-import { AttemptSignal, Resilient } from '@nresilience/nestjs';
+import { InjectResilientFetch, type ResilientFetch, markRepeatable } from '@nresilience/nestjs/http';
 
 /** Injection token for the payments dependency's base URL. */
 export const PAYMENTS_URL = Symbol('PAYMENTS_URL');
@@ -11,9 +11,8 @@ export interface Charge {
 }
 
 /**
- * The dependency answered with a server error or could not be reached. An `HttpException`, so when
- * the last attempt fails Nest answers 502 without logging a stack trace per failed checkout; to the
- * default classifier it is an ordinary error, hence Transient and worth a retry.
+ * The dependency answered with a server error or could not be reached, once the policy's attempts
+ * were spent. An `HttpException`, so Nest answers 502 without logging a stack trace per failed checkout.
  */
 export class PaymentsUnavailableError extends BadGatewayException {
   constructor(detail: string, cause?: unknown) {
@@ -21,32 +20,35 @@ export class PaymentsUnavailableError extends BadGatewayException {
   }
 }
 
-/** Talks to the payments dependency; every call runs under the `payments` policy. */
+/**
+ * Talks to the payments dependency through the resilient fetch of the `payments` policy: retries,
+ * the retry budget, the attempt timeout and the deadline are applied per host, with each attempt's
+ * signal on the wire; a 5xx is retried and, when the attempts run out, returned as the last response.
+ */
 @Injectable()
 export class PaymentsService {
-  constructor(@Inject(PAYMENTS_URL) private readonly baseUrl: string) {}
+  constructor(
+    @InjectResilientFetch('payments') private readonly http: ResilientFetch,
+    @Inject(PAYMENTS_URL) private readonly baseUrl: string,
+  ) {}
 
   /**
-   * Captures a charge. Each attempt gets its own signal, so an attempt timeout or the call's deadline
-   * cancels the request on the wire instead of leaving it running behind the retry.
+   * Captures a charge.
    * @param orderId also the idempotency key: retrying a POST is only safe because the dependency can
-   *   recognise a repeat
+   *   recognise a repeat, and `markRepeatable` is what lets the client retry it
    */
-  @Resilient('payments')
-  async charge(orderId: string, amount: number, @AttemptSignal() signal?: AbortSignal): Promise<Charge> {
+  async charge(orderId: string, amount: number): Promise<Charge> {
     let response: Response;
     try {
-      response = await fetch(`${this.baseUrl}/charges`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': orderId },
-        body: JSON.stringify({ orderId, amount }),
-        signal,
-      });
+      response = await this.http(
+        `${this.baseUrl}/charges`,
+        markRepeatable({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ orderId, amount }) }, orderId),
+      );
     } catch (error) {
-      // Our own cancellation (attempt timeout, deadline) must reach the executor as is; a refused or
-      // reset connection becomes the same 502-shaped error as a 5xx answer.
-      if (signal?.aborted) throw signal.reason;
-      throw new PaymentsUnavailableError('unreachable', error);
+      // A refused or reset connection after the last attempt; the library's own errors (budget,
+      // deadline, attempt timeout) reach the controller and the exception filter as they are.
+      if (error instanceof Error && error.name === 'TypeError') throw new PaymentsUnavailableError('unreachable', error);
+      throw error;
     }
     if (response.status >= 500) {
       // Release the connection for reuse; the error body carries nothing we act on.

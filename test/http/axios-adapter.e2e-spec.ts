@@ -1,0 +1,136 @@
+import 'reflect-metadata';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { HttpModule, HttpService } from '@nestjs/axios';
+import { Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import axios, { type AxiosError } from 'axios';
+import { firstValueFrom } from 'rxjs';
+import { Ambient, type CallEvent, FakeClock, Resilience, RetryBudget } from '../../lib/core/index.js';
+import { ResilientHttpModule, getResilientHttpServiceToken, installResilientAdapter, markRepeatable } from '../../lib/http/index.js';
+import { ResilienceModule } from '../../lib/nest/index.js';
+import { LoopbackServer, type Script, answer, reset } from '../support/loopback-server.js';
+
+const servers: LoopbackServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+async function serve(script: Script): Promise<LoopbackServer> {
+  const server = await LoopbackServer.start(script);
+  servers.push(server);
+  return server;
+}
+
+/** An axios instance under a policy on a fake clock that jumps each backoff at once. */
+async function resilientAxios(changes: Parameters<typeof Resilience.default.with>[0] = {}) {
+  const clock = new FakeClock();
+  const events: CallEvent[] = [];
+  const policy = Resilience.default
+    .with({ name: 'api', clock, random: () => 0.5, budget: RetryBudget.none, ...changes })
+    .withListener((event) => {
+      events.push(event);
+      if (event.kind === 'retrying') setImmediate(() => void clock.advance(event.delay));
+    });
+  const instance = axios.create();
+  const counts = { request: 0, response: 0, responseError: 0 };
+  instance.interceptors.request.use((config) => {
+    counts.request++;
+    config.headers.set('X-Trace', 't1');
+    return config;
+  });
+  instance.interceptors.response.use(
+    (response) => (counts.response++, response),
+    (error: unknown) => (counts.responseError++, Promise.reject(error)),
+  );
+  const hosts = await installResilientAdapter(instance, { policy });
+  return { clock, counts, events, hosts, instance };
+}
+
+/** How many times `name` appears in a request's raw header lines, and its values. */
+function headerLines(raw: readonly string[], name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) values.push(raw[i + 1]!);
+  return values;
+}
+
+describe('axios adapter seam', () => {
+  it('runs interceptors once per logical call and sends their header once per attempt', async () => {
+    const server = await serve((n, req, res) => (n === 0 ? reset(req) : answer(res, 200, { n })));
+    const { counts, instance } = await resilientAxios();
+    const response = await instance.get(`${server.url}/x`);
+    expect(response.data).toEqual({ n: 1 });
+    expect(server.seen.map((r) => headerLines(r.rawHeaders, 'x-trace'))).toEqual([['t1'], ['t1']]);
+    expect(server.seen.map((r) => r.headers['x-nresilience-retrying'])).toEqual(['1', '1']);
+    expect(counts).toEqual({ request: 1, response: 1, responseError: 0 });
+  });
+
+  it('gives the final 5xx to the response interceptors as the usual axios error, once', async () => {
+    const server = await serve((n, _req, res) => answer(res, 502, { n }));
+    const { counts, instance } = await resilientAxios();
+    const failure = (await instance.get(`${server.url}/x`).catch((e: unknown) => e)) as AxiosError;
+    expect([failure.isAxiosError, failure.response?.status, failure.response?.data]).toEqual([true, 502, { n: 2 }]);
+    expect(server.seen).toHaveLength(3);
+    expect(counts).toEqual({ request: 1, response: 0, responseError: 1 });
+  });
+
+  it('returns a 4xx as the usual axios error untouched, sent once', async () => {
+    const server = await serve((_n, _req, res) => answer(res, 409, { error: 'conflict' }));
+    const { instance } = await resilientAxios();
+    const failure = (await instance.put(`${server.url}/x`, { a: 1 }).catch((e: unknown) => e)) as AxiosError;
+    expect([failure.response?.status, failure.response?.data, server.seen.length]).toEqual([409, { error: 'conflict' }, 1]);
+  });
+
+  it('sends a POST once after a reset unless it carries an Idempotency-Key, and the same body each attempt', async () => {
+    const server = await serve((n, req, res) => (n % 2 === 0 ? reset(req) : answer(res, 201)));
+    const { instance } = await resilientAxios();
+    expect(((await instance.post(`${server.url}/orders`, { item: 1 }).catch((e: unknown) => e)) as AxiosError).code).toBe('ECONNRESET');
+    expect(server.seen).toHaveLength(1);
+    server.seen.length = 0;
+    const response = await instance.post(`${server.url}/orders`, { item: 2 }, markRepeatable({}, 'order-2'));
+    expect(response.status).toBe(201);
+    expect(server.seen.map((r) => [r.headers['idempotency-key'], r.body.toString()])).toEqual([
+      ['"order-2"', '{"item":2}'],
+      ['"order-2"', '{"item":2}'],
+    ]);
+  });
+
+  it('hands axios the attempt bound as its timeout (never 0) and issues nothing with no time left', async () => {
+    const server = await serve((_n, _req, res) => answer(res, 200));
+    const clock = new FakeClock();
+    const policy = Resilience.default.with({ clock, budget: RetryBudget.none, deadline: 5000, useAmbientDeadline: true });
+    const instance = axios.create({ timeout: 0 });
+    const timeouts: number[] = [];
+    const http = axios.getAdapter('http');
+    instance.defaults.adapter = (config) => (timeouts.push(config.timeout ?? -1), http(config));
+    await installResilientAdapter(instance, { policy });
+    await Ambient.run({ remaining: 700, clock }, () => instance.get(`${server.url}/x`));
+    await instance.get(`${server.url}/x`);
+    expect(timeouts).toEqual([700, 5000]);
+    expect(server.seen.map((r) => r.headers['x-nresilience-remaining-ms'])).toEqual(['700', '5000']);
+    const failure = await Ambient.run({ remaining: 0, clock }, () => instance.get(`${server.url}/x`).catch((e: unknown) => e));
+    expect((failure as Error).name).toBe('DeadlineExceededError');
+    expect([server.seen.length, timeouts.length]).toEqual([2, 2]);
+  });
+});
+
+describe('@nestjs/axios HttpService through ResilientHttpModule', () => {
+  it('runs HttpService calls under the named policy with per-host state', async () => {
+    const server = await serve((n, req, res) => (n === 0 ? reset(req) : answer(res, 200, { n })));
+    @Module({
+      imports: [ResilienceModule.forRoot({ policies: { api: { attempts: 2, backoff: { type: 'none' } } }, logging: 'off', telemetry: false }), HttpModule, ResilientHttpModule.register({ policy: 'api', httpService: true })],
+    })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    const app = moduleRef.createNestApplication();
+    await app.init();
+    try {
+      const http = app.get(HttpService);
+      const response = await firstValueFrom(http.get(`${server.url}/x`));
+      expect([response.status, response.data, server.seen.length]).toEqual([200, { n: 1 }, 2]);
+      const hosts = app.get(getResilientHttpServiceToken('api'));
+      expect(hosts.entries().map((e: { key: string }) => e.key)).toEqual([new URL(server.url).origin]);
+    } finally {
+      await app.close();
+    }
+  });
+});
