@@ -73,17 +73,27 @@ export function findProperty(object: TSESTree.ObjectExpression, name: string): T
   return object.properties.find((p): p is TSESTree.Property => p.type === 'Property' && !p.computed && keyName(p.key) === name);
 }
 
+/** The name `fn` is called by: its method key, its own name, or the `const` it is assigned to. @internal */
+export function functionName(fn: FunctionNode): string | undefined {
+  const method = methodOf(fn);
+  if (method !== undefined) return keyName(method.key);
+  if (fn.type !== 'ArrowFunctionExpression' && fn.id) return fn.id.name;
+  if (fn.parent?.type === 'VariableDeclarator' && fn.parent.id.type === 'Identifier') return fn.parent.id.name;
+  return undefined;
+}
+
 /** A printable name for the function or method `fn` (`Class.method`, `name`, or `this function`). @internal */
 export function functionLabel(fn: FunctionNode): string {
   const method = methodOf(fn);
-  if (method !== undefined) {
-    const name = keyName(method.key) ?? 'method';
-    const owner = method.parent?.type === 'ClassBody' ? className(method.parent.parent) : undefined;
-    return owner === undefined ? name : `${owner}.${name}`;
-  }
-  if (fn.type !== 'ArrowFunctionExpression' && fn.id) return fn.id.name;
-  if (fn.parent?.type === 'VariableDeclarator' && fn.parent.id.type === 'Identifier') return fn.parent.id.name;
-  return 'this function';
+  const name = functionName(fn);
+  const owner = method?.parent?.type === 'ClassBody' ? className(method.parent.parent) : undefined;
+  if (owner !== undefined) return `${owner}.${name ?? 'method'}`;
+  return name ?? 'this function';
+}
+
+/** `Class.method` for a class method. @internal */
+export function methodLabel(method: TSESTree.MethodDefinition): string {
+  return `${className(method.parent.parent) ?? 'class'}.${keyName(method.key) ?? 'method'}`;
 }
 
 /** The name of a class declaration or named class expression. @internal */

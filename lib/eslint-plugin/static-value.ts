@@ -1,5 +1,5 @@
 import type { TSESLint, TSESTree } from '@typescript-eslint/utils';
-import ms from 'ms';
+import { parseDuration } from '../config/index.js';
 import { constInitializer } from './ast.js';
 
 type Context = Readonly<TSESLint.RuleContext<string, readonly unknown[]>>;
@@ -46,21 +46,17 @@ export function staticValue(context: Context, node: TSESTree.Node | undefined): 
 }
 
 /**
- * A duration in milliseconds as the policy would read it: a number is ms, a string is read like the
- * Nest config reads it (the `ms` package: `"250ms"`, `"10s"`, `"2m"`; a bare `"250"` is ms).
- * `undefined` when not statically known or not a valid duration.
+ * A duration in milliseconds read by the config's own parser: a number is ms, a string as in config
+ * (`"250ms"`, `"10s"`, `"2m"`; a bare `"250"` is ms). `undefined` when not statically known or not a
+ * valid duration (the config validator reports those).
  * @internal
  */
 export function staticDuration(context: Context, node: TSESTree.Node | undefined): number | undefined {
   const value = staticValue(context, node);
-  let result: number | undefined;
-  if (typeof value === 'number') result = value;
-  else if (typeof value === 'string') {
-    try {
-      result = ms(value.trim() as ms.StringValue);
-    } catch {
-      result = undefined;
-    }
+  if (typeof value !== 'number' && typeof value !== 'string') return undefined;
+  try {
+    return parseDuration(value, 'duration');
+  } catch {
+    return undefined;
   }
-  return typeof result === 'number' && Number.isFinite(result) && result >= 0 ? result : undefined;
 }

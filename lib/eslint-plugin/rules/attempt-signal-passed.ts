@@ -1,5 +1,5 @@
 import type { TSESTree } from '@typescript-eslint/utils';
-import { className, findDecorator, keyName } from '../ast.js';
+import { findDecorator, methodLabel } from '../ast.js';
 import { defineRule } from '../rule.js';
 
 /** The identifier a parameter binds (`signal`, `signal?: AbortSignal`, `signal = undefined`). */
@@ -34,8 +34,7 @@ export const attemptSignalPassed = defineRule<'unused', []>({
           const variable = context.sourceCode.getDeclaredVariables(method.value).find((v) => v.name === identifier.name);
           const read = variable?.references.some((reference) => reference.isRead() && reference.identifier !== identifier);
           if (read) continue;
-          const label = `${className(method.parent.parent) ?? 'class'}.${keyName(method.key) ?? 'method'}`;
-          context.report({ node: identifier, messageId: 'unused', data: { name: identifier.name, method: label } });
+          context.report({ node: identifier, messageId: 'unused', data: { name: identifier.name, method: methodLabel(method) } });
         }
       },
     };

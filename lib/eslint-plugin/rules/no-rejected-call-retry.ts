@@ -1,5 +1,5 @@
 import type { TSESTree } from '@typescript-eslint/utils';
-import { type FunctionNode, type Node, enclosingFunction, isIdentifier, keyName, methodOf, propertyName, walk } from '../ast.js';
+import { type FunctionNode, type Node, enclosingFunction, functionName, isIdentifier, propertyName, walk } from '../ast.js';
 import { defineRule } from '../rule.js';
 
 /** Reasons of a `CallRejectedError` that come from this process's own guards. */
@@ -63,15 +63,6 @@ function rejectedBranch(statement: TSESTree.IfStatement, which: 'is' | 'isNot'):
   return block.body.slice(block.body.indexOf(statement) + 1);
 }
 
-/** The name a recursive call of `fn` would use (`name(...)` or `this.name(...)`). */
-function selfName(fn: FunctionNode): string | undefined {
-  const method = methodOf(fn);
-  if (method !== undefined) return keyName(method.key);
-  if (fn.type !== 'ArrowFunctionExpression' && fn.id) return fn.id.name;
-  if (fn.parent?.type === 'VariableDeclarator' && fn.parent.id.type === 'Identifier') return fn.parent.id.name;
-  return undefined;
-}
-
 function callsSelf(branch: readonly Node[], name: string | undefined): boolean {
   if (name === undefined) return false;
   return contains(branch, (node) => {
@@ -106,7 +97,7 @@ export const noRejectedCallRetry = defineRule<'loop' | 'recursion', []>({
       CatchClause(clause) {
         const fn = enclosingFunction(clause);
         const loop = retryLoop(clause, fn);
-        const name = fn === undefined ? undefined : selfName(fn);
+        const name = fn === undefined ? undefined : functionName(fn);
         let reported = false;
         walk(clause.body, (node) => {
           if (reported || node.type !== 'IfStatement') return;

@@ -1,5 +1,5 @@
 import type { TSESLint, TSESTree } from '@typescript-eslint/utils';
-import { className, decoratorName, findDecorator, findProperty, keyName } from '../ast.js';
+import { className, decoratorName, findDecorator, findProperty, methodLabel } from '../ast.js';
 import { defineRule } from '../rule.js';
 import { staticValue } from '../static-value.js';
 
@@ -95,7 +95,7 @@ export const resilientMethod = defineRule<'notPromise' | 'undeclared' | 'typeOnl
         const decorator = findDecorator(method.decorators, 'Resilient');
         if (decorator === undefined) return;
         const owner = method.parent.parent;
-        const label = `${className(owner) ?? 'class'}.${keyName(method.key) ?? 'method'}`;
+        const label = methodLabel(method);
         const policy = policyName(context, decorator);
         const returns = returnsOption(context, decorator);
         const declared = method.value.returnType?.typeAnnotation;
