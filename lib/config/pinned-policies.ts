@@ -2,6 +2,8 @@ import {
   Breaker,
   breakerTransitionEvent,
   CircuitBreaker,
+  type Classifier,
+  type ClassifierRule,
   type Clock,
   type Drain,
   type Policy,
@@ -26,6 +28,10 @@ export interface PinnedPoliciesOptions {
   readonly instrument?: (name: string, policy: Policy) => Policy;
   /** The shutdown switch every built policy (and scope key) stops retrying on. Default none. */
   readonly drain?: Drain;
+  /** Classifiers given in code, by policy name; each replaces that name's configured classifier. */
+  readonly classifiers?: ReadonlyMap<string, Classifier>;
+  /** Error rules the hosting framework puts under every default classifier (see `PlanState.defaultRules`). */
+  readonly defaultRules?: readonly ClassifierRule[];
 }
 
 interface PinnedScope {
@@ -55,12 +61,16 @@ export class PinnedPolicies {
   private readonly random: (() => number) | undefined;
   private readonly instrument: ((name: string, policy: Policy) => Policy) | undefined;
   private readonly drain: Drain | undefined;
+  private readonly classifiers: ReadonlyMap<string, Classifier>;
+  private readonly defaultRules: readonly ClassifierRule[];
 
   constructor(options: PinnedPoliciesOptions = {}) {
     this.clock = options.clock ?? SystemClock.instance;
     this.random = options.random;
     this.instrument = options.instrument;
     this.drain = options.drain;
+    this.classifiers = options.classifiers ?? new Map();
+    this.defaultRules = options.defaultRules ?? [];
   }
 
   /** The current policy of `name`, or `undefined` when it is not in the configuration. */
@@ -151,7 +161,7 @@ export class PinnedPolicies {
         } else reconfigureBreakers.push([instance, plan.breaker]);
         breaker = Breaker.using(instance);
       }
-      const policy = policyFromPlan(plan, { budget, breaker, clock: this.clock, random: this.random, drain: this.drain });
+      const policy = policyFromPlan(plan, { budget, breaker, clock: this.clock, random: this.random, drain: this.drain, classifier: this.classifiers.get(plan.name), defaultRules: this.defaultRules });
       const registered = this.instrument?.(plan.name, policy) ?? policy;
       next.set(plan.name, registered);
       if (plan.scope !== undefined) {
@@ -199,7 +209,7 @@ function keyedTemplate(registered: Policy, plan: PolicyPlan): Policy {
 
 /** Equal for two plans that build the same policy: a reload keeps the scope (and its keys' state) of an unchanged name. */
 function planFingerprint(plan: PolicyPlan): string {
-  const described = { preset: plan.presetName, changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope };
+  const described = { preset: plan.presetName, changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope, classifier: plan.classifier };
   // Functions (jitter curves) by their source; an explicit undefined (a removed bound) stays distinct from an absent key.
   return JSON.stringify(described, (_key, value: unknown) => (typeof value === 'function' ? `fn:${String(value)}` : value === undefined ? null : value));
 }

@@ -7,6 +7,7 @@ import type { PolicyOptions } from '../core/policy/policy-options.js';
 import { DEFAULT_MAXIMUM_KEYS } from '../core/policy/policy-scope.js';
 import { RetryBudget, type RetryBudgetOptions, validateBudgetOptions } from '../core/budget/retry-budget.js';
 import { type SlidingWindowBudgetOptions, validateSlidingWindowOptions } from '../core/budget/sliding-window-budget.js';
+import { type ClassifierConfig, type ClassifierSpec, parseClassifier } from './classifier-config.js';
 import { ResilienceConfigError } from './resilience-config.error.js';
 
 /**
@@ -93,6 +94,12 @@ export interface PolicyConfig {
   breaker?: BreakerConfig;
   /** Keyed use through `handle.for(key)` (per tenant, shard, channel): `true`, `{ maximumKeys }` or `false` (default). See {@link ScopeConfig}. */
   scope?: ScopeConfig;
+  /**
+   * How outcomes become verdicts: `'default'`, `'http'`, or simple rules by error name, code or HTTP
+   * status over a base (see {@link ClassifierConfig}). A policy's own replaces the one in `defaults`.
+   * Default: the preset's (`http`, `conservative`: `'http'`).
+   */
+  classifier?: ClassifierConfig;
 }
 
 /**
@@ -154,6 +161,8 @@ export interface PolicyPlan {
   readonly breaker: ResolvedBreakerSettings | undefined;
   /** Keyed use (`handle.for(key)`), or `undefined` when the policy is not scoped. */
   readonly scope: { readonly maximumKeys: number } | undefined;
+  /** The configured classifier, or `undefined` for the preset's. */
+  readonly classifier?: ClassifierSpec;
 }
 
 /** A validated configuration: one plan per policy name, in config order. */
@@ -173,6 +182,7 @@ const POLICY_KEYS = [
   'scope',
   'useAmbientDeadline',
   'useAmbientCriticality',
+  'classifier',
 ] as const;
 const CONFIG_KEYS = ['policies', 'defaults'] as const;
 const EXPONENTIAL_KEYS = ['type', 'transientBase', 'throttledBase', 'factor', 'maximumDelay', 'jitter'] as const;
@@ -194,6 +204,7 @@ interface Section {
   budget?: false | BudgetSection;
   breaker?: boolean | Record<string, unknown>;
   scope?: false | { maximumKeys?: number };
+  classifier?: ClassifierSpec;
 }
 
 /** A budget section: token-bucket keys or sliding-window keys (never both). */
@@ -390,6 +401,11 @@ function parseSection(problems: Problems, value: unknown, path: string): Section
   if (value.budget !== undefined) section.budget = parseBudget(problems, value.budget, join(path, 'budget'));
   if (value.breaker !== undefined) section.breaker = parseBreaker(problems, value.breaker, join(path, 'breaker'));
   if (value.scope !== undefined) section.scope = parseScope(problems, value.scope, join(path, 'scope'));
+  if (value.classifier !== undefined) {
+    const read = parseClassifier(value.classifier, join(path, 'classifier'));
+    if ('spec' in read) section.classifier = read.spec;
+    else for (const problem of read.problems) problems.add(problem.field, problem.value, problem.rule);
+  }
   return section;
 }
 
@@ -488,7 +504,7 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
     }
   }
   const scope = section.scope ? { maximumKeys: section.scope.maximumKeys ?? DEFAULT_MAXIMUM_KEYS } : undefined;
-  return { name, preset, presetName, extends: chain, changes, budget, breaker, scope };
+  return { name, preset, presetName, extends: chain, changes, budget, breaker, scope, classifier: section.classifier };
 }
 
 /**

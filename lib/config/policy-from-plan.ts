@@ -1,4 +1,5 @@
-import { Breaker, type Clock, type Drain, type Policy, RetryBudget } from '../core/index.js';
+import { Breaker, Classifier, type ClassifierRule, type Clock, type Drain, type Policy, RetryBudget } from '../core/index.js';
+import { classifierFromSpec } from './classifier-config.js';
 import type { BudgetPlan, PolicyPlan } from './policy-config.js';
 
 /** The state a built policy runs on; every field left out keeps what the plan alone gives. */
@@ -13,6 +14,14 @@ export interface PlanState {
   readonly random?: () => number;
   /** The shutdown switch; default none. */
   readonly drain?: Drain;
+  /** A classifier given in code for this name: it replaces the configured one. */
+  readonly classifier?: Classifier;
+  /**
+   * Error rules the hosting framework adds under the default classifier (the Nest layer judges a
+   * thrown `HttpException` by its status); used when the plan's classifier is `'default'`-based or
+   * unset on a preset whose classifier is `Classifier.default`.
+   */
+  readonly defaultRules?: readonly ClassifierRule[];
 }
 
 /**
@@ -25,7 +34,15 @@ export interface PlanState {
 export function policyFromPlan(plan: PolicyPlan, state: PlanState = {}): Policy {
   const budget = 'budget' in state ? state.budget : unpinnedBudget(plan.budget);
   const breaker = 'breaker' in state ? state.breaker : unpinnedBreaker(plan);
-  return plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, clock: state.clock, random: state.random, drain: state.drain });
+  return plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, clock: state.clock, random: state.random, drain: state.drain, classifier: planClassifier(plan, state) });
+}
+
+/** The classifier of a built policy: the code one, else the configured one, else the preset's (with the framework's default rules under `Classifier.default`). */
+function planClassifier(plan: PolicyPlan, state: PlanState): Classifier | undefined {
+  if (state.classifier !== undefined) return state.classifier;
+  const defaultRules = state.defaultRules ?? [];
+  if (plan.classifier !== undefined) return classifierFromSpec(plan.classifier, defaultRules);
+  return plan.preset.options.classifier === Classifier.default && defaultRules.length > 0 ? classifierFromSpec(undefined, defaultRules) : undefined;
 }
 
 /**

@@ -3,8 +3,9 @@ import type { ResolvedPolicyConfig } from '../config/describe-policy.js';
 import { PinnedPolicies } from '../config/pinned-policies.js';
 import { type ParsedResilienceConfig, type ResilienceConfig, parseResilienceConfig } from '../config/policy-config.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
-import { type CircuitBreaker, Drain, type Policy, PolicyConfigError, type PolicyScope, SystemClock, type RetryBudgetState } from '../core/index.js';
+import { type CircuitBreaker, Classifier, Drain, type Policy, PolicyConfigError, type PolicyScope, SystemClock, type RetryBudgetState } from '../core/index.js';
 import { PolicyHandle } from './policy-handle.js';
+import { httpExceptionRule } from './http-exception.rule.js';
 import type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
 import { type ReloadTarget, ReloadTriggers, reloadSettingsProblems } from './reload-triggers.js';
 import { bindRegistry, unbindRegistry } from './registry-hook.js';
@@ -275,7 +276,8 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
     if (options === null || typeof options !== 'object') {
       throw new ResilienceConfigError([new PolicyConfigError('options', options, 'must be an object { policies, defaults?, clock?, random? }')]);
     }
-    const { clock, random, telemetry, logging, configFile, watch, configSource, reloadOnSignal, ...config } = options as ResilienceModuleOptions & Record<string, unknown>;
+    const { clock, random, telemetry, logging, configFile, watch, configSource, reloadOnSignal, classifiers, ...config } = options as ResilienceModuleOptions & Record<string, unknown>;
+    const codeClassifiers = classifierProblems(classifiers, problems);
     problems.push(...instrumentationProblems(telemetry, logging));
     problems.push(...reloadSettingsProblems({ configFile, watch, configSource, reloadOnSignal }, config));
     if (clock !== undefined && (typeof clock?.now !== 'function' || typeof clock?.setTimer !== 'function' || typeof clock?.clearTimer !== 'function')) {
@@ -298,7 +300,17 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
       parsed = this.triggers.open();
     }
     const instrumentation = this.instrumentation;
-    this.policies = new PinnedPolicies({ clock, random, drain: this.drain, instrument: instrumentation && ((name, policy) => instrumentation.instrument(name, policy)) });
+    for (const name of codeClassifiers.keys()) {
+      if (!parsed.policies.has(name)) throw new ResilienceConfigError([new PolicyConfigError(`classifiers.${name}`, '[Classifier]', `must name a configured policy (${[...parsed.policies.keys()].join(', ') || 'none configured'})`)]);
+    }
+    this.policies = new PinnedPolicies({
+      clock,
+      random,
+      drain: this.drain,
+      instrument: instrumentation && ((name, policy) => instrumentation.instrument(name, policy)),
+      classifiers: codeClassifiers,
+      defaultRules: [httpExceptionRule],
+    });
     this.apply(parsed);
   }
 
@@ -353,4 +365,19 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   private get logger(): Logger | undefined {
     return this.instrumentation?.logging === undefined ? undefined : (this.reloadLogger ??= new Logger('NResilience.config'));
   }
+}
+
+/** Reads the `classifiers` module option: a map of policy names to `Classifier`s; problems are pushed. */
+function classifierProblems(classifiers: unknown, problems: PolicyConfigError[]): ReadonlyMap<string, Classifier> {
+  const found = new Map<string, Classifier>();
+  if (classifiers === undefined) return found;
+  if (classifiers === null || typeof classifiers !== 'object' || Array.isArray(classifiers)) {
+    problems.push(new PolicyConfigError('classifiers', classifiers, 'must be an object of policy names to Classifiers, e.g. { payments: Classifier.http.with(rule) }'));
+    return found;
+  }
+  for (const [name, classifier] of Object.entries(classifiers)) {
+    if (classifier instanceof Classifier) found.set(name, classifier);
+    else problems.push(new PolicyConfigError(`classifiers.${name}`, classifier, 'must be a Classifier (Classifier.of(...rules), Classifier.http.with(...))'));
+  }
+  return found;
 }

@@ -24,9 +24,13 @@ describe('ResilienceExceptionFilter', () => {
     [1200, '2'],
     [1000, '1'],
     [1, '1'],
-    [0, '0'],
-  ])('rounds retryAfter %d ms up to Retry-After: %s', (ms, header) => {
-    expect(ResilienceExceptionFilter.problemFor(new CallRejectedError('BudgetExhausted', ms))!.retryAfter).toBe(header);
+    [0, '1'],
+    [Infinity, '86400'],
+    [1e24, '86400'],
+  ])('rounds retryAfter %d ms up to Retry-After: %s (whole seconds ≥ 1, at most a day), and the body says the same', (ms, header) => {
+    const answer = ResilienceExceptionFilter.problemFor(new CallRejectedError('BudgetExhausted', ms))!;
+    expect(answer.retryAfter).toBe(header);
+    expect(answer.body.detail).toBe(`A dependency of this service is not being called right now (BudgetExhausted). Try again in ${header} s.`);
   });
 
   it('builds the 503 and 504 problem documents without policy names, messages or stacks', () => {

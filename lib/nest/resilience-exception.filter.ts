@@ -32,7 +32,8 @@ export interface ResilienceProblem {
 /**
  * Turns the library's refusals into HTTP answers a caller can act on:
  * - `CallRejectedError` → 503 Service Unavailable, `Retry-After` = `retryAfter` in whole seconds
- *   rounded up (1200 ms → `2`; no header when `retryAfter` is undefined), body type
+ *   rounded up, at least 1 and at most a day, digits only (1200 ms → `2`, 0 ms → `1`; no header when
+ *   `retryAfter` is undefined; the body's detail gives the same number), body type
  *   `urn:nresilience:problem:call-rejected`;
  * - `DeadlineExceededError`, and an `AttemptTimeoutError` that ended the call → 504 Gateway Timeout,
  *   body type `urn:nresilience:problem:deadline-exceeded`.

@@ -1,3 +1,4 @@
+import type { Classifier } from '../core/classification/classifier.js';
 import type { Clock } from '../core/time/clock.js';
 import type { ResilienceConfig } from '../config/policy-config.js';
 import type { ModuleLoggingOption, ModuleTelemetryOption } from './resilience-instrumentation.js';
@@ -48,6 +49,13 @@ export interface ResilienceModuleOptions extends Partial<ResilienceConfig> {
   clock?: Clock;
   /** Uniform [0, 1) source for every policy's jitter. Default `Math.random`; fix it in tests. */
   random?: () => number;
+  /**
+   * Classifiers written in code, by policy name (each must name a configured policy, or the app does
+   * not start): `{ payments: Classifier.http.with(myRule) }`. Each replaces that name's `classifier`
+   * from config, across reloads. Default: none (config, then the preset, decides; a thrown
+   * `HttpException` is judged by its status under every default classifier).
+   */
+  classifiers?: Record<string, Classifier>;
   /**
    * OpenTelemetry metrics and spans on every registered policy (meter and tracer `nresilience`).
    * Default: on when `@opentelemetry/api` is installed; `false` turns it off. See {@link ModuleTelemetryOption}.

@@ -22,11 +22,20 @@ describe('parseRetryAfter', () => {
 });
 
 describe('formatRetryAfter', () => {
-  it('rounds up to whole seconds', () => {
+  it('rounds up to whole seconds, at least 1', () => {
     expect(formatRetryAfter(1200)).toBe('2');
     expect(formatRetryAfter(1000)).toBe('1');
     expect(formatRetryAfter(1)).toBe('1');
-    expect(formatRetryAfter(0)).toBe('0');
-    expect(formatRetryAfter(-5)).toBe('0');
+    expect(formatRetryAfter(0)).toBe('1');
+    expect(formatRetryAfter(-5)).toBe('1');
+    expect(formatRetryAfter(Number.NaN)).toBe('1');
+  });
+
+  it('caps at one day and writes digits only, whatever the wait', () => {
+    expect(formatRetryAfter(86_400_000)).toBe('86400');
+    expect(formatRetryAfter(86_400_001)).toBe('86400');
+    expect(formatRetryAfter(Infinity)).toBe('86400');
+    expect(formatRetryAfter(1e24)).toBe('86400');
+    for (const ms of [0.5, 999.9, 12_345.6, 7e9]) expect(formatRetryAfter(ms)).toMatch(/^[1-9]\d*$/);
   });
 });

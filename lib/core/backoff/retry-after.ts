@@ -29,11 +29,18 @@ export function parseRetryAfter(value: string | null | undefined, nowEpochMs: nu
   return Math.max(0, at - nowEpochMs);
 }
 
+/** The longest `Retry-After` {@link formatRetryAfter} writes: one day, in seconds. */
+export const MAXIMUM_RETRY_AFTER_SECONDS = 86_400;
+
 /**
- * Formats a wait as `Retry-After` delay-seconds: whole seconds, rounded up, at least 0.
- * @param ms the wait in milliseconds
+ * Formats a wait as `Retry-After` delay-seconds for a caller (issue 8): whole seconds, rounded up,
+ * at least 1 (a `0` invites an immediate retry), at most one day, digits only — never `Infinity`,
+ * `NaN` or an exponent, whatever the wait. The core's own `retryAfter` stays exact ms; only the
+ * header is coarse.
+ * @param ms the wait in milliseconds (any number; NaN counts as no wait)
+ * @returns the header value, e.g. `2` for 1200 ms, `1` for 0 ms, `86400` for a week or `Infinity`
  */
 export function formatRetryAfter(ms: number): string {
-  if (!(ms > 0)) return '0';
-  return String(Math.ceil(ms / 1000));
+  const seconds = ms > 0 ? Math.ceil(ms / 1000) : 1;
+  return String(seconds < MAXIMUM_RETRY_AFTER_SECONDS ? Math.max(1, seconds) : MAXIMUM_RETRY_AFTER_SECONDS);
 }

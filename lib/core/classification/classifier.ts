@@ -11,7 +11,11 @@ export type { ClassifierRule, ClassifyContext, Outcome } from './classifier-rule
  * verdict wins; the default rules decide what no rule recognised.
  */
 export class Classifier {
-  private constructor(private readonly rules: readonly ClassifierRule[]) {}
+  private constructor(
+    private readonly rules: readonly ClassifierRule[],
+    // True when the rules judge thrown errors only: every returned value is then Ok, unclassified.
+    private readonly errorsOnly = false,
+  ) {}
 
   /**
    * The default: a returned value is Ok; an abort caused by the caller is Permanent;
@@ -54,24 +58,33 @@ export class Classifier {
     return new Classifier(rules);
   }
 
+  /**
+   * A classifier whose `rules` judge thrown errors only (first match wins, then the default rules);
+   * every returned value is Ok without being classified, so the executor keeps its fast success path.
+   * @throws PolicyConfigError when a rule is not a function.
+   */
+  static forErrors(...rules: ClassifierRule[]): Classifier {
+    return new Classifier(Classifier.of(...rules).rules, true);
+  }
+
   /** A rule giving `verdict` for errors that are instances of `type`. */
   static when(type: abstract new (...args: never[]) => unknown, verdict: Verdict): ClassifierRule {
     return (outcome) => (!outcome.ok && outcome.error instanceof type ? verdict : undefined);
   }
 
-  /** A new classifier with `rules` tried before this one's. */
+  /** A new classifier with `rules` tried before this one's (values are classified by all of them). */
   with(...rules: ClassifierRule[]): Classifier {
     return Classifier.of(...rules, ...this.rules);
   }
 
-  /** True when every returned value is Ok (no custom rules): the executor's success path skips classifying. */
+  /** True when every returned value is Ok (no custom rules, or rules for errors only): the executor's success path skips classifying. */
   get valuesAreOk(): boolean {
-    return this.rules.length === 0;
+    return this.errorsOnly || this.rules.length === 0;
   }
 
-  /** The verdict for a returned value; allocation-free when there are no custom rules. */
+  /** The verdict for a returned value; allocation-free when values are not classified. */
   classifyValue(value: unknown, context: ClassifyContext): Verdict {
-    return this.rules.length === 0 ? Verdict.ok : this.classify({ ok: true, value }, context);
+    return this.valuesAreOk ? Verdict.ok : this.classify({ ok: true, value }, context);
   }
 
   /** The verdict for a thrown error. */

@@ -1,0 +1,69 @@
+import { HttpException, NotFoundException } from '@nestjs/common';
+import { Classifier, PolicyConfigError, Verdict } from '../core/index.js';
+import { classifierFromSpec, parseClassifier } from './classifier-config.js';
+import { parseResilienceConfig } from './policy-config.js';
+import { ResilienceConfigError } from './resilience-config.error.js';
+
+const context = { callerAborted: false };
+const spec = (value: unknown) => {
+  const read = parseClassifier(value, 'policies.p.classifier');
+  if (!('spec' in read)) throw new Error(read.problems.map((p) => p.message).join('; '));
+  return read.spec;
+};
+const problems = (value: unknown) => {
+  const read = parseClassifier(value, 'policies.p.classifier');
+  return 'problems' in read ? read.problems.map((p) => p.message) : [];
+};
+
+describe('classifier in config', () => {
+  it("'default' and 'http' name the built-in classifiers", () => {
+    expect(classifierFromSpec(spec('default'))).toBe(Classifier.default);
+    expect(classifierFromSpec(spec('http'))).toBe(Classifier.http);
+  });
+
+  it('rules match an error by name, code or carried HTTP status, before the base', () => {
+    const classifier = classifierFromSpec(spec({ permanent: ['ValidationError', 404], transient: ['ECONNRESET', 'RangeError'], throttled: [429] }));
+    const named = (name: string) => Object.assign(new Error('x'), { name });
+    expect(classifier.classifyError(named('ValidationError'), context)).toBe(Verdict.permanent);
+    expect(classifier.classifyError(Object.assign(new Error('reset'), { code: 'ECONNRESET' }), context)).toBe(Verdict.transient);
+    expect(classifier.classifyError(new RangeError('out'), context)).toBe(Verdict.transient); // Permanent by default; the rule wins
+    expect(classifier.classifyError(new NotFoundException(), context)).toBe(Verdict.permanent);
+    expect(classifier.classifyError(new HttpException('slow down', 429), context).kind).toBe('Throttled');
+    expect(classifier.classifyError(new Error('other'), context)).toBe(Verdict.transient); // the default rules decide the rest
+    expect(classifier.valuesAreOk).toBe(true); // errors only: the success path stays fast
+  });
+
+  it("base 'http' keeps Classifier.http under the rules; the framework's default rules go under base 'default'", () => {
+    const http = classifierFromSpec(spec({ base: 'http', transient: [404] }));
+    expect(http.classifyError(new NotFoundException(), context)).toBe(Verdict.transient);
+    expect(http.classifyValue(new Response(null, { status: 502 }), context)).toBe(Verdict.transient);
+    const nestLike = classifierFromSpec(spec({ permanent: ['ValidationError'] }), [(o) => (!o.ok && o.error instanceof HttpException ? Verdict.permanent : undefined)]);
+    expect(nestLike.classifyError(new HttpException('x', 500), context)).toBe(Verdict.permanent);
+  });
+
+  it('rejects bad rules naming the path, the value and the rule', () => {
+    expect(problems('smart')).toEqual([`policies.p.classifier: "smart" is invalid: must be 'default', 'http' or an object { base?, permanent?, transient?, throttled? } of error names, codes and HTTP statuses`]);
+    expect(problems({ permanent: ['ValidationError', 99, ''], transient: 'ECONNRESET', base: 'grpc', retry: [] })).toEqual([
+      'policies.p.classifier.retry: [] is invalid: is not a known classifier key (base, permanent, transient, throttled)',
+      `policies.p.classifier.base: "grpc" is invalid: must be 'default' or 'http'`,
+      'policies.p.classifier.permanent[1]: 99 is invalid: must be an error name or code (a non-empty string) or an HTTP status (an integer in [100, 599])',
+      'policies.p.classifier.permanent[2]: "" is invalid: must be an error name or code (a non-empty string) or an HTTP status (an integer in [100, 599])',
+      'policies.p.classifier.transient: "ECONNRESET" is invalid: must be a list of error names, codes or HTTP statuses, e.g. ["ValidationError", 404]',
+    ]);
+    expect(problems({ permanent: [404], transient: [404] })).toEqual(['policies.p.classifier.transient[0]: 404 is invalid: is already listed at policies.p.classifier.permanent[0]: an error can have one verdict']);
+  });
+
+  it('is read per policy and from defaults (a policy’s own replaces it); bad rules fail the whole config', () => {
+    const parsed = parseResilienceConfig({ defaults: { classifier: 'http' }, policies: { a: {}, b: { classifier: { permanent: [409] } } } });
+    expect(parsed.policies.get('a')!.classifier).toEqual({ base: 'http', permanent: [], transient: [], throttled: [] });
+    expect(parsed.policies.get('b')!.classifier).toEqual({ base: 'default', permanent: [409], transient: [], throttled: [] });
+    let caught: unknown;
+    try {
+      parseResilienceConfig({ policies: { a: { classifier: { permanent: [true] } } } });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ResilienceConfigError);
+    expect((caught as ResilienceConfigError).problems.map((p: PolicyConfigError) => [p.field, p.value])).toEqual([['policies.a.classifier.permanent[0]', true]]);
+  });
+});

@@ -1,0 +1,116 @@
+import { Classifier, type ClassifierRule, PolicyConfigError, Verdict, httpFactsOfError } from '../core/index.js';
+
+/**
+ * A policy's classifier in config (issue 8, DESIGN §4):
+ * - `'default'`: the default rules (in Nest, with a thrown `HttpException` judged by its status);
+ * - `'http'`: `Classifier.http` (statuses of responses and errors, `Retry-After` pushback);
+ * - an object of simple rules tried first, over `base` (`'default'` unless given): each list names
+ *   errors by their `name` (`"ValidationError"`), their `code` (`"ECONNRESET"`) or the HTTP status
+ *   they carry (`404`), e.g. `{ base: 'http', permanent: ['ValidationError', 404], transient: ['ECONNRESET'] }`.
+ *   `permanent`: never retried, never breaker evidence; `transient`: retried, evidence; `throttled`:
+ *   retried after the throttled backoff, not evidence.
+ */
+export type ClassifierConfig = 'default' | 'http' | ClassifierRulesConfig;
+
+/** The rules form of {@link ClassifierConfig}. */
+export interface ClassifierRulesConfig {
+  /** What decides what no rule names. Default `'default'`. */
+  base?: 'default' | 'http';
+  /** Errors that are answers: not retried, not evidence. */
+  permanent?: readonly (string | number)[];
+  /** Errors that are failures worth retrying and breaker evidence. */
+  transient?: readonly (string | number)[];
+  /** Errors that ask us to slow down: retried after the throttled backoff, not evidence. */
+  throttled?: readonly (string | number)[];
+}
+
+/** A validated classifier section: the base and the entries of each list (`[]` when absent). */
+export interface ClassifierSpec {
+  readonly base: 'default' | 'http';
+  readonly permanent: readonly (string | number)[];
+  readonly transient: readonly (string | number)[];
+  readonly throttled: readonly (string | number)[];
+}
+
+const LISTS = ['permanent', 'transient', 'throttled'] as const;
+const KEYS = ['base', ...LISTS];
+const ENTRY_RULE = 'must be an error name or code (a non-empty string) or an HTTP status (an integer in [100, 599])';
+
+/**
+ * Reads a classifier section.
+ * @param value the config value
+ * @param path its path (`policies.payments.classifier`)
+ * @returns the spec, or the problems found: each names the path (`….permanent[1]`), the value and the rule
+ */
+export function parseClassifier(value: unknown, path: string): { spec: ClassifierSpec } | { problems: PolicyConfigError[] } {
+  if (value === 'default' || value === 'http') return { spec: { base: value, permanent: [], transient: [], throttled: [] } };
+  const problems: PolicyConfigError[] = [];
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { problems: [new PolicyConfigError(path, value, "must be 'default', 'http' or an object { base?, permanent?, transient?, throttled? } of error names, codes and HTTP statuses")] };
+  }
+  const raw = value as Record<string, unknown>;
+  for (const key of Object.keys(raw)) {
+    if (!KEYS.includes(key)) problems.push(new PolicyConfigError(`${path}.${key}`, raw[key], `is not a known classifier key (${KEYS.join(', ')})`));
+  }
+  const base = raw.base ?? 'default';
+  if (base !== 'default' && base !== 'http') problems.push(new PolicyConfigError(`${path}.base`, base, "must be 'default' or 'http'"));
+  const seen = new Map<string | number, string>();
+  const lists: Record<(typeof LISTS)[number], (string | number)[]> = { permanent: [], transient: [], throttled: [] };
+  for (const list of LISTS) {
+    const entries = raw[list];
+    if (entries === undefined) continue;
+    if (!Array.isArray(entries)) {
+      problems.push(new PolicyConfigError(`${path}.${list}`, entries, 'must be a list of error names, codes or HTTP statuses, e.g. ["ValidationError", 404]'));
+      continue;
+    }
+    entries.forEach((entry: unknown, index) => {
+      const at = `${path}.${list}[${index}]`;
+      const valid = (typeof entry === 'string' && entry.trim().length > 0) || (typeof entry === 'number' && Number.isInteger(entry) && entry >= 100 && entry <= 599);
+      if (!valid) {
+        problems.push(new PolicyConfigError(at, entry, ENTRY_RULE));
+        return;
+      }
+      const earlier = seen.get(entry as string | number);
+      if (earlier !== undefined) problems.push(new PolicyConfigError(at, entry, `is already listed at ${earlier}: an error can have one verdict`));
+      else seen.set(entry as string | number, at);
+      lists[list].push(entry as string | number);
+    });
+  }
+  if (problems.length > 0) return { problems };
+  return { spec: { base: base as 'default' | 'http', ...lists } };
+}
+
+/** The rule a spec's lists describe, or `undefined` when every list is empty. Errors only. */
+function listRule(spec: ClassifierSpec): ClassifierRule | undefined {
+  const verdicts = new Map<string | number, Verdict>();
+  for (const entry of spec.permanent) verdicts.set(entry, Verdict.permanent);
+  for (const entry of spec.transient) verdicts.set(entry, Verdict.transient);
+  for (const entry of spec.throttled) verdicts.set(entry, Verdict.throttled());
+  if (verdicts.size === 0) return undefined;
+  return (outcome) => {
+    if (outcome.ok) return undefined;
+    const error = outcome.error as { name?: unknown; code?: unknown } | null | undefined;
+    if (error !== null && typeof error === 'object') {
+      const byName = typeof error.name === 'string' ? verdicts.get(error.name) : undefined;
+      if (byName !== undefined) return byName;
+      const byCode = typeof error.code === 'string' || typeof error.code === 'number' ? verdicts.get(error.code) : undefined;
+      if (byCode !== undefined) return byCode;
+    }
+    const status = httpFactsOfError(error)?.status;
+    return status === undefined ? undefined : verdicts.get(status);
+  };
+}
+
+/**
+ * The classifier a spec describes: its list rule first, then `Classifier.http` for base `'http'`, or
+ * for base `'default'` the `defaultRules` a framework adds (the Nest layer judges `HttpException`s)
+ * and the default rules, for thrown errors only (returned values stay Ok, unclassified).
+ * @param spec a spec from {@link parseClassifier}, or `undefined` for the default base
+ * @param defaultRules error rules the hosting framework puts under the default base
+ */
+export function classifierFromSpec(spec: ClassifierSpec | undefined, defaultRules: readonly ClassifierRule[] = []): Classifier {
+  const own = spec === undefined ? undefined : listRule(spec);
+  if (spec?.base === 'http') return own === undefined ? Classifier.http : Classifier.http.with(own);
+  const rules = own === undefined ? defaultRules : [own, ...defaultRules];
+  return rules.length === 0 ? Classifier.default : Classifier.forErrors(...rules);
+}
