@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Module } from '@nestjs/common';
+import { HealthIndicatorService } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
+import { ResilienceHealthIndicator } from '../../lib/health/index.js';
 import { type ResilientFetch, ResilientHttpModule, getResilientFetchToken } from '../../lib/http/index.js';
 import { PolicyRegistry, ResilienceModule } from '../../lib/nest/index.js';
 import { LoopbackServer, type Script, answer, reset } from '../support/loopback-server.js';
@@ -44,6 +46,15 @@ describe('ResilientHttpModule', () => {
       expect(dead.seen).toHaveLength(2);
       expect(http.hosts.unhealthy()).toEqual([new URL(dead.url).origin]);
       expect(app.get(PolicyRegistry).breaker('api')?.snapshot().state).toBe('closed');
+      // Health lists the hosts, the one with an open breaker first, and stays up (degraded, not down).
+      const health = new ResilienceHealthIndicator(new HealthIndicatorService(), app.get(PolicyRegistry)).isHealthy('resilience', { scopes: { api: http.hosts } });
+      const api = health.resilience.api as { keys: Record<string, { status: string; breaker: string }>; keysDegraded: number };
+      expect(health.resilience.status).toBe('up');
+      expect(api.keysDegraded).toBe(1);
+      expect(Object.entries(api.keys).map(([key, k]) => [key, k.status, k.breaker])).toEqual([
+        [new URL(dead.url).origin, 'degraded', 'open'],
+        [new URL(healthy.url).origin, 'ok', 'closed'],
+      ]);
     } finally {
       await app.close();
     }
