@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Controller, Get, Inject, Injectable, type INestApplication, NotFoundException, Param, ServiceUnavailableException } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
+import { classifyExamples } from '../docs/examples/classification.js';
 import { AttemptSignal, Classifier, FakeClock, PolicyRegistry, ResilienceModule, Resilient, Verdict } from '../lib/nest/index.js';
 
 /**
@@ -141,5 +142,11 @@ describe('classifiers given in code (ResilienceModule.forRoot({ classifiers }))'
     };
     await expect(start({ paymnets: Classifier.http })).rejects.toThrow('classifiers.paymnets: "[Classifier]" is invalid: must name a configured policy (payments)');
     await expect(start({ payments: () => Verdict.ok })).rejects.toThrow('classifiers.payments');
+  });
+});
+
+describe('README classification example', () => {
+  it('gives each listed error its verdict, and the code classifier its rule', () => {
+    expect(classifyExamples()).toEqual({ validation: 'Permanent', conflict: 'Permanent', reset: 'Transient', stale: 'Permanent', badGateway: 'Transient' });
   });
 });
