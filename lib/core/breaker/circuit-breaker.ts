@@ -98,6 +98,14 @@ export class CircuitBreaker {
   }
 
   /**
+   * True while closed: {@link admit} would answer `Closed` and change nothing. No clock read.
+   * @internal the executor's fast path
+   */
+  get closed(): boolean {
+    return this.current === 'closed';
+  }
+
+  /**
    * Decides whether the next attempt may start. Call before every attempt, including the first.
    * Allocation-free, and without a clock read, while closed.
    * @returns an {@link Admission}; anything but `Refused` must be followed by exactly one {@link record}.

@@ -77,6 +77,8 @@ export class Call<T> {
   duration = 0;
   /** Whether the last attempt was cut off by this call's own deadline. */
   deadlineHit = false;
+  /** Attempt 1's verdict when a fast first attempt already classified its value (recording uses it once). */
+  presetVerdict: Verdict | undefined = undefined;
 
   /** Why the call stops, once a phase says `Stop`. */
   reason: StopReason = 'succeeded';
@@ -90,6 +92,8 @@ export class Call<T> {
     readonly log: CallLog | undefined,
     /** This call's most attempts: the policy's, or fewer when the caller capped it. */
     readonly maxAttempts: number,
+    /** The call's start reading when a fast first attempt already took it. */
+    start?: number,
   ) {
     const o = policy.options;
     this.options = o;
@@ -101,7 +105,7 @@ export class Call<T> {
     this.reported = o.onEvent !== undefined || log !== undefined;
     this.callTimed = this.reported || this.deadline !== undefined;
     this.timed = this.reported || this.breaker !== undefined;
-    this.start = this.callTimed ? o.clock.now() : 0;
+    this.start = start ?? (this.callTimed ? o.clock.now() : 0);
     this.deadlineAt = this.deadline === undefined ? Infinity : this.start + this.deadline;
   }
 

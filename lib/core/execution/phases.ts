@@ -166,18 +166,24 @@ export function record<T>(call: Call<T>): Step {
   const signal = call.signal;
   const callerAborted = signal?.aborted === true;
   let verdict: Verdict;
-  try {
-    verdict = call.deadlineHit
-      ? Verdict.transient
-      : call.threw
-        ? o.classifier.classifyError(call.error, callerAborted ? ABORTED : NOT_ABORTED)
-        : o.classifier.classifyValue(call.value, callerAborted ? ABORTED : NOT_ABORTED);
-  } catch (bug) {
-    // A throwing classifier rule ends the call with its error, after the breaker and the events
-    // have been told: a probe slot must never stay held by a bug in a rule.
-    verdict = Verdict.permanent;
-    call.threw = true;
-    call.error = bug;
+  if (call.presetVerdict !== undefined) {
+    // A fast first attempt already classified its value: the rules are asked once per attempt.
+    verdict = call.presetVerdict;
+    call.presetVerdict = undefined;
+  } else {
+    try {
+      verdict = call.deadlineHit
+        ? Verdict.transient
+        : call.threw
+          ? o.classifier.classifyError(call.error, callerAborted ? ABORTED : NOT_ABORTED)
+          : o.classifier.classifyValue(call.value, callerAborted ? ABORTED : NOT_ABORTED);
+    } catch (bug) {
+      // A throwing classifier rule ends the call with its error, after the breaker and the events
+      // have been told: a probe slot must never stay held by a bug in a rule.
+      verdict = Verdict.permanent;
+      call.threw = true;
+      call.error = bug;
+    }
   }
   const attemptEnd = call.timed ? call.clock.now() : 0;
   const duration = attemptEnd - call.attemptStart;

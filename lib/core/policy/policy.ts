@@ -6,7 +6,7 @@ import { Breaker } from '../breaker/breaker-value.js';
 import { checkDeadlineFits, checkListenerReplaced } from '../diagnostics/policy-checks.js';
 import { type CallEventListener, breakerTransitionEvent } from '../execution/events.js';
 import { type Work, execute } from '../execution/executor.js';
-import { DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
+import { type CallWrapper, DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { PolicyConfigError } from '../errors.js';
 import { Ambient } from '../ambient/ambient-context.js';
@@ -108,7 +108,7 @@ export class Policy implements ExecutablePolicy {
     if (attempts !== undefined) checkAttempts(attempts);
     const around = this.options.around;
     if (around === undefined) return execute(this, work as Work<T>, options?.signal, undefined, attempts);
-    return around(() => execute(this, work as Work<T>, options?.signal, undefined, attempts), this);
+    return runAround(around, this, work as Work<T>, options?.signal, undefined, attempts);
   }
 
   /**
@@ -123,7 +123,7 @@ export class Policy implements ExecutablePolicy {
       const around = this.options.around;
       const value = await (around === undefined
         ? execute(this, work as Work<T>, options?.signal, log, attempts)
-        : around(() => execute(this, work as Work<T>, options?.signal, log, attempts), this));
+        : runAround(around, this, work as Work<T>, options?.signal, log, attempts));
       return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration };
     } catch (error) {
       return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration };
@@ -135,6 +135,14 @@ function checkAttempts(attempts: unknown): void {
   if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1) {
     throw new PolicyConfigError('attempts', attempts, 'must be an integer >= 1 (this call\'s most attempts, including the first)');
   }
+}
+
+/**
+ * `execute` inside the policy's call wrapper. A function of its own: a method that builds a closure
+ * over its arguments allocates their context on every call, even on the paths that build no closure.
+ */
+function runAround<T>(around: CallWrapper, policy: Policy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts: number | undefined): Promise<T> {
+  return around(() => execute(policy, work, signal, log, attempts), policy);
 }
 
 /** Ready-made policies (DESIGN §3.1), and the single-shot scope. */
