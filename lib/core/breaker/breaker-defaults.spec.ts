@@ -4,18 +4,10 @@ import { BREAKER_DEFAULTS, SEED_BREAKER_SETTINGS } from './breaker-settings.js';
 import { evidentRun } from './recent-outcomes.js';
 import { FakeClock } from '../time/fake-clock.js';
 import type { VerdictKind } from '../classification/verdict.js';
+import { SeededRandom } from '../../testing/seeded-random.js';
 
-/** Seeded uniform [0, 1) source (mulberry32). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded uniform [0, 1) source. */
+const seeded = (seed: number): (() => number) => new SeededRandom(seed).next;
 
 /** A fake clock that can also be set forward synchronously (for long loops of records; fires nothing). */
 class StepClock extends FakeClock {
