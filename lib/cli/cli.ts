@@ -13,19 +13,10 @@ import { matrixCommand } from './matrix-command.js';
 import { policyFromPlan } from '../config/policy-from-plan.js';
 import { DEFAULT_RATE, SCENARIOS, type ScenarioName, scenario } from './scenarios.js';
 import { renderChart } from './svg-chart.js';
+import type { CliIo } from './cli-io.js';
 import { UsageError, UsageMessage } from './usage-error.js';
 
-/** What the CLI touches outside itself, injectable for tests. */
-export interface CliIo {
-  /** Standard output (the report table or JSON). */
-  readonly stdout: (text: string) => void;
-  /** Standard error (progress and error messages). */
-  readonly stderr: (text: string) => void;
-  /** Reads a UTF-8 file; throws a Node `ENOENT`-style error when it cannot. */
-  readonly readFile: (path: string) => string;
-  /** Writes a UTF-8 file. */
-  readonly writeFile: (path: string, text: string) => void;
-}
+export type { CliIo } from './cli-io.js';
 
 /** The usage text `nresilience --help` prints. */
 export const USAGE = `Usage: nresilience simulate --config <resilience.json> --policy <name> [options]

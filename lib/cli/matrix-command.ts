@@ -1,7 +1,7 @@
 import type { Policy } from '../core/index.js';
 import { MATRIX_SCENARIOS, MATRIX_SEEDS, MATRIX_VARIANTS, ScenarioMatrix, type MatrixVariant } from '../testing/index.js';
 import { MAX_SEED } from '../testing/seeded-random.js';
-import type { CliIo } from './cli.js';
+import type { CliIo } from './cli-io.js';
 import { UsageError } from './usage-error.js';
 
 /** What `nresilience simulate --matrix` was asked for. */

@@ -1,4 +1,4 @@
-import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
 import type { ResolvedPolicyConfig } from '../config/describe-policy.js';
 import { PinnedPolicies } from '../config/pinned-policies.js';
 import { type ParsedResilienceConfig, type ResilienceConfig, parseResilienceConfig } from '../config/policy-config.js';
@@ -8,7 +8,6 @@ import { PolicyHandle } from './policy-handle.js';
 import { httpExceptionRule } from './http-exception.rule.js';
 import type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
 import { type ReloadTarget, ReloadTriggers, reloadSettingsProblems } from './reload-triggers.js';
-import { bindRegistry, unbindRegistry } from './registry-hook.js';
 import { type PolicyInstrumentation, RESILIENCE_INSTRUMENTATION, instrumentationProblems } from './resilience-instrumentation.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
@@ -37,7 +36,7 @@ const EXTRAS = ['isGlobal', 'exceptionFilter'];
  * ```
  */
 @Injectable()
-export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
+export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeApplicationShutdown {
   // Replaced once, when the module options are loaded (they carry the clock and random source).
   private policies = new PinnedPolicies();
   private readonly handles = new Map<string, PolicyHandle>();
@@ -75,20 +74,18 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   }
 
   /**
-   * Validates the module options and builds every policy; then makes this registry the one
-   * `@Resilient` methods use. Called by Nest.
+   * Validates the module options and builds every policy. Called by Nest.
    * @throws ResilienceConfigError listing every problem (full paths, values and rules).
    */
   onModuleInit(): void {
     if (!this.loaded) this.load();
-    bindRegistry(this);
   }
 
   /**
    * Stops every reload trigger (file watch, config source subscription, signal listener): the
-   * application is closing. `@Resilient` methods keep working until the server has closed (requests
-   * it already accepted are answered). Called by Nest; call it yourself for a registry made with
-   * {@link PolicyRegistry.create}.
+   * application is closing. The policies stay: `@Resilient` methods keep working while it closes
+   * (requests the server already accepted are answered). Called by Nest; call it yourself for a
+   * registry made with {@link PolicyRegistry.create}.
    */
   onModuleDestroy(): void {
     this.triggers?.close();
@@ -109,11 +106,6 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   /** Whether the registry is draining (the application is shutting down). */
   get draining(): boolean {
     return this.drain.draining;
-  }
-
-  /** Stops `@Resilient` methods from using this registry: the server has closed. Called by Nest. */
-  onApplicationShutdown(): void {
-    unbindRegistry(this);
   }
 
   /**

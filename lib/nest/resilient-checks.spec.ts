@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { Injectable, Logger } from '@nestjs/common';
 import { ResilienceWarningCodes } from '../core/index.js';
 import { PolicyRegistry } from './policy-registry.js';
-import { bindRegistry, unbindRegistry } from './registry-hook.js';
+import { bindRegistry, unbindRegistry } from './resilient-binding.js';
 import { Resilient } from './resilient.decorator.js';
 
 const records: [string, unknown][] = [];

@@ -28,7 +28,7 @@ export function checkReturnType(policy: string, label: string, returnType: unkno
 /**
  * Warns once per class when a `@Resilient` method is called on an instance of a class without
  * `@Injectable()`/`@Controller()`: Nest never creates it, so the module never binds it to its own
- * registry (it falls back to the most recently initialized one) and never checks its policy names.
+ * registry (it uses the one application running, and fails while several run) and never checks its policy names.
  * @internal
  */
 export function checkManagedClass(policy: string, label: string, instance: unknown): void {

@@ -5,7 +5,7 @@ import { Observable, firstValueFrom, lastValueFrom, of, throwError } from 'rxjs'
 import { FakeClock } from '../core/time/fake-clock.js';
 import { AttemptSignal } from './attempt-signal.decorator.js';
 import { PolicyRegistry } from './policy-registry.js';
-import { bindRegistry, unbindRegistry } from './registry-hook.js';
+import { bindRegistry, unbindRegistry } from './resilient-binding.js';
 import { RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 import { Resilient } from './resilient.decorator.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';

@@ -1,8 +1,11 @@
+import { Inject, Optional } from '@nestjs/common';
+import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
 import { Observable, type Subscription, from, isObservable, of } from 'rxjs';
 import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../core/execution/abort-link.js';
 import type { Policy } from '../core/policy/policy.js';
 import { attemptSignalIndex } from './attempt-signal.decorator.js';
-import { registryFor } from './registry-hook.js';
+import { BOUND_REGISTRY, registryFor } from './resilient-binding.js';
+import { PolicyRegistry } from './policy-registry.js';
 import { checkManagedClass, checkReturnType } from './resilient-checks.js';
 import { RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';
@@ -40,11 +43,14 @@ export interface ResilientOptions {
  * `(prototype, method)` (`design:paramtypes`, Nest's parameter decorators) stays where it is.
  * The wrapper carries `RESILIENT_POLICY_METADATA` = `name` (read it with `Reflector`).
  *
- * The registry is found at call time through a hook `ResilienceModule` sets on `app.init()`, so the
- * module must be imported; every name used by providers and controllers is checked at `app.init()`
- * (an unknown name rejects start-up with `UnknownPolicyError`). Calling the method before any
- * `ResilienceModule` initialized, or on a class Nest does not manage with an unknown name, fails at
- * call time with a clear error.
+ * Each instance runs the policies of its own application (two applications in one process built from
+ * the same module each use their own): the decorator declares an optional property dependency on the
+ * application's `PolicyRegistry`, so every instance Nest creates (singleton, transient, request-scoped)
+ * carries it, and the module's explorer binds at `app.init()` the instances it discovers. Every name
+ * used by providers and controllers is checked at `app.init()` (an unknown name rejects start-up with
+ * `UnknownPolicyError`). A call that enters while the application closes is still served. On an
+ * instance Nest does not manage, the method uses the one application running; with none or several
+ * running it fails with an error that says what to do.
  * @param name the registration name (`policies.<name>` in the module config), a non-empty string
  * @param options see {@link ResilientOptions}
  * @throws TypeError at decoration time for an empty name, a non-method, or a second `@Resilient` on the same method.
@@ -68,6 +74,7 @@ export function Resilient(name: string, options: ResilientOptions = {}): MethodD
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, key);
     const observable = options.returns === undefined ? isObservableType(returnType) : options.returns === 'observable';
     if (options.returns === undefined) checkReturnType(name, label, returnType, observable);
+    if (typeof target !== 'function') injectRegistry(target);
     const context: WrapContext = { name, label, method, target, key, signalIndex: undefined };
     const wrapper = observable ? observableWrapper(context) : promiseWrapper(context);
 
@@ -92,13 +99,25 @@ interface WrapContext {
   signalIndex: number | undefined;
 }
 
+/** Declares, once per class, the optional property through which Nest hands each instance its application's registry. */
+function injectRegistry(prototype: object): void {
+  const declared: unknown = Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor);
+  if (Array.isArray(declared) && declared.some((dependency: { key?: unknown }) => dependency.key === BOUND_REGISTRY)) return;
+  Inject(PolicyRegistry)(prototype, BOUND_REGISTRY);
+  Optional()(prototype, BOUND_REGISTRY);
+}
+
 function policyFor(context: WrapContext, instance: unknown): Policy {
   checkManagedClass(context.name, context.label, instance);
   const registry = registryFor(instance);
-  if (registry === undefined) {
+  if (typeof registry === 'number') {
+    // The instance was not created by a Nest application: the one running may serve it, no other guess is safe.
     throw new Error(
-      `@Resilient('${context.name}') on ${context.label} was called, but no ResilienceModule is initialized: ` +
-        'import ResilienceModule.forRoot(...) in the application module and call this method after app.init()',
+      registry === 0
+        ? `@Resilient('${context.name}') on ${context.label} was called, but no ResilienceModule is initialized: ` +
+            'import ResilienceModule.forRoot(...) in the application module and call this method after app.init(), on an instance the application created (a provider or controller)'
+        : `@Resilient('${context.name}') on ${context.label} was called on an instance no Nest application created, while ${registry} applications ` +
+            'with ResilienceModule are running, so whose policies to use is unknown: get the instance from the application it belongs to (a provider or controller, app.get(Class)) instead of creating it with new',
     );
   }
   if (!registry.has(context.name)) {

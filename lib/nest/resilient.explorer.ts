@@ -1,0 +1,78 @@
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
+import { attemptSignalIndex } from './attempt-signal.decorator.js';
+import { PolicyRegistry } from './policy-registry.js';
+import { INJECT_POLICY_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+import { bindInstance, bindRegistry, unbindRegistry } from './resilient-binding.js';
+
+/**
+ * Finds what the application's providers and controllers use of this module, the way
+ * `@nestjs/schedule` finds its jobs (`DiscoveryService` + `MetadataScanner`): the policy names of
+ * `@Resilient` methods and `@InjectPolicy` handles (checked against the registry), `@AttemptSignal()`
+ * parameters without `@Resilient`, and the instances with `@Resilient` methods, which it binds to this
+ * application's registry. Instances created later (request-scoped, or transient ones resolved after
+ * start-up) get the registry from Nest itself, through the property the decorator declares.
+ * @internal
+ */
+@Injectable()
+export class ResilientExplorer implements OnApplicationShutdown {
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly registry: PolicyRegistry,
+  ) {}
+
+  /**
+   * Scans, binds and checks; then unmanaged instances may use this registry (see `resilient-binding`).
+   * Called by `ResilienceModule` once the registry has loaded its config.
+   * @throws UnknownPolicyError naming each unknown name and where it is used;
+   *   TypeError for `@AttemptSignal()` on a method without `@Resilient`.
+   */
+  explore(): void {
+    const usages = new Map<string, string[]>();
+    const use = (name: string, where: string): void => {
+      const list = usages.get(name) ?? [];
+      if (!list.includes(where)) list.push(where);
+      usages.set(name, list);
+    };
+    const orphanSignals: string[] = [];
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      const type: unknown = wrapper.metatype;
+      if (typeof type !== 'function' || wrapper.inject) continue; // factory providers: nothing decorated
+      const injected: unknown = Reflect.getMetadata(INJECT_POLICY_METADATA, type);
+      if (Array.isArray(injected)) for (const name of injected) use(name, `@InjectPolicy in ${type.name}`);
+      const prototype: unknown = type.prototype;
+      if (prototype === null || typeof prototype !== 'object') continue;
+      let resilient = false;
+      for (const method of this.scanner.getAllMethodNames(prototype)) {
+        const fn = (prototype as Record<string, unknown>)[method];
+        const name: unknown = typeof fn === 'function' ? Reflect.getMetadata(RESILIENT_POLICY_METADATA, fn) : undefined;
+        if (typeof name === 'string') {
+          resilient = true;
+          use(name, `@Resilient on ${type.name}.${method}`);
+        } else if (attemptSignalIndex(prototype, method) >= 0) {
+          orphanSignals.push(`${type.name}.${method}`);
+        }
+      }
+      if (resilient) for (const instance of staticInstances(wrapper)) bindInstance(instance, this.registry);
+    }
+    if (orphanSignals.length > 0) {
+      throw new TypeError(`@AttemptSignal() needs @Resilient(name) on the same method: ${orphanSignals.join(', ')}`);
+    }
+    this.registry.require(usages);
+    bindRegistry(this.registry);
+  }
+
+  /** The application has shut down: unmanaged instances stop using its registry. Called by Nest. */
+  onApplicationShutdown(): void {
+    unbindRegistry(this.registry);
+  }
+}
+
+/** The instances a wrapper already holds: its singleton, or the transient ones made for each consumer. */
+function staticInstances(wrapper: InstanceWrapper): object[] {
+  if (!wrapper.isDependencyTreeStatic()) return [];
+  const held = wrapper.isTransient ? wrapper.getStaticTransientInstances().map((entry) => entry?.instance) : [wrapper.instance];
+  return held.filter((instance): instance is object => instance !== null && typeof instance === 'object');
+}
