@@ -149,6 +149,5 @@ describe('PolicyRegistry', () => {
     registry.onModuleInit();
     expect(registry.get('a').name).toBe('a');
     registry.onModuleDestroy();
-    registry.onApplicationShutdown();
   });
 });
