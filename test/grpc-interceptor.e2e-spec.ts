@@ -162,6 +162,41 @@ describe('unary calls through the resilience interceptor', () => {
     expect(interceptor.policyFor(`${ECHO}/Say`).bucket()).not.toBe(interceptor.policyFor(`${ECHO}/Watch`).bucket());
   });
 
+  it('holds at most maximumServices services: an evicted service comes back with fresh state', () => {
+    const { interceptor } = setup({ maximumServices: 1 });
+    const echo = interceptor.policyFor(ECHO);
+    expect(interceptor.policyFor(ECHO)).toBe(echo);
+    interceptor.policyFor(LEDGER);
+    expect(interceptor.policyFor(ECHO)).not.toBe(echo);
+  });
+
+  it('follows a policy getter: a new policy (a registry reload) takes effect on the next call', async () => {
+    const clock = new FakeClock();
+    let current = Resilience.default.with({ clock, attempts: 1 });
+    const interceptor = createResilienceInterceptor({ policy: () => current, repeatable: [ECHO] });
+    const client = server.client('Echo', { interceptors: [interceptor] });
+    clients.push(client);
+    server.script('Say', { code: grpc.status.UNAVAILABLE }, { code: grpc.status.UNAVAILABLE });
+    expect((await unary(client, 'Say')).error?.code).toBe(grpc.status.UNAVAILABLE);
+    current = Resilience.default.with({ clock, attempts: 2, backoff: Backoff.none });
+    expect((await unary(client, 'Say')).reply?.call).toBe(3);
+    expect(interceptor.policyFor(ECHO).options.attempts).toBe(2);
+  });
+
+  it("the caller's own deadline stops the call during a backoff: DEADLINE_EXCEEDED, no further attempt", async () => {
+    const { client, clock, recorder } = setup({}, 'Echo', { backoff: Backoff.constant(5000) });
+    server.script('Say', { code: grpc.status.UNAVAILABLE });
+    const pending = unary(client, 'Say', { deadline: Date.now() + 1000 });
+    while (recorder.ofKind('retrying').length === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+    // The next timer due is the caller's deadline (about 1000 ms), well before the 5 s backoff ends.
+    expect(clock.nextDue).toBeLessThanOrEqual(1000);
+    await clock.advance(1000);
+    const outcome = await pending;
+    expect(outcome.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(server.calls('Say')).toHaveLength(1);
+    expect(recorder.terminal.map((event) => event.reason)).toEqual(['cancelled']);
+  });
+
   it('a retry the budget refuses ends the call as UNAVAILABLE with the refusal as cause', async () => {
     const { client, drive } = setup({}, 'Echo', { attempts: 2, budget: RetryBudget.automaticWith({ fraction: 0, minimumPerSecond: 0 }) });
     const outcomes = [];
