@@ -8,12 +8,14 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { firstValueFrom, type Observable } from 'rxjs';
 import request from 'supertest';
-import { createResilienceInterceptor } from '../lib/grpc/index.js';
+import { createResilienceInterceptor, type ResilienceInterceptor } from '../lib/grpc/index.js';
 import { Ambient, CallRejectedError, DeadlineExceededError, InjectPolicy, type PolicyHandle, PolicyRegistry, ResilienceModule, ResilienceRpcContextInterceptor } from '../lib/nest/index.js';
 import { ECHO_PROTO, LoopbackGrpc } from './support/grpc-loopback.js';
 
 /** The downstream Ledger the app under test calls (a scripted loopback server). */
 let ledger: LoopbackGrpc;
+/** The interceptor of the app's Ledger client (the last app built). */
+let ledgerInterceptor: ResilienceInterceptor;
 /** The ambient time left a handler saw, per call. */
 const seenRemaining: (number | undefined)[] = [];
 
@@ -83,7 +85,7 @@ function appModule() {
               package: 'nresilience.test',
               protoPath: ECHO_PROTO,
               url: ledger.address,
-              channelOptions: { interceptors: [createResilienceInterceptor({ policy: () => registry.get('ledger'), repeatable: ['nresilience.test.Ledger'] })] },
+              channelOptions: { interceptors: [(ledgerInterceptor = createResilienceInterceptor({ policy: () => registry.keyedTemplate('ledger'), repeatable: ['nresilience.test.Ledger'] }))] },
             },
           }),
         },
@@ -191,6 +193,13 @@ function answersInGrpcTerms(address: () => string, registry: () => PolicyRegistr
     expect(second!.remaining).toBeLessThan(first!.remaining);
     expect(Number(first!.metadata.get('x-nresilience-remaining-ms')[0])).toBeLessThanOrEqual(400);
     expect([first!.metadata.get('x-nresilience-retrying'), second!.metadata.get('x-nresilience-retrying')]).toEqual([['1'], []]);
+  });
+
+  it("keeps the Ledger service's state its own: not the name's pinned budget and breaker", () => {
+    const policy = ledgerInterceptor.policyFor('nresilience.test.Ledger');
+    expect(policy.options.attempts).toBe(3);
+    expect(policy.bucket()).toBeDefined();
+    expect(policy.bucket()).not.toBe(registry().bucket('ledger'));
   });
 
   it('without an inbound deadline the handler runs with no ambient time limit', async () => {

@@ -11,7 +11,9 @@ export const DEFAULT_MAXIMUM_SERVICES = 64;
 export interface ResilienceInterceptorOptions {
   /**
    * The policy calls run under: a `Policy`, or a function returning the current one (in Nest,
-   * `() => registry.get('orders')`, so a config reload takes effect). Each service gets its own
+   * `() => registry.keyedTemplate('orders')`: the name's current settings, so a reload takes
+   * effect, with budget and breaker resolved per instance — `registry.get` would hand every service
+   * the name's one pinned budget and breaker). Each service gets its own
    * instance of it (own breaker, retry budget and estimators). A policy whose classifier is a
    * preset that knows no gRPC status (`Classifier.default`, or `Classifier.http` as in
    * `Resilience.http`) runs with `Classifier.grpc`; any other classifier is used as given (build one

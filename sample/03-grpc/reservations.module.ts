@@ -54,7 +54,7 @@ function inventoryClient(name: string, address: string) {
         url: address,
         loader: { keepCase: true },
         // Reserve is safe to repeat in this sample (the SKU is the idempotency key).
-        channelOptions: { interceptors: [createResilienceInterceptor({ policy: () => registry.get(name), repeatable: ['shop.Inventory'] })] },
+        channelOptions: { interceptors: [createResilienceInterceptor({ policy: () => registry.keyedTemplate(name), repeatable: ['shop.Inventory'] })] },
       },
     }),
   };
