@@ -195,6 +195,14 @@ function answersInGrpcTerms(address: () => string, registry: () => PolicyRegistr
     expect([first!.metadata.get('x-nresilience-retrying'), second!.metadata.get('x-nresilience-retrying')]).toEqual([['1'], []]);
   });
 
+  it("classifies the registry policy's downstream statuses by the gRPC rule: NOT_FOUND is an answer, not retried", async () => {
+    ledger.script('Post', { code: grpc.status.NOT_FOUND });
+    const { error } = await act(client, 'relay');
+    expect(error).toBeDefined();
+    expect(ledger.calls('Post')).toHaveLength(1);
+    expect(ledgerInterceptor.policyFor('nresilience.test.Ledger').breaker()?.snapshot().consecutiveFailures ?? 0).toBe(0);
+  });
+
   it("keeps the Ledger service's state its own: not the name's pinned budget and breaker", () => {
     const policy = ledgerInterceptor.policyFor('nresilience.test.Ledger');
     expect(policy.options.attempts).toBe(3);

@@ -14,10 +14,11 @@ export interface ResilienceInterceptorOptions {
    * `() => registry.keyedTemplate('orders')`: the name's current settings, so a reload takes
    * effect, with budget and breaker resolved per instance — `registry.get` would hand every service
    * the name's one pinned budget and breaker). Each service gets its own
-   * instance of it (own breaker, retry budget and estimators). A policy whose classifier is a
-   * preset that knows no gRPC status (`Classifier.default`, or `Classifier.http` as in
-   * `Resilience.http`) runs with `Classifier.grpc`; any other classifier is used as given (build one
-   * with `Classifier.grpc.with(...rules)` to keep the gRPC rules).
+   * instance of it (own breaker, retry budget and estimators). Calls are classified by the gRPC
+   * rule first: a policy whose classifier is a preset that knows no gRPC status (`Classifier.default`,
+   * or `Classifier.http` as in `Resilience.http`) runs with `Classifier.grpc`; any other classifier
+   * (a Nest registry policy's, a config one) is kept under `grpcStatusRule`. To put your own rules
+   * ahead of the gRPC rule, pass `classifier`.
    */
   policy: PolicySourceOption;
   /**
@@ -41,7 +42,7 @@ export interface ResilienceInterceptorOptions {
    * A call that is not repeatable makes one attempt, still guarded by the breaker and deadlines.
    */
   repeatableWhen?: (method: GrpcMethod) => boolean;
-  /** Classifier for every key instead of the policy's (default: see `policy`). */
+  /** Classifier for every key instead of the policy's, used as given, e.g. `Classifier.grpc.with(...rules)` (default: see `policy`). */
   classifier?: Classifier;
   /**
    * Send the ambient work's criticality (`x-nresilience-criticality`) with every attempt, so the

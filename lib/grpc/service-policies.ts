@@ -1,4 +1,4 @@
-import { Classifier, type Policy, PolicyScope } from '../core/index.js';
+import { Classifier, grpcStatusRule, type Policy, PolicyScope } from '../core/index.js';
 
 /** Where the interceptor reads its policy: a policy value, or a function returning the current one. */
 export type PolicySourceOption = Policy | (() => Policy);
@@ -16,9 +16,11 @@ export class ServicePolicies {
   /**
    * @param source the policy, or a function returning the current one
    * @param maximumKeys the most services (or methods) held at once
-   * @param classifier the classifier keys run with, or `undefined` for the policy's own — replaced by
-   *   `Classifier.grpc` when that is a preset that knows no gRPC status (`Classifier.default` would
-   *   retry every status, `Classifier.http` is `Resilience.http`'s)
+   * @param classifier the classifier keys run with, or `undefined` for the policy's own with the gRPC
+   *   rule tried first: `Classifier.grpc` for the presets that know no gRPC status
+   *   (`Classifier.default` would retry every status, `Classifier.http` is `Resilience.http`'s), and
+   *   the policy's classifier under `grpcStatusRule` otherwise (a Nest registry policy's judges
+   *   `HttpException`s, which a gRPC call never throws)
    */
   constructor(
     private readonly source: PolicySourceOption,
@@ -31,7 +33,7 @@ export class ServicePolicies {
     const template = typeof this.source === 'function' ? this.source() : this.source;
     if (template !== this.template || this.scope === undefined) {
       const own = template.options.classifier;
-      const classifier = this.classifier ?? (own === Classifier.default || own === Classifier.http ? Classifier.grpc : undefined);
+      const classifier = this.classifier ?? (own === Classifier.default || own === Classifier.http ? Classifier.grpc : own === Classifier.grpc ? undefined : own.with(grpcStatusRule));
       this.scope = new PolicyScope<string>(template, {
         maximumKeys: this.maximumKeys,
         shape: classifier === undefined ? undefined : (_key, policy) => policy.with({ classifier }),
