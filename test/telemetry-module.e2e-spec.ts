@@ -136,8 +136,8 @@ afterEach(async () => {
 });
 
 describe('ResilienceModule attaches telemetry and logging to registered policies', () => {
-  it('metrics and one span per call for @InjectPolicy handles and @Resilient methods; logs under NResilience.<name>', async () => {
-    const app = await boot({});
+  it('metrics and one span per call for @InjectPolicy handles and @Resilient methods; verbose logs under NResilience.<name>', async () => {
+    const app = await boot({ logging: 'verbose' });
     const client = app.get(PaymentsClient);
 
     await expect(client.payments.run(() => 'charged')).resolves.toBe('charged');
@@ -150,15 +150,27 @@ describe('ResilienceModule attaches telemetry and logging to registered policies
     expect(await counter('nresilience.attempts', { 'nresilience.policy': 'ledger' })).toBe(3);
     expect(spanExporter.getFinishedSpans().map((s) => s.name)).toEqual(['nresilience payments', 'nresilience ledger', 'nresilience ledger']);
     expect(logger.resilience()).toEqual([
-      'verbose NResilience.payments [payments] Attempt #1 Ok (0ms)',
-      'verbose NResilience.payments [payments] Succeeded #1 (0ms)',
-      'verbose NResilience.ledger [ledger] Attempt #1 Transient (0ms) TransientError',
-      'debug NResilience.ledger [ledger] Retrying #1 Transient (0ms) +0ms TransientError',
-      'verbose NResilience.ledger [ledger] Attempt #2 Ok (0ms)',
-      'debug NResilience.ledger [ledger] Succeeded #2 (0ms)',
-      'verbose NResilience.ledger [ledger] Attempt #1 Ok (0ms)',
-      'verbose NResilience.ledger [ledger] Succeeded #1 (0ms)',
+      'log NResilience.payments [payments] Attempt #1 Ok (0ms)',
+      'log NResilience.payments [payments] Succeeded #1 (0ms)',
+      'log NResilience.ledger [ledger] Attempt #1 Transient (0ms) TransientError',
+      'log NResilience.ledger [ledger] Retrying #1 Transient (0ms) +0ms TransientError',
+      'log NResilience.ledger [ledger] Attempt #2 Ok (0ms)',
+      'log NResilience.ledger [ledger] Succeeded #2 (0ms)',
+      'log NResilience.ledger [ledger] Attempt #1 Ok (0ms)',
+      'log NResilience.ledger [ledger] Succeeded #1 (0ms)',
     ]);
+  });
+
+  it('the default profile is quiet when healthy with every level on, and warns when the breaker opens', async () => {
+    const app = await boot({ policies: { payments: { attempts: 2, backoff: { type: 'none' } }, ledger: { attempts: 2, backoff: { type: 'none' }, breaker: { consecutiveFailures: 2 } } } });
+    const client = app.get(PaymentsClient);
+    await client.payments.run(() => 'charged');
+    failuresLeft = 1;
+    await expect(client.post('order-17')).resolves.toBe('posted order-17'); // a retried success
+    expect(logger.resilience()).toEqual([]);
+    failuresLeft = 2;
+    await expect(client.post('order-18')).rejects.toThrow('ledger order-18 down'); // two failures in a row trip the breaker
+    expect(logger.resilience()).toEqual([expect.stringMatching(/^warn NResilience\.ledger \[ledger\] Breaker opened for \d+ms$/)]);
   });
 
   it('telemetry: false and logging: off attach nothing', async () => {
@@ -180,13 +192,13 @@ describe('ResilienceModule attaches telemetry and logging to registered policies
   });
 
   it('a reload keeps telemetry, logging and the logging state pinned to the name', async () => {
-    const app = await boot({ telemetry: { meterProvider, tracerProvider, traces: false }, logging: { sampling: { oneIn: 3 } } });
+    const app = await boot({ telemetry: { meterProvider, tracerProvider, traces: false }, logging: { profile: 'verbose', sampling: { oneIn: 3 } } });
     const registry = app.get(PolicyRegistry);
     const payments = app.get(PaymentsClient).payments;
     await payments.run(() => 1); // sampled records 1, 2
     registry.reload({ policies: { payments: { attempts: 3 }, ledger: {} } });
     await payments.run(() => 2); // records 3 (kept), 4
-    expect(logger.resilience()).toEqual(['log NResilience.config config reloaded (api): payments, ledger', 'verbose NResilience.payments [payments] Attempt #1 Ok (0ms)']);
+    expect(logger.resilience()).toEqual(['log NResilience.config config reloaded (api): payments, ledger', 'log NResilience.payments [payments] Attempt #1 Ok (0ms)']);
     expect(await counter('nresilience.calls', { 'nresilience.policy': 'payments' })).toBe(2);
     expect(spanExporter.getFinishedSpans()).toHaveLength(0);
   });
@@ -205,7 +217,7 @@ describe('ResilienceModule attaches telemetry and logging to registered policies
   });
 
   it('withListener on a registered policy keeps both; with({ onEvent }) turns both off', async () => {
-    const app = await boot({});
+    const app = await boot({ logging: 'verbose' });
     const registered = app.get(PolicyRegistry).get('payments');
     const kinds: string[] = [];
     await registered.withListener((e) => kinds.push(e.kind)).run(() => 1);

@@ -71,7 +71,8 @@ export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedEr
     if (adapter !== undefined) {
       adapter.setHeader(response, 'Content-Type', PROBLEM_JSON);
       if (answer.retryAfter !== undefined) adapter.setHeader(response, 'Retry-After', answer.retryAfter);
-      adapter.reply(response, answer.body, answer.body.status);
+      // A string body: Nest 11's Express adapter replaces a non-JSON Content-Type on an object body.
+      adapter.reply(response, JSON.stringify(answer.body), answer.body.status);
       return;
     }
     const raw = response as unknown as {

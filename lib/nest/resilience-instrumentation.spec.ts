@@ -28,7 +28,7 @@ describe('logging module option', () => {
 describe('NestResilienceLogger and PolicyInstrumentation', () => {
   afterEach(() => Logger.overrideLogger(true));
 
-  it('logs through Nest with the context NResilience.<policy> and reads the enabled levels from Nest', () => {
+  it('logs through Nest with the context NResilience.<policy>, leaving level filtering to the app logger', () => {
     const written: [string, unknown, unknown][] = [];
     Logger.overrideLogger({
       log: (m, c) => written.push(['log', m, c]),
@@ -44,15 +44,14 @@ describe('NestResilienceLogger and PolicyInstrumentation', () => {
       ['warn', 'w', 'NResilience.payments'],
       ['verbose', 'v', 'NResilience.payments'],
     ]);
-    Logger.overrideLogger(['warn', 'error']);
-    expect(logger.isLevelEnabled('verbose')).toBe(false);
-    expect(logger.isLevelEnabled('warn')).toBe(true);
+    // Nest 11's static Logger.isLevelEnabled is false without explicit levels: never consult it.
+    expect((logger as { isLevelEnabled?: unknown }).isLevelEnabled).toBeUndefined();
   });
 
   it('pins a logging listener per name: the same listener across rebuilds of the policy', async () => {
     const lines: string[] = [];
     const logger = { log: (m: string) => lines.push(m), warn: (m: string) => lines.push(m), debug: (m: string) => lines.push(m), verbose: (m: string) => lines.push(m) };
-    const instrumentation = new PolicyInstrumentation({ profile: 'default', sampling: LogSampling.oneIn(2) }, undefined, true, () => logger);
+    const instrumentation = new PolicyInstrumentation({ profile: 'verbose', sampling: LogSampling.oneIn(2) }, undefined, true, () => logger);
     const clock = new FakeClock();
     const first = instrumentation.instrument('p', Resilience.default.with({ name: 'p', clock }));
     await first.run(() => 1); // records 1, 2 (2 kept)

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { PolicyConfigError } from '../core/errors.js';
 import type { Policy } from '../core/policy/policy.js';
-import { LoggingListener, type LoggingProfile, LogSampling, type ResilienceLogger, type ResilienceLogLevel } from '../telemetry/logging-listener.js';
+import { LoggingListener, type LoggingProfile, LogSampling, type ResilienceLogger } from '../telemetry/logging-listener.js';
 
 /** Injection token of the {@link PolicyInstrumentation} `ResilienceModule` builds from its options. */
 export const RESILIENCE_INSTRUMENTATION = 'RESILIENCE_INSTRUMENTATION';
@@ -40,8 +40,9 @@ interface TelemetryInstrumenter {
 
 /**
  * A Nest `Logger` with the context `NResilience.<policy>` (one per policy, so an application can
- * filter per dependency), telling the listener which levels are on so that records nobody will see
- * are not formatted.
+ * filter per dependency). It leaves level filtering to the application's logger: Nest 11's static
+ * `Logger.isLevelEnabled` answers false for every level unless the app passed explicit levels, which
+ * would silence even "breaker opened"; the listener writes few records in the `default` profile anyway.
  */
 export class NestResilienceLogger implements ResilienceLogger {
   private readonly logger: Logger;
@@ -69,11 +70,6 @@ export class NestResilienceLogger implements ResilienceLogger {
   /** Writes at `verbose`. */
   verbose(message: string): void {
     this.logger.verbose(message);
-  }
-
-  /** Whether the application's logger writes `level` (`Logger.isLevelEnabled`). */
-  isLevelEnabled(level: ResilienceLogLevel): boolean {
-    return Logger.isLevelEnabled(level);
   }
 }
 

@@ -63,7 +63,9 @@ export interface ResilienceModuleOptions extends Partial<ResilienceConfig> {
   telemetry?: ModuleTelemetryOption;
   /**
    * Logging of every registered policy through Nest's `Logger`, context `NResilience.<name>`:
-   * `'off'`, `'default'` (the default), `'verbose'`, or `{ profile, sampling: LogSampling.oneIn(n) }`.
+   * `'off'`, `'default'` (the default: incidents only, nothing for healthy calls), `'verbose'` (every
+   * traffic record at `log`), or `{ profile, sampling: LogSampling.oneIn(n) }` (sampling thins the
+   * `verbose` profile's traffic records).
    */
   logging?: ModuleLoggingOption;
 }

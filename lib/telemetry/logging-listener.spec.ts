@@ -62,7 +62,7 @@ describe('profiles', () => {
     logger = new RecordingLogger();
   });
 
-  it('default: a healthy call at verbose, a retried success at debug (its attempts at verbose)', async () => {
+  it('default: nothing for a healthy call, a retried success or a failed call, whatever the levels (none formatted)', async () => {
     const policy = withLogging(base(), logger);
     await settle(clock, policy, ok);
     let n = 0;
@@ -71,25 +71,17 @@ describe('profiles', () => {
       if (++n === 1) throw new TransientError('blip');
       return 2;
     });
-    expect(logger.take()).toEqual([
-      'verbose [payments] Attempt #1 Ok (0ms)',
-      'verbose [payments] Succeeded #1 (0ms)',
-      'verbose [payments] Attempt #1 Transient (5ms) TransientError',
-      'debug [payments] Retrying #1 Transient (5ms) +200ms TransientError',
-      'verbose [payments] Attempt #2 Ok (5ms)',
-      'debug [payments] Succeeded #2 (210ms)',
-    ]);
+    await settle(clock, policy, down);
+    expect(logger.take()).toEqual([]);
+    expect(logger.enabledChecks).toBe(0);
   });
 
-  it('default: a failed call at debug; nothing above debug while healthy or merely failing', async () => {
-    const policy = withLogging(base(), logger);
+  it('default: incidents still warn', async () => {
+    const policy = withLogging(base().with({ budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) }), logger);
+    for (let i = 0; i < 10; i++) await settle(clock, policy, down); // ten retries empty the bucket (10 tokens)
+    expect(logger.take()).toEqual([]);
     await settle(clock, policy, down);
-    expect(logger.take()).toEqual([
-      'verbose [payments] Attempt #1 Transient (0ms) TransientError',
-      'debug [payments] Retrying #1 Transient (0ms) +200ms TransientError',
-      'verbose [payments] Attempt #2 Transient (0ms) TransientError',
-      'debug [payments] Failed #2 Transient (200ms) attemptsExhausted TransientError',
-    ]);
+    expect(logger.take()).toEqual(['warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError']);
   });
 
   it('verbose: traffic records raised to log; incidents stay at warn', async () => {
@@ -119,7 +111,7 @@ describe('profiles', () => {
 
   it('withListener keeps logging; with({ onEvent }) replaces it', async () => {
     const seen: string[] = [];
-    const policy = withLogging(base(), logger).withListener((e) => seen.push(e.kind));
+    const policy = withLogging(base(), logger, { profile: 'verbose' }).withListener((e) => seen.push(e.kind));
     await settle(clock, policy, ok);
     expect(logger.take()).toHaveLength(2);
     expect(seen).toEqual(['attempt', 'succeeded']);
@@ -129,9 +121,9 @@ describe('profiles', () => {
 
   it('policy.withLogging(logger) is the same listener', async () => {
     await import('./index.js');
-    const policy = base().withLogging(logger);
+    const policy = base().withLogging(logger, { profile: 'verbose' });
     await settle(clock, policy, ok);
-    expect(logger.take()).toEqual(['verbose [payments] Attempt #1 Ok (0ms)', 'verbose [payments] Succeeded #1 (0ms)']);
+    expect(logger.take()).toEqual(['log [payments] Attempt #1 Ok (0ms)', 'log [payments] Succeeded #1 (0ms)']);
   });
 });
 
@@ -216,29 +208,29 @@ describe('flood control', () => {
   });
 });
 
-describe('sampling: oneIn(n)', () => {
+describe('sampling: oneIn(n) (verbose profile)', () => {
   const traffic = (duration: number) => new CallEvent('succeeded', 'payments', 1, 'Ok', undefined, duration, 0, 'succeeded', true);
   const incident = new CallEvent('rejected', 'payments', 1, 'Transient', 'CallRejectedError', 100, 0, 'budgetExhausted', true);
 
   it('keeps exactly every nth traffic record per policy while healthy', () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
-    const listener = new LoggingListener(logger, clock, { sampling: LogSampling.oneIn(4) });
+    const listener = new LoggingListener(logger, clock, { profile: 'verbose', sampling: LogSampling.oneIn(4) });
     for (let i = 1; i <= 14; i++) listener.record(traffic(i));
     const other = new CallEvent('succeeded', 'ledger', 1, 'Ok', undefined, 99, 0, 'succeeded', true);
     for (let i = 1; i <= 4; i++) listener.record(other);
     expect(logger.take()).toEqual([
-      'verbose [payments] Succeeded #1 (4ms)',
-      'verbose [payments] Succeeded #1 (8ms)',
-      'verbose [payments] Succeeded #1 (12ms)',
-      'verbose [ledger] Succeeded #1 (99ms)',
+      'log [payments] Succeeded #1 (4ms)',
+      'log [payments] Succeeded #1 (8ms)',
+      'log [payments] Succeeded #1 (12ms)',
+      'log [ledger] Succeeded #1 (99ms)',
     ]);
   });
 
   it('keeps every record for one minute after an incident, then samples again (the count goes on)', async () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
-    const listener = new LoggingListener(logger, clock, { sampling: LogSampling.oneIn(3) });
+    const listener = new LoggingListener(logger, clock, { profile: 'verbose', sampling: LogSampling.oneIn(3) });
     listener.record(traffic(1));
     listener.record(traffic(2)); // 2 sampled records so far, none kept
     await clock.advance(1_000 - clock.now());
@@ -248,18 +240,18 @@ describe('sampling: oneIn(n)', () => {
     listener.record(traffic(4));
     expect(logger.take()).toEqual([
       'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
-      'verbose [payments] Succeeded #1 (3ms)',
-      'verbose [payments] Succeeded #1 (4ms)',
+      'log [payments] Succeeded #1 (3ms)',
+      'log [payments] Succeeded #1 (4ms)',
     ]);
     await clock.advance(1_000 + INCIDENT_WINDOW_MS - clock.now());
     for (let i = 5; i <= 8; i++) listener.record(traffic(i)); // sampled records 3..6: the 3rd and the 6th are kept
-    expect(logger.take()).toEqual(['verbose [payments] Succeeded #1 (5ms)', 'verbose [payments] Succeeded #1 (8ms)']);
+    expect(logger.take()).toEqual(['log [payments] Succeeded #1 (5ms)', 'log [payments] Succeeded #1 (8ms)']);
   });
 
   it('a demoted repeat also extends the incident window', async () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
-    const listener = new LoggingListener(logger, clock, { sampling: LogSampling.oneIn(100) });
+    const listener = new LoggingListener(logger, clock, { profile: 'verbose', sampling: LogSampling.oneIn(100) });
     listener.record(incident);
     await clock.advance(20_000 - clock.now());
     listener.record(incident); // demoted; incident window now until 80 000
@@ -270,7 +262,7 @@ describe('sampling: oneIn(n)', () => {
     expect(logger.take()).toEqual([
       'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
       'debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
-      'verbose [payments] Succeeded #1 (7ms)',
+      'log [payments] Succeeded #1 (7ms)',
     ]);
   });
 

@@ -27,12 +27,18 @@ export interface ResilienceLogger {
 /**
  * How much the listener writes (DESIGN §7):
  * - `off`: no listener at all (no cost).
- * - `default`: healthy traffic at `verbose`, retried successes and failed calls at `debug`, incidents at `warn`.
- * - `verbose`: every traffic record raised to `log`; incident records where they are.
+ * - `default`: quiet when healthy: no traffic records at all, whatever the application's logger levels
+ *   (a stock Nest app prints verbose and debug); incidents at `warn` with flood control, breaker
+ *   half-open at `debug` and closed at `log`.
+ * - `verbose`: the same, plus every traffic record (attempts, retries, successes, failures) at `log`,
+ *   subject to sampling.
  */
 export type LoggingProfile = 'off' | 'default' | 'verbose';
 
-/** Exact log sampling: keep the `oneIn`-th, `2 × oneIn`-th, … traffic record per policy while healthy. */
+/**
+ * Exact log sampling of traffic records (the `verbose` profile): keep the `oneIn`-th, `2 × oneIn`-th, …
+ * traffic record per policy while healthy.
+ */
 export interface LogSampling {
   /** Keep one traffic record in this many (an integer >= 1; 1 keeps every record). */
   readonly oneIn: number;
@@ -91,9 +97,9 @@ class PolicyLogState {
  * The logging listener (DESIGN §7): turns `CallEvent`s into log records whose level carries their
  * meaning, with flood control and exact sampling. Time comes from the given clock only.
  *
- * - Traffic (attempts, retries, successes, failures, hedges, resumptions, drains): `verbose` for a
- *   healthy call, `debug` for retries, retried successes and failed calls; `log` for all of them in
- *   the `verbose` profile. Subject to sampling while healthy.
+ * - Traffic (attempts, retries, successes, failures, hedges, resumptions, drains): only in the
+ *   `verbose` profile, at `log`, subject to sampling while healthy. The `default` profile writes none,
+ *   so a healthy service is quiet whatever its logger levels.
  * - Incidents (`warn`): breaker opened, budget exhausted, dependency unavailable (refusals), nested
  *   retry, stall (`AttemptStalledError`), quota refusal, saturation. Flood control: per policy and
  *   reason, the first record warns and opens a repeat window (30 s); repeats inside it are written at
@@ -140,15 +146,14 @@ export class LoggingListener {
     switch (event.kind) {
       case 'attempt':
         if (event.error === 'AttemptStalledError') return this.incident(state, event, 'stall');
-        return this.traffic(state, event, 'verbose');
+        return this.traffic(state, event);
       case 'succeeded':
-        return this.traffic(state, event, event.attempt > 1 ? 'debug' : 'verbose');
       case 'retrying':
       case 'failed':
       case 'hedged':
       case 'streamResumed':
       case 'draining':
-        return this.traffic(state, event, 'debug');
+        return this.traffic(state, event);
       case 'rejected':
         return this.incident(state, event, event.reason ?? 'rejected');
       case 'rejectedByQuota':
@@ -176,13 +181,14 @@ export class LoggingListener {
     return state;
   }
 
-  private traffic(state: PolicyLogState, event: CallEvent, level: ResilienceLogLevel): void {
+  private traffic(state: PolicyLogState, event: CallEvent): void {
+    if (this.profile !== 'verbose') return;
     if (this.oneIn > 1 && this.clock.now() >= state.incidentUntil) {
       // Healthy: exact sampling, every oneIn-th traffic record of this policy.
       state.traffic++;
       if (state.traffic % this.oneIn !== 0) return;
     }
-    this.write(this.profile === 'verbose' ? 'log' : level, event, '');
+    this.write('log', event, '');
   }
 
   private incident(state: PolicyLogState, event: CallEvent, reason: string): void {

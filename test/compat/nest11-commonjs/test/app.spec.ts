@@ -1,0 +1,28 @@
+import 'reflect-metadata';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Test } from '@nestjs/testing';
+import type * as App from '../src/app.module';
+
+// The README's Jest recipe for a CommonJS app: ts-jest compiles the ESM package to CommonJS.
+it('boots AppModule under Jest; a @Resilient method makes the policy\'s 2 attempts', async () => {
+  let requests = 0;
+  const dependency = createServer((_, response) => {
+    requests++;
+    response.statusCode = 500;
+    response.end();
+  });
+  await new Promise<void>((done) => dependency.listen(0, '127.0.0.1', done));
+  process.env.PAYMENTS_URL = `http://127.0.0.1:${(dependency.address() as AddressInfo).port}`;
+  // Loaded after PAYMENTS_URL is set: the module reads it once.
+  const { AppModule, PaymentsService } = jest.requireActual<typeof App>('../src/app.module');
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+  await moduleRef.init();
+  try {
+    await expect(moduleRef.get(PaymentsService).charge('1')).rejects.toThrow('payments answered 500');
+    expect(requests).toBe(2);
+  } finally {
+    await moduleRef.close();
+    dependency.close();
+  }
+});
