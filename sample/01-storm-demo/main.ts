@@ -5,7 +5,8 @@
  *   npm run demo                   about 55 s
  *   npm run demo -- --quick        about 15 s
  *   npm run demo -- --json         also prints the summary as one JSON object on the last line
- *   npm run demo -- --metrics      also prints the counters a real OpenTelemetry SDK collected
+ *   npm run demo -- --metrics      NodeSDK + Prometheus exporter: serves /metrics while it runs and prints
+ *                                  calls, attempts and attempts/call scraped from it
  */
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
@@ -95,7 +96,8 @@ async function main(): Promise<void> {
       ` (degraded = ${scenario.dependency.degradedSlowdown}x slower, ${scenario.dependency.degradedErrorRate * 100}% 503s, ` +
       `${scenario.dependency.capacity} requests in flight at most)`,
   );
-  const otel = values.metrics ? DemoTelemetry.install() : undefined;
+  const otel = values.metrics ? await DemoTelemetry.install() : undefined;
+  if (otel !== undefined) console.log(`metrics: ${otel.url} (OpenTelemetry NodeSDK, Prometheus exporter) while the demo runs`);
   const on = await runOnce('budget on', true, scenario);
   const otelOn = await otel?.totals();
   const off = await runOnce('budget off', false, scenario);

@@ -1,13 +1,17 @@
 /**
- * `--metrics`: a real OpenTelemetry SDK (sdk-metrics 2.x and sdk-trace-base 2.x, which run on Node 20)
- * registered globally before the app starts, so `ResilienceModule` instruments the `payments` policy
- * on its own. At the end the demo prints what the SDK collected for each run: `nresilience.calls`,
- * `nresilience.attempts`, their ratio next to the demo's own count, refusals by reason, and spans.
+ * `--metrics`: OpenTelemetry set up the way applications do it — `NodeSDK` from
+ * `@opentelemetry/sdk-node` (0.2xx, SDK 2.x, which runs on Node 20) with the Prometheus exporter —
+ * started before the app, so `ResilienceModule` instruments the `payments` policy on its own. The
+ * demo serves `/metrics` while it runs and reads its totals back by scraping that endpoint:
+ * `nresilience_calls_total`, `nresilience_attempts_total`, their ratio next to the demo's own count,
+ * refusals by reason, and the spans the SDK ended.
  */
-import { context, metrics, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { metrics, trace, context } from '@opentelemetry/api';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { RunSummary } from './report.js';
 
 /** What the SDK had collected at one moment (cumulative since the start). */
@@ -33,42 +37,72 @@ class CountingSpanProcessor implements SpanProcessor {
   }
 }
 
-/** The demo's OpenTelemetry SDK: global meter and tracer providers, AsyncLocalStorage context. */
+/** One sample of the Prometheus text format: `name{label="value",…} number`. */
+interface Sample {
+  readonly name: string;
+  readonly labels: ReadonlyMap<string, string>;
+  readonly value: number;
+}
+
+/** The samples of a Prometheus text exposition (comments and blank lines skipped). */
+export function parsePrometheusText(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)/.exec(line);
+    if (match === null) continue;
+    const labels = new Map<string, string>();
+    for (const label of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels.set(label[1]!, label[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c)));
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** The demo's OpenTelemetry: a started `NodeSDK` whose Prometheus exporter answers on `url`. */
 export class DemoTelemetry {
-  private readonly exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  // Collected on demand (forceFlush); the interval only has to be longer than the demo.
-  private readonly reader = new PeriodicExportingMetricReader({ exporter: this.exporter, exportIntervalMillis: 3_600_000 });
-  private readonly meterProvider = new MeterProvider({ readers: [this.reader] });
   private readonly spans = new CountingSpanProcessor();
-  private readonly tracerProvider = new BasicTracerProvider({ spanProcessors: [this.spans] });
-  private readonly contextManager = new AsyncLocalStorageContextManager();
+  // The exporter's request handler on a server of ours, bound to a free loopback port (the exporter's
+  // own server defaults to 9464, which another process may hold).
+  private readonly exporter = new PrometheusExporter({ preventServerStart: true });
+  private readonly sdk = new NodeSDK({ serviceName: 'storm-demo', metricReaders: [this.exporter], spanProcessors: [this.spans] });
+  private readonly server: Server = createServer((request, response) => {
+    if (request.url === '/metrics') return this.exporter.getMetricsRequestHandler(request, response);
+    response.statusCode = 404;
+    response.end();
+  });
 
-  /** Registers the providers globally (before the app is created, as OpenTelemetry asks). */
-  static install(): DemoTelemetry {
-    const sdk = new DemoTelemetry();
-    context.setGlobalContextManager(sdk.contextManager.enable());
-    metrics.setGlobalMeterProvider(sdk.meterProvider);
-    trace.setGlobalTracerProvider(sdk.tracerProvider);
-    return sdk;
+  private constructor() {}
+
+  /** Starts the SDK (global providers, before the app is created) and the `/metrics` endpoint. */
+  static async install(): Promise<DemoTelemetry> {
+    const telemetry = new DemoTelemetry();
+    telemetry.sdk.start();
+    await new Promise<void>((resolve) => telemetry.server.listen(0, '127.0.0.1', resolve));
+    return telemetry;
   }
 
-  /** Collects now and returns the cumulative totals of the `payments` policy. */
+  /** Where Prometheus (or `curl`) can scrape the demo while it runs. */
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/metrics`;
+  }
+
+  /** Scrapes `/metrics` now and returns the cumulative totals of the `payments` policy. */
   async totals(): Promise<OtelTotals> {
-    this.exporter.reset();
-    await this.reader.forceFlush();
-    const all = this.exporter.getMetrics().at(-1)?.scopeMetrics.flatMap((scope) => scope.metrics) ?? [];
-    const points = (name: string) =>
-      (all.find((m) => m.descriptor.name === name)?.dataPoints ?? []).filter((p) => p.attributes['nresilience.policy'] === 'payments');
-    const sum = (name: string) => points(name).reduce((total, p) => total + (p.value as number), 0);
+    const response = await fetch(this.url);
+    if (!response.ok) throw new Error(`GET ${this.url} answered ${response.status}`);
+    const samples = parsePrometheusText(await response.text()).filter((sample) => sample.labels.get('nresilience_policy') === 'payments');
+    const sum = (name: string) => samples.filter((sample) => sample.name === name).reduce((total, sample) => total + sample.value, 0);
     const rejections = new Map<string, number>();
-    for (const p of points('nresilience.rejections')) rejections.set(String(p.attributes['nresilience.reason']), p.value as number);
-    return { calls: sum('nresilience.calls'), attempts: sum('nresilience.attempts'), rejections, spans: this.spans.ended };
+    for (const sample of samples.filter((s) => s.name === 'nresilience_rejections_total')) {
+      const reason = sample.labels.get('nresilience_reason') ?? 'unknown';
+      rejections.set(reason, (rejections.get(reason) ?? 0) + sample.value);
+    }
+    return { calls: sum('nresilience_calls_total'), attempts: sum('nresilience_attempts_total'), rejections, spans: this.spans.ended };
   }
 
-  /** Flushes and unregisters everything. */
+  /** Stops the endpoint and the SDK and unregisters the global providers. */
   async shutdown(): Promise<void> {
-    await this.meterProvider.shutdown();
-    await this.tracerProvider.shutdown();
+    await new Promise((resolve) => this.server.close(resolve));
+    await this.sdk.shutdown();
     metrics.disable();
     trace.disable();
     context.disable();
@@ -91,12 +125,12 @@ export function difference(after: OtelTotals, before: OtelTotals | undefined): O
 export function otelTable(on: OtelTotals, off: OtelTotals, summaries: { on: RunSummary; off: RunSummary }): string {
   const reasons = [...new Set([...on.rejections.keys(), ...off.rejections.keys()])].sort();
   const rows: [string, string, string][] = [
-    ['OpenTelemetry SDK (meter nresilience)', 'budget on', 'budget off'],
-    ['nresilience.calls', String(on.calls), String(off.calls)],
-    ['nresilience.attempts', String(on.attempts), String(off.attempts)],
+    ['scraped from /metrics (NodeSDK)', 'budget on', 'budget off'],
+    ['nresilience_calls_total', String(on.calls), String(off.calls)],
+    ['nresilience_attempts_total', String(on.attempts), String(off.attempts)],
     ['attempts / calls', ratio(on.attempts, on.calls), ratio(off.attempts, off.calls)],
     ["  demo's own count (dependency / calls)", `${summaries.on.loadMultiplier.toFixed(2)}x`, `${summaries.off.loadMultiplier.toFixed(2)}x`],
-    ...reasons.map((reason): [string, string, string] => [`nresilience.rejections ${reason}`, String(on.rejections.get(reason) ?? 0), String(off.rejections.get(reason) ?? 0)]),
+    ...reasons.map((reason): [string, string, string] => [`nresilience_rejections_total ${reason}`, String(on.rejections.get(reason) ?? 0), String(off.rejections.get(reason) ?? 0)]),
     ['spans (one per call)', String(on.spans), String(off.spans)],
   ];
   return rows.map(([name, a, b]) => `${name.padEnd(38)}${a.padStart(12)}${b.padStart(12)}`).join('\n');
