@@ -52,7 +52,7 @@ describe('nresilience simulate (CLI)', () => {
     expect(result.stderr).toContain('--seed: "x" is invalid: must be an integer in [0, 4294967295]');
     const compare = await cli('simulate', '--config', config, '--policy', 'payments', '--compare', 'attempts=0');
     expect(compare.code).toBe(2);
-    expect(compare.stderr).toContain('--compare attempts: "0" is invalid: must be an integer >= 1');
+    expect(compare.stderr).toContain('--compare attempts=0: Invalid resilience config (1 problem):\n  - policies.payments.attempts: 0 is invalid: must be an integer >= 1');
   });
 
   it('exits 2 naming a bad config value by its path, and an unknown policy', async () => {

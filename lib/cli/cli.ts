@@ -1,9 +1,7 @@
 import { parseArgs } from 'node:util';
-import { Breaker } from '../core/breaker/breaker-value.js';
 import { PolicyConfigError } from '../core/errors.js';
 import type { Policy } from '../core/policy/policy.js';
-import type { PolicyOptions } from '../core/policy/policy-options.js';
-import { RetryBudget } from '../core/budget/retry-budget.js';
+import { ConfigFileError, parseConfigText } from '../config/config-file.js';
 import { parseDuration, parseResilienceConfig } from '../config/policy-config.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import { MAX_SEED } from '../testing/seeded-random.js';
@@ -11,6 +9,8 @@ import type { SimulationReport } from '../testing/simulation/report.js';
 import { Simulate } from '../testing/simulation/simulate.js';
 import { matrixCommand } from './matrix-command.js';
 import { policyFromPlan } from '../config/policy-from-plan.js';
+import { applyChanges, parseCompareSpec } from './compare-spec.js';
+import { parseDependencySpec } from './dependency-spec.js';
 import { DEFAULT_RATE, SCENARIOS, type ScenarioName, scenario } from './scenarios.js';
 import { renderChart } from './svg-chart.js';
 import type { CliIo } from './cli-io.js';
@@ -19,18 +19,22 @@ import { UsageError, UsageMessage } from './usage-error.js';
 export type { CliIo } from './cli-io.js';
 
 /** The usage text `nresilience --help` prints. */
-export const USAGE = `Usage: nresilience simulate --config <resilience.json> --policy <name> [options]
+export const USAGE = `Usage: nresilience simulate --config <resilience.yaml|json> --policy <name> [options]
 
 Runs a policy from your ResilienceModule config against a modelled dependency on a virtual clock
 and reports what it cost: availability, load multiplier, worst second, latency, breaker opens.
 
 Options:
-  --config <file>       JSON config in the ResilienceModule.forRoot format ({ policies, defaults })
+  --config <file>       YAML or JSON config in the ResilienceModule.forRoot format ({ policies,
+                        defaults }); .json is read as JSON, any other name as YAML
   --policy <name>       the policy to simulate (a key of "policies")
   --scenario <name>     ${SCENARIOS.join(' | ')} (default brownout: 8x slower from 0:30 for 1 min)
-  --compare <k=v,...>   also run a variant of the policy; repeatable. Keys: budget=none|on,
-                        attempts=<n>, deadline=<duration>|none, attemptTimeout=<duration>|none,
-                        breaker=on|off
+  --dependency <k=v,...> the dependency's own numbers: p50=<duration>, p99=<duration>,
+                        timeout=<duration>|none, workers=<n>, queue=<n>|none, failures=<0..1>
+                        (default p50=20ms,p99=200ms,timeout=150ms, 100 workers per 500 calls/s)
+  --compare <k=v,...>   also run a variant of the policy; repeatable. Any policy field by its
+                        config path: budget=none, attempts=5, deadline=2s|none,
+                        attemptTimeout=800ms, breaker=on|off, breaker.consecutiveFailures=10
   --seed <n>            integer in [0, ${MAX_SEED}] (default 42)
   --duration <d>        simulated time, e.g. 300000, 90s, 5m (default 5m)
   --rate <n>            calls per second (default ${DEFAULT_RATE}; the dependency's workers scale with it)
@@ -50,51 +54,6 @@ interface Variant {
   readonly policy: Policy;
 }
 
-/** Reads `--compare budget=none,attempts=5` into policy changes. @throws UsageError naming `--compare`. */
-export function parseCompare(spec: string): PolicyOptions {
-  const changes: PolicyOptions = {};
-  const pairs = spec.split(',').map((p) => p.trim());
-  for (const pair of pairs) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) throw new UsageError('--compare', spec, 'must be key=value pairs separated by commas, e.g. budget=none or attempts=5');
-    const key = pair.slice(0, eq).trim();
-    const value = pair.slice(eq + 1).trim();
-    switch (key) {
-      case 'budget':
-        if (value === 'none' || value === 'off' || value === 'false') changes.budget = RetryBudget.none;
-        else if (value === 'on' || value === 'true' || value === 'default') changes.budget = RetryBudget.automatic;
-        else throw new UsageError('--compare budget', value, 'must be none or on');
-        break;
-      case 'attempts': {
-        const n = Number(value);
-        if (!/^\d+$/.test(value) || !Number.isInteger(n) || n < 1) throw new UsageError('--compare attempts', value, 'must be an integer >= 1 (total attempts, including the first)');
-        changes.attempts = n;
-        break;
-      }
-      case 'deadline':
-      case 'attemptTimeout':
-        if (value === 'none') changes[key] = undefined;
-        else {
-          try {
-            changes[key] = parseDuration(value, `--compare ${key}`, { positive: true });
-          } catch (error) {
-            if (error instanceof PolicyConfigError) throw new UsageError(error.field, value, error.rule);
-            throw error;
-          }
-        }
-        break;
-      case 'breaker':
-        if (value === 'on' || value === 'default') changes.breaker = Breaker.default;
-        else if (value === 'off' || value === 'none') changes.breaker = undefined;
-        else throw new UsageError('--compare breaker', value, 'must be on or off');
-        break;
-      default:
-        throw new UsageError('--compare', key, 'unknown key: must be budget, attempts, deadline, attemptTimeout or breaker');
-    }
-  }
-  return changes;
-}
-
 function parseInteger(flag: string, text: string, min: number, max: number): number {
   const n = Number(text);
   if (!/^\d+$/.test(text.trim()) || !Number.isInteger(n) || n < min || n > max) {
@@ -103,34 +62,40 @@ function parseInteger(flag: string, text: string, min: number, max: number): num
   return n;
 }
 
-function readConfig(io: CliIo, path: string): unknown {
+/** Module-level keys `forRoot` accepts beside the policy config; ignored here. */
+const MODULE_KEYS = ['isGlobal', 'exceptionFilter'];
+
+/** The config document of `--config` (YAML or JSON by the file's name), without module-level keys. */
+function readConfig(io: CliIo, path: string): Record<string, unknown> {
   let text: string;
   try {
     text = io.readFile(path);
   } catch (error) {
     throw new UsageError('--config', path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
+  let document: unknown;
   try {
-    return JSON.parse(text);
+    document = parseConfigText(text, path);
   } catch (error) {
-    throw new UsageError('--config', path, `must be valid JSON (${(error as Error).message})`);
+    if (error instanceof ConfigFileError) throw new UsageMessage(`--config ${error.message}`);
+    throw error;
   }
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) {
+    throw new UsageError('--config', path, 'must hold an object { policies, defaults? }');
+  }
+  return Object.fromEntries(Object.entries(document).filter(([key]) => !MODULE_KEYS.includes(key)));
 }
 
-/** Module-level keys `forRoot` accepts beside the policy config; ignored here. */
-const MODULE_KEYS = ['isGlobal', 'exceptionFilter'];
-
-function policyFromConfig(io: CliIo, path: string, name: string): Policy {
-  const raw = readConfig(io, path);
-  let config = raw;
-  if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
-    config = Object.fromEntries(Object.entries(raw).filter(([key]) => !MODULE_KEYS.includes(key)));
-  }
+/**
+ * The named policy of a config document. `where` prefixes a config error's message (the file, or
+ * the `--compare` spec whose changes made it invalid).
+ */
+function policyFromConfig(config: Record<string, unknown>, name: string, path: string, where: string): Policy {
   let parsed;
   try {
     parsed = parseResilienceConfig(config);
   } catch (error) {
-    if (error instanceof ResilienceConfigError) throw new UsageMessage(`${path}: ${error.message}`);
+    if (error instanceof ResilienceConfigError) throw new UsageMessage(`${where}: ${error.message}`);
     throw error;
   }
   const plan = parsed.policies.get(name);
@@ -138,6 +103,14 @@ function policyFromConfig(io: CliIo, path: string, name: string): Policy {
     throw new UsageError('--policy', name, `must name a policy of ${path} (${[...parsed.policies.keys()].join(', ') || 'none defined'})`);
   }
   return policyFromPlan(plan);
+}
+
+/** `config` with one `--compare` spec applied to policy `name` (its other policies untouched). */
+function compareConfig(config: Record<string, unknown>, name: string, spec: string): Record<string, unknown> {
+  const policies = (config.policies ?? {}) as Record<string, unknown>;
+  const own = policies[name];
+  const base = own !== null && typeof own === 'object' && !Array.isArray(own) ? (own as Record<string, unknown>) : {};
+  return { ...config, policies: { ...policies, [name]: applyChanges(base, parseCompareSpec(spec)) } };
 }
 
 function summaryTable(runs: readonly { label: string; report: SimulationReport }[]): string {
@@ -190,6 +163,7 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
         policy: { type: 'string' },
         scenario: { type: 'string', default: 'brownout' },
         compare: { type: 'string', multiple: true, default: [] },
+        dependency: { type: 'string' },
         seed: { type: 'string', default: '42' },
         duration: { type: 'string', default: '5m' },
         rate: { type: 'string', default: String(DEFAULT_RATE) },
@@ -213,7 +187,7 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
   if (positionals.length !== 1 || positionals[0] !== 'simulate') {
     throw new UsageError('command', positionals.join(' ') || undefined, `must be "simulate"\n\n${USAGE}`);
   }
-  if (values.config === undefined) throw new UsageError('--config', undefined, 'is required: the path of a JSON config ({ policies, defaults })');
+  if (values.config === undefined) throw new UsageError('--config', undefined, 'is required: the path of a YAML or JSON config ({ policies, defaults })');
   if (values.policy === undefined) throw new UsageError('--policy', undefined, 'is required: the name of a policy in the config');
   const scenarioName = values.scenario as ScenarioName;
   if (!SCENARIOS.includes(scenarioName)) throw new UsageError('--scenario', values.scenario, `must be one of ${SCENARIOS.join(', ')}`);
@@ -229,21 +203,19 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
   if (!/^\d+(\.\d+)?$/.test(values.rate) || !(rate > 0) || rate > 100_000) {
     throw new UsageError('--rate', values.rate, 'must be a number of calls per second in (0, 100000]');
   }
-  const compares = values.compare.map((spec) => ({ spec, changes: parseCompare(spec) }));
+  const model = values.dependency === undefined ? {} : parseDependencySpec(values.dependency);
+  for (const spec of values.compare) parseCompareSpec(spec);
 
-  const base = policyFromConfig(io, values.config, values.policy);
+  const config = readConfig(io, values.config);
+  const base = policyFromConfig(config, values.policy, values.config, values.config);
   if (values.matrix) return matrixCommand(base.with({ name: values.policy }), { seeds: values.seeds, scenarios: values.scenarios, rate, json: values.json }, io);
   const variants: Variant[] = [{ label: values.policy, policy: base }];
-  for (const { spec, changes } of compares) {
-    try {
-      variants.push({ label: `${values.policy} (${spec})`, policy: base.with(changes) });
-    } catch (error) {
-      if (error instanceof PolicyConfigError) throw new UsageError('--compare', spec, error.message);
-      throw error;
-    }
+  for (const spec of values.compare) {
+    const policy = policyFromConfig(compareConfig(config, values.policy, spec), values.policy, values.config, `--compare ${spec}`);
+    variants.push({ label: `${values.policy} (${spec})`, policy });
   }
 
-  const { dependency, load } = scenario(scenarioName, duration, rate);
+  const { dependency, load } = scenario(scenarioName, duration, rate, model);
   const runs: { label: string; report: SimulationReport }[] = [];
   const showProgress = duration >= 60_000;
   for (const variant of variants) {
