@@ -27,8 +27,9 @@ export class CheckoutController {
   imports: [
     ResilienceModule.forRoot({
       policies: {
-        // A short trip and an unjittered 10 s break, so the check can expect `Retry-After: 10`.
-        payments: { attempts: 2, breaker: { consecutiveFailures: 3, breakDuration: '10s', jitter: 'none' } },
+        // A fixed run of 3 failures trips it (no rate floor) and an unjittered 10 s break, so the
+        // check can expect `Retry-After: 10`.
+        payments: { attempts: 2, breaker: { consecutiveFailures: 3, failureRateFloor: 0, breakDuration: '10s', jitter: 'none' } },
       },
       exceptionFilter: true,
     }),
