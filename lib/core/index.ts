@@ -27,3 +27,4 @@ export { AmbientHeaders, MAXIMUM_WIRE_REMAINING_MS, ambientFromHeaders, parseRem
 export * from './budget/sliding-window-budget.js';
 export * from './classification/http-classifier.js';
 export { Drain } from './execution/drain.js';
+export { AmbientCriticality } from './ambient/ambient-criticality.js';

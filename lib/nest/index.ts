@@ -4,6 +4,8 @@
  */
 export * from '../core/index.js';
 export { AttemptSignal } from './attempt-signal.decorator.js';
+// The decorator carries the core's level names and helpers, so it takes the name over from core's export.
+export { Criticality } from './criticality.decorator.js';
 export { getPolicyToken, InjectPolicy } from './inject-policy.decorator.js';
 export {
   type BackoffConfig,
@@ -37,7 +39,7 @@ export { ResilienceRpcContextInterceptor } from './resilience-rpc-context.interc
 export type { ResilienceForRootAsyncOptions, ResilienceForRootOptions } from './resilience-module-definition.js';
 export type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilience-module-options.interface.js';
 export { ResilienceModule } from './resilience.module.js';
-export { ATTEMPT_SIGNAL_METADATA, INJECT_POLICY_METADATA, RESILIENCE_MODULE_OPTIONS, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+export { ATTEMPT_SIGNAL_METADATA, CRITICALITY_METADATA, INJECT_POLICY_METADATA, RESILIENCE_MODULE_OPTIONS, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 export { Resilient, type ResilientOptions } from './resilient.decorator.js';
 export { WARNING_LOGGER_CONTEXT, nestWarningSink } from './nest-warnings.js';
 export { RESILIENCE_CONTEXT_OPTIONS, ResilienceContextMiddleware, type ResilienceContextOptions } from './resilience-context.middleware.js';

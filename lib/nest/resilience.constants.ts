@@ -9,3 +9,6 @@ export const ATTEMPT_SIGNAL_METADATA = 'nresilience:attempt-signal';
 
 /** Metadata key `@InjectPolicy` puts on the class: the policy names it injects. */
 export const INJECT_POLICY_METADATA = 'nresilience:inject-policy';
+
+/** Metadata key set by `@Criticality(level)` on the method's wrapper (value: the level). */
+export const CRITICALITY_METADATA = 'nresilience:criticality';

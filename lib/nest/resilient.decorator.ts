@@ -7,7 +7,8 @@ import { attemptSignalIndex } from './attempt-signal.decorator.js';
 import { BOUND_REGISTRY, registryFor } from './resilient-binding.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { checkManagedClass, checkReturnType } from './resilient-checks.js';
-import { RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+import { type Criticality, withCriticality } from './criticality.decorator.js';
+import { CRITICALITY_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';
 
 /** Options of {@link Resilient}. */
@@ -76,7 +77,10 @@ export function Resilient(name: string, options: ResilientOptions = {}): MethodD
     if (options.returns === undefined) checkReturnType(name, label, returnType, observable);
     if (typeof target !== 'function') injectRegistry(target);
     const context: WrapContext = { name, label, method, target, key, signalIndex: undefined };
-    const wrapper = observable ? observableWrapper(context) : promiseWrapper(context);
+    const plain = observable ? observableWrapper(context) : promiseWrapper(context);
+    // @Criticality below @Resilient: the policy's retry decisions must see the level too.
+    const level: unknown = Reflect.getMetadata(CRITICALITY_METADATA, original);
+    const wrapper = typeof level === 'string' ? withCriticality(level as Criticality, plain) : plain;
 
     for (const metadataKey of Reflect.getOwnMetadataKeys(method)) {
       Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, method), wrapper);

@@ -2,6 +2,7 @@ import { DiagLogLevel, context, diag, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, type DataPoint, type Histogram, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { AmbientCriticality } from '../core/ambient/ambient-criticality.js';
 import { Backoff } from '../core/backoff/backoff.js';
 import { Breaker } from '../core/breaker/breaker-value.js';
 import type { CallEvent } from '../core/execution/events.js';
@@ -221,7 +222,14 @@ describe('spans', () => {
     expect(span!.events[0]!.attributes).toEqual({ [A.attempt]: 1, [A.outcome]: 'Transient', [A.duration]: expect.any(Number), [A.errorType]: 'TransientError' });
     expect(span!.events[1]!.attributes).toEqual({ [A.attempt]: 1, [A.outcome]: 'Transient', [A.delay]: 0 });
     expect(span!.status.code).toBe(0); // UNSET: not an error
-    expect(span!.attributes).toEqual({ [A.policy]: 'payments', [A.outcome]: 'succeeded', [A.reason]: 'succeeded', [A.attempt]: 2 });
+    expect(span!.attributes).toEqual({ [A.policy]: 'payments', [A.criticality]: 'critical', [A.outcome]: 'succeeded', [A.reason]: 'succeeded', [A.attempt]: 2 });
+  });
+
+  it('the span carries the ambient criticality by level name', async () => {
+    const policy = instrumented('recommendations');
+    await AmbientCriticality.run('sheddable', () => policy.run(() => 'ok'));
+    await policy.run(() => 'ok');
+    expect(sdk.spans.map((span) => span.attributes[A.criticality])).toEqual(['sheddable', 'critical']);
   });
 
   it('status error on failure, refusals as span events; concurrent calls keep their own spans', async () => {

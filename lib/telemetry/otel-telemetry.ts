@@ -17,6 +17,7 @@ import {
   metrics,
   trace,
 } from '@opentelemetry/api';
+import { Ambient } from '../core/ambient/ambient-context.js';
 import type { BreakerState } from '../core/breaker/breaker-state.js';
 import type { CallEvent, CallEventListener } from '../core/execution/events.js';
 import type { Policy } from '../core/policy/policy.js';
@@ -61,6 +62,8 @@ export const TelemetryAttributes = {
   outcome: 'nresilience.outcome',
   /** The stop reason (calls) or the refusal reason (rejections). */
   reason: 'nresilience.reason',
+  /** Spans: the ambient criticality of the call, by level name (`critical` when unlabeled). */
+  criticality: 'nresilience.criticality',
   /** Span events: the attempt number. */
   attempt: 'nresilience.attempt',
   /** Span events: the attempt's duration (ms). */
@@ -384,6 +387,7 @@ export class ResilienceTelemetry {
           span.end();
           return call();
         }
+        span.setAttribute(TelemetryAttributes.criticality, Ambient.criticality());
         scope = trace.setSpan(parent, span);
       } catch {
         // Telemetry never changes a call's outcome: a failing tracer only loses the span.
