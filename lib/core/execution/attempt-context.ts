@@ -4,7 +4,8 @@ import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from './abor
 export interface AttemptContext {
   /**
    * This attempt's signal: aborted when the caller aborts, the attempt times out, or the deadline
-   * passes. Created on first read, so work that never reads it pays nothing for it.
+   * passes. Created on first read, so work that never reads it pays nothing for it. It is not aborted
+   * when the attempt returns: a response body read after the attempt resolved keeps working.
    */
   readonly signal: AbortSignal;
   /** 1-based attempt number. */

@@ -70,6 +70,13 @@ export function decideRetry<T>(call: Call<T>): Step {
  */
 export function admit<T>(call: Call<T>): Step {
   const next = call.attempts + 1;
+  // A listener, a classifier rule or a custom backoff may abort the caller's signal between attempts;
+  // with no wait in between nothing else would notice, and no attempt may start after the caller aborted.
+  const signal = call.signal;
+  if (signal?.aborted === true) {
+    if (next > 1) call.bucket?.refund();
+    return call.fail('cancelled', signal.reason);
+  }
   // The first attempt starts when the call does; later ones after a wait.
   const attemptStart = next === 1 && call.callTimed ? call.start : call.callTimed || call.timed ? call.clock.now() : 0;
   if (attemptStart >= call.deadlineAt) return call.fail('deadlineExceeded', new DeadlineExceededError(call.deadline!, { cause: call.error }));
