@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkDocument, codeBlocks, snippetText } from '../scripts/doc-snippets.js';
+import { documents, syncDocs } from '../scripts/docs-sync.js';
 
 const root = process.cwd();
 
@@ -109,5 +110,12 @@ describe('document check', () => {
     expect(check('```\nlib/core      the engine\nlib/gone      removed   docs/examples/demo.ts  x\n  indented/ continuation\n```\n').problems.map((p) => p.message)).toEqual([
       'the ``` block names lib/gone, which does not exist',
     ]);
+  });
+});
+
+describe('the docs of this repository', () => {
+  it('every code block of README.md and docs/*.md is its source region or checks against the project', () => {
+    expect(documents(root)).toContain('docs/getting-started.md');
+    expect(syncDocs(root, false)).toEqual([]);
   });
 });

@@ -1,10 +1,13 @@
+import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Test } from '@nestjs/testing';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client, Metadata, ServiceError } from '@grpc/grpc-js';
 import { tripAndRecover } from '../docs/examples/circuit-breaker.js';
 import { reloadPayments } from '../docs/examples/config-reload.js';
 import { interceptor } from '../docs/examples/grpc-client.js';
+import { InventoryClientModule } from '../docs/examples/grpc-nest-client.js';
 import { fetchPrices } from '../docs/examples/http-fetch.js';
 import { plainPolicy } from '../docs/examples/plain-policy.js';
 import { drainBudget } from '../docs/examples/retry-budget.js';
@@ -115,6 +118,18 @@ describe('docs/grpc.md', () => {
       expect((calls[0]!.metadata as Metadata).get('x-nresilience-retrying')).toEqual(['1']);
     } finally {
       client.close();
+    }
+  });
+});
+
+describe('README: gRPC in Nest', () => {
+  it('the client module boots and provides the INVENTORY client', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [InventoryClientModule] }).compile();
+    try {
+      const client = moduleRef.get<{ getService(name: string): object }>('INVENTORY');
+      expect(typeof client.getService('Inventory')).toBe('object');
+    } finally {
+      await moduleRef.close();
     }
   });
 });

@@ -50,6 +50,13 @@ describe('the ESLint plugin through npx eslint', () => {
     expect(status).toBe(0);
   });
 
+  it("passes the project's own samples, benchmarks and docs examples", () => {
+    const { status, results } = eslint(['sample', 'bench', 'docs/examples']);
+    expect(results.filter((r) => r.messages.length > 0).map((r) => `${relative(root, r.filePath)}: ${r.messages.map((m) => m.ruleId).join(', ')}`)).toEqual([]);
+    expect(results.length).toBeGreaterThan(20);
+    expect(status).toBe(0);
+  });
+
   it('has a good and a bad fixture for each rule of the recommended config', async () => {
     const { default: plugin } = await import('@nresilience/nestjs/eslint-plugin');
     const rules = Object.keys(plugin.rules).sort();

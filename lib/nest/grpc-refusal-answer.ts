@@ -3,7 +3,7 @@ import { type Observable, throwError } from 'rxjs';
 import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError, GrpcStatus, PUSHBACK_METADATA } from '../core/index.js';
 
 /** The inbound gRPC metadata of an RPC context, as far as answering needs it (no grpc-js import). */
-interface InboundMetadata {
+export interface InboundMetadata {
   get(key: string): unknown[];
   getMap(): unknown;
 }

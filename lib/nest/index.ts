@@ -34,7 +34,7 @@ export { ConfigFileSource, type ConfigFileSourceOptions, DEFAULT_CONFIG_DEBOUNCE
 export { type ConfigChanges, type ConfigServiceLike, ResilienceConfigSource } from './resilience-config-source.js';
 export type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
 export { PROBLEM_JSON, ProblemTypes, type ResilienceProblem, ResilienceExceptionFilter } from './resilience-exception.filter.js';
-export { type GrpcRefusal, grpcRefusalAnswer } from './grpc-refusal-answer.js';
+export { type GrpcRefusal, grpcRefusalAnswer, type InboundMetadata } from './grpc-refusal-answer.js';
 export { ResilienceRpcContextInterceptor } from './resilience-rpc-context.interceptor.js';
 export type { ResilienceForRootAsyncOptions, ResilienceForRootOptions } from './resilience-module-definition.js';
 export type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilience-module-options.interface.js';
@@ -42,7 +42,8 @@ export { ResilienceModule } from './resilience.module.js';
 export { ATTEMPT_SIGNAL_METADATA, CRITICALITY_METADATA, INJECT_POLICY_METADATA, RESILIENCE_MODULE_OPTIONS, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 export { Resilient, type ResilientOptions } from './resilient.decorator.js';
 export { WARNING_LOGGER_CONTEXT, nestWarningSink } from './nest-warnings.js';
-export { RESILIENCE_CONTEXT_OPTIONS, ResilienceContextMiddleware, type ResilienceContextOptions } from './resilience-context.middleware.js';
+export { RESILIENCE_CONTEXT_OPTIONS, type RawRequest, type RawResponse, ResilienceContextMiddleware, type ResilienceContextOptions } from './resilience-context.middleware.js';
+export type { ClassifierConfig, ClassifierRulesConfig, ClassifierSpec } from '../config/classifier-config.js';
 export { ResilienceContextModule } from './resilience-context.module.js';
 export { UnknownPolicyError } from './unknown-policy.error.js';
 export {

@@ -18,11 +18,12 @@ export interface ResilienceContextOptions {
 /** Injection token of {@link ResilienceContextOptions}. */
 export const RESILIENCE_CONTEXT_OPTIONS = Symbol('NResilience.ContextOptions');
 
-/** The raw Node request and response both adapters give middleware (Express's extend them). */
-interface RawRequest {
+/** The raw Node request both adapters give middleware (Express's extends it): only its headers are read. */
+export interface RawRequest {
   headers: Record<string, string | string[] | undefined>;
 }
-interface RawResponse {
+/** The raw Node response both adapters give middleware: enough to answer an early 504. */
+export interface RawResponse {
   statusCode: number;
   setHeader(name: string, value: string): unknown;
   end(body: string): unknown;
