@@ -49,6 +49,7 @@ import { ResilientExplorer } from './resilient.explorer.js';
   exports: [PolicyRegistry],
 })
 export class ResilienceModule extends ConfigurableResilienceModule implements OnModuleInit {
+  /** Created by Nest (import the module with `forRoot`/`forRootAsync`). @internal */
   constructor(private readonly explorer: ResilientExplorer) {
     super();
     routeWarningsToNest();
