@@ -8,18 +8,10 @@ import { firstValueFrom } from 'rxjs';
 import { Ambient, type CallEvent, FakeClock, Resilience, RetryBudget } from '../../lib/core/index.js';
 import { ResilientHttpModule, getResilientHttpServiceToken, installResilientAdapter, markRepeatable } from '../../lib/http/index.js';
 import { ResilienceModule } from '../../lib/nest/index.js';
-import { LoopbackServer, type Script, answer, reset } from '../support/loopback-server.js';
+import { answer, loopbackServers, reset } from '../support/loopback-server.js';
 
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function serve(script: Script): Promise<LoopbackServer> {
-  const server = await LoopbackServer.start(script);
-  servers.push(server);
-  return server;
-}
+const { serve, closeAll } = loopbackServers();
+afterEach(closeAll);
 
 /** An axios instance under a policy on a fake clock that jumps each backoff at once. */
 async function resilientAxios(changes: Parameters<typeof Resilience.default.with>[0] = {}) {

@@ -1,18 +1,10 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Ambient, AttemptStalledError, Backoff, Breaker, type CallEvent, DeadlineExceededError, FakeClock, RateLimitedError, Resilience, RetryBudget, SystemClock } from '../../lib/core/index.js';
 import { BodyNotReplayableError, createResilientFetch, markRepeatable, type ResilientFetchOptions } from '../../lib/http/index.js';
-import { LoopbackServer, type Script, answer, reset } from '../support/loopback-server.js';
+import { type Script, answer, loopbackServers, reset } from '../support/loopback-server.js';
 
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function serve(script: Script): Promise<LoopbackServer> {
-  const server = await LoopbackServer.start(script);
-  servers.push(server);
-  return server;
-}
+const { serve, closeAll } = loopbackServers();
+afterEach(closeAll);
 
 /**
  * A resilient fetch on a fake clock that jumps each backoff the moment it is scheduled, so retries

@@ -6,18 +6,10 @@ import { Test } from '@nestjs/testing';
 import { ResilienceHealthIndicator } from '../../lib/health/index.js';
 import { type ResilientFetch, ResilientHttpModule, getResilientFetchToken } from '../../lib/http/index.js';
 import { PolicyRegistry, ResilienceModule } from '../../lib/nest/index.js';
-import { LoopbackServer, type Script, answer, reset } from '../support/loopback-server.js';
+import { answer, loopbackServers, reset } from '../support/loopback-server.js';
 
-const servers: LoopbackServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function serve(script: Script): Promise<LoopbackServer> {
-  const server = await LoopbackServer.start(script);
-  servers.push(server);
-  return server;
-}
+const { serve, closeAll } = loopbackServers();
+afterEach(closeAll);
 
 async function boot(policy: string) {
   @Module({

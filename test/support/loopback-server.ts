@@ -66,3 +66,21 @@ export function answer(res: ServerResponse, status: number, body: unknown = {}, 
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
+
+/**
+ * Servers started by a test file, closed together after each test:
+ * `const { serve } = loopbackServers(); afterEach(closeAll)`.
+ */
+export function loopbackServers(): { serve(script: Script): Promise<LoopbackServer>; closeAll(): Promise<void> } {
+  const started: LoopbackServer[] = [];
+  return {
+    async serve(script) {
+      const server = await LoopbackServer.start(script);
+      started.push(server);
+      return server;
+    },
+    async closeAll() {
+      await Promise.all(started.splice(0).map((server) => server.close()));
+    },
+  };
+}
