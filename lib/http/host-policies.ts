@@ -1,4 +1,4 @@
-import { Classifier, type ClassifierRule, Policy, PolicyConfigError, PolicyScope, type PolicyScopeEntry, Verdict, httpRuleAt, isRetryable } from '../core/index.js';
+import { Classifier, type ClassifierRule, Policy, PolicyConfigError, PolicyScope, type PolicyScopeEntry, Verdict, httpRule, httpRuleAt, isRetryable } from '../core/index.js';
 import { BodyNotReplayableError } from './request-body.js';
 
 /** Default of `maximumHosts`: origins holding their own breaker, budget and estimators at once. */
@@ -97,10 +97,13 @@ export class HostPolicies {
   }
 
   private classifierFor(own: Classifier): Classifier {
-    const base = own !== Classifier.default && own !== Classifier.http ? own : this.wallClock === undefined ? Classifier.http : Classifier.of(httpRuleAt(this.wallClock));
+    // A classifier that leaves returned values Ok (the default, Classifier.http, or the error-only
+    // classifier a Nest registry gives its policies) gets the HTTP rule first; one that judges values
+    // itself is the user's and is used as it is.
+    const http = own === Classifier.http || own.valuesAreOk ? (this.wallClock === undefined ? httpRule : httpRuleAt(this.wallClock)) : undefined;
     const rule: ClassifierRule = (outcome, context) => {
       if (!outcome.ok && outcome.error instanceof BodyNotReplayableError) return Verdict.permanent;
-      const verdict = base.classify(outcome, context);
+      const verdict = (context.callerAborted ? undefined : http?.(outcome, context)) ?? own.classify(outcome, context);
       if (!isRetryable(verdict)) return verdict;
       const subject = outcome.ok ? outcome.value : outcome.error;
       const facts = typeof subject === 'object' && subject !== null ? this.facts.get(subject) : undefined;
