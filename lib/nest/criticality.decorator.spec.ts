@@ -4,7 +4,7 @@ import { Observable, lastValueFrom } from 'rxjs';
 import { Ambient, AmbientCriticality, FakeClock } from '../core/index.js';
 import { Criticality } from './criticality.decorator.js';
 import { PolicyRegistry } from './policy-registry.js';
-import { bindRegistry, unbindRegistry } from './registry-hook.js';
+import { bindRegistry, unbindRegistry } from './resilient-binding.js';
 import { CRITICALITY_METADATA } from './resilience.constants.js';
 import { Resilient } from './resilient.decorator.js';
 
