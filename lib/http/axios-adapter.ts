@@ -24,7 +24,8 @@ const OPTION_KEYS = ['policy', 'maximumHosts', 'propagateCriticality', 'wallCloc
  * adapter seam: one attempt = one call of the adapter axios would have used. Request interceptors run
  * once per logical call before it, response interceptors once after it and see only the final
  * response or error; every attempt sends the headers the interceptors set, once (each attempt gets its
- * own copy, stamped with `X-NResilience-Retrying` and the remaining time). The attempt's signal goes to
+ * own copy, stamped with the remaining time, and the first attempt of a call that may retry with
+ * `X-NResilience-Retrying: 1`). The attempt's signal goes to
  * axios, and `timeout` becomes the attempt's bound (at least 1 ms; axios reads 0 as no timeout); with
  * no time left the executor starts no attempt at all. Per-host state, classification (`Classifier.http`:
  * an axios error's `response.status`), idempotency (POST/PATCH only after 429/503 unless
@@ -56,9 +57,10 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
       async (ctx) => {
         if (ctx.attempt > 1 && !replayable) throw new BodyNotReplayableError(0, { cause: failure });
         const headers = axios.AxiosHeaders.from(config.headers);
-        stampAttempt((name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)), retrying, ctx.bound, propagateCriticality);
+        stampAttempt((name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)), retrying, ctx.attempt, ctx.bound, propagateCriticality);
         const attempt: InternalAxiosRequestConfig = { ...config, headers, signal: ctx.signal };
         if (ctx.bound !== Infinity) attempt.timeout = Math.max(1, Math.ceil(ctx.bound));
+        hosts.rememberAbort(ctx.signal, facts);
         try {
           const response = await transport(attempt);
           hosts.remember(response, facts);

@@ -41,6 +41,8 @@ export class HostPolicies {
   private template: Policy | undefined;
   private scope: PolicyScope<string> | undefined;
   private readonly facts = new WeakMap<object, CallFacts>();
+  // Outcomes whose retryable verdict was made final because their request is not safe to repeat.
+  private readonly finalized = new WeakSet<object>();
 
   /**
    * @param source the policy (or a handle following reloads) every host starts from
@@ -79,6 +81,24 @@ export class HostPolicies {
     if (typeof subject === 'object' && subject !== null) this.facts.set(subject, facts);
   }
 
+  /**
+   * Remembers `facts` for the reason `signal` (an attempt's) will be aborted with: when an attempt
+   * times out, the executor classifies its own timeout error, not what the transport threw, and a
+   * POST must not be repeated after a timeout either. Only a request that is not repeatable needs it.
+   */
+  rememberAbort(signal: AbortSignal, facts: CallFacts): void {
+    if (facts.repeatable) return;
+    signal.addEventListener('abort', () => this.remember(signal.reason, facts), { once: true });
+  }
+
+  /**
+   * Whether `subject` (an error, a response) failed in a way worth retrying but was final because
+   * its request is not repeatable (a POST or PATCH without a key, after anything but 429/503).
+   */
+  stoppedAsNotRepeatable(subject: unknown): boolean {
+    return typeof subject === 'object' && subject !== null && this.finalized.has(subject);
+  }
+
   /** Hosts held now. */
   get size(): number {
     return this.scope?.size ?? 0;
@@ -107,7 +127,9 @@ export class HostPolicies {
       if (!isRetryable(verdict)) return verdict;
       const subject = outcome.ok ? outcome.value : outcome.error;
       const facts = typeof subject === 'object' && subject !== null ? this.facts.get(subject) : undefined;
-      return facts !== undefined && !facts.repeatable && !isDefinitiveRefusal(subject) ? Verdict.final(verdict) : verdict;
+      if (facts === undefined || facts.repeatable || isDefinitiveRefusal(subject)) return verdict;
+      this.finalized.add(subject as object);
+      return Verdict.final(verdict);
     };
     return Classifier.of(rule);
   }

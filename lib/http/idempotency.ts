@@ -48,6 +48,41 @@ export function markRepeatable<T extends object>(request: T, key?: string): T {
   return request;
 }
 
+/**
+ * Thrown by the resilient fetch when a request that is not safe to send again (a POST or PATCH
+ * without an `Idempotency-Key`) failed in a way that would have been retried for a GET — a reset, a
+ * timeout, a stall — while the policy had attempts left: the server may have acted on it, so it was
+ * sent once (DESIGN §5; the call's stop reason is `notRepeatable`). `cause` is the failure itself.
+ * A failed answer (a 500) is not an error: it comes back as the `Response` it is.
+ */
+export class NotRepeatableError extends Error {
+  override readonly name = 'NotRepeatableError';
+  /**
+   * @param method the request's method, upper-case
+   * @param url the request's URL
+   * @param options `cause`: the attempt's failure (undici's `TypeError` with a `cause.code`, an `AttemptTimeoutError`, …)
+   */
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    options: { cause: unknown },
+  ) {
+    super(
+      `${method} ${url} failed (${failureName(options.cause)}) and was not retried: ${method} is not idempotent and the server may have acted on it. ` +
+        'If the server deduplicates by Idempotency-Key, mark the request with markRepeatable(init, key) to let it retry',
+      options,
+    );
+  }
+}
+
+/** What a failure is called in a message: its socket code when it has one (`ECONNRESET`), else its name. */
+function failureName(failure: unknown): string {
+  if (typeof failure !== 'object' || failure === null) return String(failure);
+  const code = (failure as { cause?: { code?: unknown } }).cause?.code ?? (failure as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  return failure instanceof Error ? failure.name : 'error';
+}
+
 /** Whether `request` was marked by {@link markRepeatable} to get a generated key per call. */
 export function wantsGeneratedKey(request: object | undefined): boolean {
   return request !== undefined && generateKey.has(request);

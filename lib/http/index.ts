@@ -5,7 +5,7 @@
  */
 export { type FetchFunction, type ResilientFetch, type ResilientFetchOptions, createResilientFetch } from './resilient-fetch.js';
 export { type CallFacts, DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
-export { IDEMPOTENCY_KEY_HEADER, isIdempotentMethod, markRepeatable } from './idempotency.js';
+export { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, isIdempotentMethod, markRepeatable } from './idempotency.js';
 export { HostQuota, Quota } from './quota.js';
 export { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES } from './request-body.js';
 export { type ResilientAxiosOptions, installResilientAdapter } from './axios-adapter.js';

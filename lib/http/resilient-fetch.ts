@@ -1,6 +1,6 @@
 import { Ambient, CallEvent, GUARDED_PAUSE_MS, type Policy, PolicyConfigError, RateLimitedError, rejectUnknownKeys, sleep } from '../core/index.js';
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
-import { IDEMPOTENCY_KEY_HEADER, freshIdempotencyKey, isIdempotentMethod, wantsGeneratedKey } from './idempotency.js';
+import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, freshIdempotencyKey, isIdempotentMethod, wantsGeneratedKey } from './idempotency.js';
 import { HostQuota, Quota } from './quota.js';
 import { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES, type PreparedBody, prepareBody } from './request-body.js';
 import { bufferedResponse, discard, gapBoundedResponse } from './response-body.js';
@@ -55,16 +55,19 @@ const defaultWallClock = (): number => performance.timeOrigin + performance.now(
  * - **Idempotency**: GET, HEAD, OPTIONS, TRACE, PUT and DELETE are repeatable. POST and PATCH are
  *   retried only after a definitive refusal (429, 503, a connection never opened) — never after a
  *   reset, a timeout or another 5xx — unless {@link markRepeatable} (or an `Idempotency-Key` header)
- *   makes them repeatable; every attempt of a call carries the same key and body.
+ *   makes them repeatable; every attempt of a call carries the same key and body. A POST stopped
+ *   that way rejects with `NotRepeatableError` (the failure as its `cause`; stop reason
+ *   `notRepeatable`); a 5xx answer to it comes back as the `Response`.
  * - **Bodies**: sent byte-identical on every attempt; a one-shot stream larger than
  *   `maximumReplayBytes` is sent once, and a retry fails with `BodyNotReplayableError` instead.
  * - **Transport timeout**: the attempt's signal (attempt timeout, deadline, caller abort) goes to fetch.
  * - **Response bodies**: a failed response that is not returned is cancelled before the retry;
  *   `bufferResponses` reads the body inside the attempt; otherwise reads are bounded by a gap timer
  *   (`AttemptStalledError` naming the bytes received).
- * - **Headers stamped on every attempt**: `X-NResilience-Retrying: 1` when the call may retry, the
- *   remaining time (`X-NResilience-Remaining-Ms`, whole ms: the lower of the attempt's bound and the
- *   inbound caller's time left), the criticality when `propagateCriticality` is on.
+ * - **Headers stamped**: `X-NResilience-Retrying: 1` on the first attempt of a call that may retry
+ *   (the nested-retry marker; retries do not carry it, as in gRPC); on every attempt the remaining
+ *   time (`X-NResilience-Remaining-Ms`, whole ms: the lower of the attempt's bound and the inbound
+ *   caller's time left) and the criticality when `propagateCriticality` is on.
  * - **Published quota**: `RateLimit`/`RateLimit-Policy` and `X-RateLimit-*` are read per host; inside
  *   the reserve an attempt is refused locally (`RateLimitedError` with the time to reset, Limited,
  *   a `rejectedByQuota` event after the 100 ms guarded pause).
@@ -73,7 +76,9 @@ const defaultWallClock = (): number => performance.timeOrigin + performance.now(
  * const http = createResilientFetch({ policy: Resilience.http.with({ name: 'payments', attemptTimeout: 2000 }) });
  * const response = await http('https://payments.internal/charges', markRepeatable({ method: 'POST', body }));
  * ```
- * @throws PolicyConfigError naming the option for an unknown option or a bad value
+ * @throws PolicyConfigError naming the option for an unknown option or a bad value. The fetch it
+ *   returns rejects with what the last attempt threw, or `NotRepeatableError`, `BodyNotReplayableError`,
+ *   `CallRejectedError`, `DeadlineExceededError`, `RateLimitedError` as described above.
  */
 export function createResilientFetch(options: ResilientFetchOptions): ResilientFetch {
   if (options === null || typeof options !== 'object') throw new PolicyConfigError('options', options, 'must be an object { policy, fetch?, … }');
@@ -117,19 +122,22 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
     const retrying = policy.options.attempts > 1 && facts.repeatable && Ambient.current()?.singleShot !== true;
     let previous: Response | undefined;
     let failure: unknown;
+    let attempts = 0;
 
     const response = await policy.run(
       async (ctx) => {
         // The failed answer is not what the caller gets: let its connection go before the retry.
         discard(previous);
         previous = undefined;
+        attempts = ctx.attempt;
         if (ctx.attempt > 1 && !body.replayable) throw new BodyNotReplayableError(limit, { cause: failure });
         if (hostQuota !== undefined) {
           if (hostQuota.refusal(clock.now()) !== undefined) await refuseByQuota(policy, hostQuota, ctx.attempt, ctx.bound, ctx.signal, origin);
           hostQuota.spend();
         }
-        const attemptHeaders = stamp(headers, retrying, ctx.bound, propagateCriticality);
+        const attemptHeaders = stamp(headers, retrying, ctx.attempt, ctx.bound, propagateCriticality);
         let answer: Response;
+        hosts.rememberAbort(ctx.signal, facts);
         try {
           answer = await transport(url, { ...base, headers: attemptHeaders, signal: ctx.signal });
           hostQuota?.observe(answer.headers, clock.now(), wallClock());
@@ -149,7 +157,10 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
         return answer;
       },
       { signal },
-    );
+    ).catch((error: unknown) => {
+      // Say why a POST that failed once was not sent again, and how to let it (stop reason `notRepeatable`).
+      throw hosts.stoppedAsNotRepeatable(error) && attempts < policy.options.attempts ? new NotRepeatableError(method, url, { cause: error }) : error;
+    });
     const gap = gapOption ?? policy.options.attemptTimeout;
     return buffer || gap === undefined ? response : gapBoundedResponse(response, gap, clock);
   };
@@ -165,10 +176,10 @@ function fields(request: Request | undefined): RequestInit {
 }
 
 /** This attempt's headers: the call's, plus the nested-retry marker, the remaining time and criticality. */
-function stamp(headers: Headers, retrying: boolean, bound: number, propagateCriticality: boolean): Headers {
-  const attempt = new Headers(headers);
-  stampAttempt((name, value) => (value === undefined ? attempt.delete(name) : attempt.set(name, value)), retrying, bound, propagateCriticality);
-  return attempt;
+function stamp(headers: Headers, retrying: boolean, attempt: number, bound: number, propagateCriticality: boolean): Headers {
+  const stamped = new Headers(headers);
+  stampAttempt((name, value) => (value === undefined ? stamped.delete(name) : stamped.set(name, value)), retrying, attempt, bound, propagateCriticality);
+  return stamped;
 }
 
 /**

@@ -52,7 +52,8 @@ describe('axios adapter seam', () => {
     const response = await instance.get(`${server.url}/x`);
     expect(response.data).toEqual({ n: 1 });
     expect(server.seen.map((r) => headerLines(r.rawHeaders, 'x-trace'))).toEqual([['t1'], ['t1']]);
-    expect(server.seen.map((r) => r.headers['x-nresilience-retrying'])).toEqual(['1', '1']);
+    // The nested-retry marker goes on the first attempt only.
+    expect(server.seen.map((r) => r.headers['x-nresilience-retrying'])).toEqual(['1', undefined]);
     expect(counts).toEqual({ request: 1, response: 1, responseError: 0 });
   });
 
@@ -74,9 +75,12 @@ describe('axios adapter seam', () => {
 
   it('sends a POST once after a reset unless it carries an Idempotency-Key, and the same body each attempt', async () => {
     const server = await serve((n, req, res) => (n % 2 === 0 ? reset(req) : answer(res, 201)));
-    const { instance } = await resilientAxios();
+    const { events, instance } = await resilientAxios();
+    // The usual axios error reaches the caller (its interceptors expect one); the stop reason says why.
     expect(((await instance.post(`${server.url}/orders`, { item: 1 }).catch((e: unknown) => e)) as AxiosError).code).toBe('ECONNRESET');
     expect(server.seen).toHaveLength(1);
+    expect(events.filter((e) => e.isTerminal).map((e) => e.reason)).toEqual(['notRepeatable']);
+    events.length = 0;
     server.seen.length = 0;
     const response = await instance.post(`${server.url}/orders`, { item: 2 }, markRepeatable({}, 'order-2'));
     expect(response.status).toBe(201);

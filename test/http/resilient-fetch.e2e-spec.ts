@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Ambient, AttemptStalledError, Backoff, Breaker, type CallEvent, DeadlineExceededError, FakeClock, RateLimitedError, Resilience, RetryBudget, SystemClock } from '../../lib/core/index.js';
-import { BodyNotReplayableError, createResilientFetch, markRepeatable, type ResilientFetchOptions } from '../../lib/http/index.js';
+import { BodyNotReplayableError, NotRepeatableError, createResilientFetch, markRepeatable, type ResilientFetchOptions } from '../../lib/http/index.js';
 import { type Script, answer, loopbackServers, reset } from '../support/loopback-server.js';
 
 const { serve, closeAll } = loopbackServers();
@@ -27,14 +27,45 @@ const ok: Script = (_n, _req, res) => answer(res, 200, { ok: true });
 const resetThenOk: Script = (n, req, res) => (n === 0 ? reset(req) : answer(res, 200, { ok: true }));
 
 describe('idempotency on a connection reset after the server read the request', () => {
-  it('sends a POST exactly once and rejects with the network failure', async () => {
+  it('sends a POST exactly once and rejects saying it was not retried because it is not idempotent', async () => {
     const server = await serve(resetThenOk);
-    const { http } = setup();
+    const { events, http } = setup();
     const failure = await http(`${server.url}/orders`, { method: 'POST', body: '{"item":1}' }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(NotRepeatableError);
+    expect((failure as Error).message).toBe(
+      `POST ${server.url}/orders failed (ECONNRESET) and was not retried: POST is not idempotent and the server may have acted on it. ` +
+        'If the server deduplicates by Idempotency-Key, mark the request with markRepeatable(init, key) to let it retry',
+    );
     // undici's TypeError comes from another realm under Jest: compare by name.
-    expect((failure as Error).name).toBe('TypeError');
-    expect(((failure as TypeError).cause as { code?: string }).code).toBe('ECONNRESET');
+    const cause = (failure as Error).cause as TypeError;
+    expect([cause.name, (cause.cause as { code?: string }).code]).toEqual(['TypeError', 'ECONNRESET']);
     expect(server.seen.map((r) => r.method)).toEqual(['POST']);
+    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.verdict])).toEqual([['failed', 'notRepeatable', 'Transient']]);
+  });
+
+  it('sends a POST whose attempt timed out exactly once', async () => {
+    let arrived!: () => void;
+    const received = new Promise<void>((resolve) => (arrived = resolve));
+    // Reads the request and never answers: only the attempt timeout ends the attempt.
+    const server = await serve(() => arrived());
+    const { clock, events, http } = setup({}, { attemptTimeout: 100 });
+    const call = http(`${server.url}/orders`, { method: 'POST', body: 'b' }).catch((error: unknown) => error);
+    await received;
+    await clock.advance(100);
+    const failure = await call;
+    expect(failure).toBeInstanceOf(NotRepeatableError);
+    expect((failure as Error).message).toContain('failed (AttemptTimeoutError) and was not retried');
+    expect(((failure as Error).cause as Error).name).toBe('AttemptTimeoutError');
+    expect(server.seen).toHaveLength(1);
+    expect(events.filter((e) => e.isTerminal).map((e) => e.reason)).toEqual(['notRepeatable']);
+  });
+
+  it('reports attemptsExhausted, not notRepeatable, for a POST under a single-attempt policy', async () => {
+    const server = await serve(resetThenOk);
+    const { events, http } = setup({}, { attempts: 1 });
+    const failure = await http(`${server.url}/orders`, { method: 'POST', body: 'b' }).catch((error: unknown) => error);
+    expect((failure as Error).name).toBe('TypeError');
+    expect(events.filter((e) => e.isTerminal).map((e) => e.reason)).toEqual(['attemptsExhausted']);
   });
 
   it.each(['GET', 'PUT', 'DELETE'])('retries %s', async (method) => {
@@ -170,14 +201,15 @@ describe('classification', () => {
   });
 });
 
-describe('headers stamped on every attempt', () => {
-  it('marks a retryable request on every attempt, with the remaining time of its bound', async () => {
-    const server = await serve(resetThenOk);
+describe('headers stamped per attempt', () => {
+  it('marks the first attempt of a retryable request only, and sends the remaining time of its bound on every attempt', async () => {
+    const server = await serve((n, req, res) => (n < 2 ? reset(req) : answer(res, 200, { ok: true })));
     const { http } = setup({}, { deadline: 5000 });
-    await http(`${server.url}/x`);
+    await http(`${server.url}/x`, { headers: { 'x-nresilience-retrying': '1' } });
     expect(server.seen.map((r) => [r.headers['x-nresilience-retrying'], r.headers['x-nresilience-remaining-ms']])).toEqual([
       ['1', '5000'],
-      ['1', '4950'], // after the 50 ms backoff
+      [undefined, '4950'], // after the 50 ms backoff; a caller's own copy of the marker is removed too
+      [undefined, '4850'], // after 100 ms more
     ]);
   });
 

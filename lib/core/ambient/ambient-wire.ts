@@ -2,8 +2,8 @@ import { type AmbientChanges, Criticality } from './ambient-context.js';
 
 /**
  * Header (and gRPC metadata) names the ambient context travels in, lower-case as Node delivers them.
- * - `retrying`: `X-NResilience-Retrying: 1`, stamped by a client on every attempt of a request it may
- *   retry (the nested-retry marker, wire-compatible with the .NET library).
+ * - `retrying`: `X-NResilience-Retrying: 1`, stamped by a client on the first attempt of a request it
+ *   may retry, not on the retries (the nested-retry marker, wire-compatible with the .NET library).
  * - `remaining`: `X-NResilience-Remaining-Ms`, whole milliseconds the caller still waits for this attempt.
  * - `criticality`: `X-NResilience-Criticality`, a level name (`sheddable`, `sheddablePlus`, `critical`).
  * - `envoyTimeout`: Envoy's `x-envoy-expected-rq-timeout-ms`, read as a remaining time too.

@@ -1,10 +1,15 @@
 import type { BreakerState } from '../breaker/breaker-state.js';
 import type { VerdictKind } from '../classification/verdict.js';
 
-/** Why a call ended (DESIGN §3.12). */
+/**
+ * Why a call ended (DESIGN §3.12). `notRepeatable`: the last attempt failed in a way worth retrying,
+ * attempts were left, but its verdict was final because the request is not safe to send again (a
+ * POST or PATCH without an idempotency key after a reset, a timeout or a 5xx; `Verdict.final`).
+ */
 export type StopReason =
   | 'succeeded'
   | 'attemptsExhausted'
+  | 'notRepeatable'
   | 'permanent'
   | 'deadlineExceeded'
   | 'budgetExhausted'

@@ -74,6 +74,17 @@ describe('attempts and backoff', () => {
     expect(events.at(-1)!.toString()).toBe('[payments] Failed #4 Transient (0ms) attemptsExhausted Flaky');
   });
 
+  it('stops on a final verdict with reason notRepeatable while attempts are left, attemptsExhausted when none are', async () => {
+    const classifier = Classifier.of(() => Verdict.final(Verdict.transient));
+    for (const [attempts, reason] of [[3, 'notRepeatable'], [1, 'attemptsExhausted']] as const) {
+      const { events, policy } = setup({ classifier, attempts });
+      const { fn, seen } = failing(10, 'never');
+      const result = await policy.tryRun(fn);
+      expect([seen, result.reason, result.attempts.map((a) => a.verdict)]).toEqual([[1], reason, ['Transient']]);
+      expect(events.at(-1)!.toString()).toBe(`[payments] Failed #1 Transient (0ms) ${reason} Flaky`);
+    }
+  });
+
   it('does not retry Permanent errors (TypeError, RangeError, PolicyConfigError)', async () => {
     for (const error of [new TypeError('t'), new RangeError('r'), new PolicyConfigError('f', 1, 'rule')]) {
       const { policy } = setup();

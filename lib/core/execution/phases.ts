@@ -166,7 +166,8 @@ export function timedOut<T>(call: Call<T>, context: Attempt): void {
 /**
  * Recording, after every attempt: the verdict, the log, the `attempt` event, the breaker's sample,
  * the budget's deposit; then whether the call stops (success, caller abort, deadline, a verdict that
- * is not retried, attempts used up, a single-shot scope) or goes on to the retry decision.
+ * is not retried, a request that is not safe to repeat, attempts used up, a single-shot scope) or
+ * goes on to the retry decision.
  */
 export function record<T>(call: Call<T>): Step {
   const o = call.options;
@@ -211,9 +212,10 @@ export function record<T>(call: Call<T>): Step {
     call.reason = 'deadlineExceeded';
     return Step.Stop;
   }
-  if (!isRetryable(verdict) || n >= call.maxAttempts || Ambient.current()?.singleShot === true) {
-    call.reason = verdict.kind === 'Limited' ? 'limited' : verdict.kind === 'Permanent' ? 'permanent' : 'attemptsExhausted';
-    return Step.Stop;
-  }
-  return Step.Go;
+  if (isRetryable(verdict) && n < call.maxAttempts && Ambient.current()?.singleShot !== true) return Step.Go;
+  // A verdict marked final (a request that is not safe to repeat) names its own reason only when an
+  // attempt was left: that is what stopped the call, not the attempt count.
+  call.reason =
+    verdict.kind === 'Limited' ? 'limited' : verdict.kind === 'Permanent' ? 'permanent' : verdict.final === true && n < call.maxAttempts ? 'notRepeatable' : 'attemptsExhausted';
+  return Step.Stop;
 }
