@@ -17,7 +17,7 @@ export { Breaker } from './breaker/breaker-value.js';
 export * from './backoff/retry-after.js';
 export type { AttemptContext } from './execution/attempt-context.js';
 export type { AttemptRecord, CallResult } from './execution/call-result.js';
-export { GUARDED_PAUSE_MS, type Work } from './execution/executor.js';
+export { type CallContinuation, GUARDED_PAUSE_MS, type Work } from './execution/executor.js';
 export { sleep } from './time/sleep.js';
 export { type CallWrapper, DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions } from './policy/policy-options.js';
 export { Policy, Resilience, type RunOptions } from './policy/policy.js';

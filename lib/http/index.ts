@@ -8,6 +8,7 @@ export { type CallFacts, DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceL
 export { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, isIdempotentMethod, markRepeatable } from './idempotency.js';
 export { HostQuota, Quota } from './quota.js';
 export { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES } from './request-body.js';
+export { ResumeRefusedError, type ResumeRefusal } from './resume-download.js';
 export { type ResilientAxiosOptions, installResilientAdapter } from './axios-adapter.js';
 export {
   InjectResilientFetch,

@@ -1,9 +1,10 @@
-import { Ambient, CallEvent, GUARDED_PAUSE_MS, type Policy, PolicyConfigError, RateLimitedError, rejectUnknownKeys, sleep } from '../core/index.js';
+import { Ambient, type AttemptContext, CallEvent, GUARDED_PAUSE_MS, type Policy, PolicyConfigError, RateLimitedError, rejectUnknownKeys, sleep } from '../core/index.js';
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
 import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, freshIdempotencyKey, isIdempotentMethod, wantsGeneratedKey } from './idempotency.js';
 import { HostQuota, Quota } from './quota.js';
 import { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES, type PreparedBody, prepareBody } from './request-body.js';
 import { bufferedResponse, discard, gapBoundedResponse } from './response-body.js';
+import { resumableResponse } from './resume-download.js';
 import { stampAttempt } from './stamp.js';
 
 /** A function with `fetch`'s signature: Node's own, undici's, or any compatible one. */
@@ -21,6 +22,16 @@ export interface ResilientFetchOptions {
   maximumReplayBytes?: number;
   /** Read each response body inside its attempt, so a broken or stalled body is retried. Default false. */
   bufferResponses?: boolean;
+  /**
+   * Carry a GET's body on where it broke or stalled, with `Range: bytes=<delivered>-` and `If-Range:
+   * <ETag>` as the call's next attempt (budget, breaker, backoff, deadline and attempts apply), when
+   * the first answer (a 200) had a strong `ETag`, `Accept-Ranges: bytes` and no `Content-Encoding`;
+   * only a 206 of that `ETag` starting exactly at the bytes delivered is appended. Anything else fails
+   * the read with `ResumeRefusedError` (why, and the bytes delivered) rather than splice. A request
+   * with its own `Range` header is not resumed. Not with `bufferResponses` (that retries the whole
+   * body instead). Default false.
+   */
+  resumeDownloads?: boolean;
   /**
    * Silence allowed while a read of an unbuffered response body is pending, > 0. Default the policy's
    * `attemptTimeout` (no bound when it has none).
@@ -40,7 +51,7 @@ export interface ResilientFetch extends FetchFunction {
   readonly hosts: HostPolicies;
 }
 
-const OPTION_KEYS = ['policy', 'fetch', 'maximumHosts', 'maximumReplayBytes', 'bufferResponses', 'bodyGapTimeout', 'propagateCriticality', 'quota', 'wallClock'];
+const OPTION_KEYS = ['policy', 'fetch', 'maximumHosts', 'maximumReplayBytes', 'bufferResponses', 'resumeDownloads', 'bodyGapTimeout', 'propagateCriticality', 'quota', 'wallClock'];
 // RequestInit fields a `Request` input carries that a fresh `fetch(url, init)` must be given again.
 const REQUEST_FIELDS = ['cache', 'credentials', 'integrity', 'keepalive', 'mode', 'redirect', 'referrer', 'referrerPolicy'] as const;
 
@@ -63,7 +74,9 @@ const defaultWallClock = (): number => performance.timeOrigin + performance.now(
  * - **Transport timeout**: the attempt's signal (attempt timeout, deadline, caller abort) goes to fetch.
  * - **Response bodies**: a failed response that is not returned is cancelled before the retry;
  *   `bufferResponses` reads the body inside the attempt; otherwise reads are bounded by a gap timer
- *   (`AttemptStalledError` naming the bytes received).
+ *   (`AttemptStalledError` naming the bytes received); `resumeDownloads` carries a broken or stalled
+ *   GET body on with `Range` + `If-Range` as the call's next attempt, appending only a 206 that starts
+ *   where delivery stopped (`ResumeRefusedError` otherwise).
  * - **Headers stamped**: `X-NResilience-Retrying: 1` on the first attempt of a call that may retry
  *   (the nested-retry marker; retries do not carry it, as in gRPC); on every attempt the remaining
  *   time (`X-NResilience-Remaining-Ms`, whole ms: the lower of the attempt's bound and the inbound
@@ -93,6 +106,8 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
   if (quota !== false && !(quota instanceof Quota)) throw new PolicyConfigError('quota', quota, 'must be Quota.reserving(fraction) or false');
   const wallClock = options.wallClock ?? defaultWallClock;
   const buffer = options.bufferResponses === true;
+  const resume = options.resumeDownloads === true;
+  if (resume && buffer) throw new PolicyConfigError('resumeDownloads', true, 'cannot be combined with bufferResponses: true (a buffered body is retried whole, never resumed)');
   const propagateCriticality = options.propagateCriticality === true;
   const hosts = new HostPolicies(options.policy, options.maximumHosts ?? DEFAULT_MAXIMUM_HOSTS, options.wallClock);
   const quotas = new WeakMap<Policy, HostQuota>();
@@ -123,48 +138,80 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
     let previous: Response | undefined;
     let failure: unknown;
     let attempts = 0;
+    let deadlineAt = Infinity;
 
-    const response = await policy.run(
-      async (ctx) => {
-        // The failed answer is not what the caller gets: let its connection go before the retry.
-        discard(previous);
-        previous = undefined;
-        attempts = ctx.attempt;
-        if (ctx.attempt > 1 && !body.replayable) throw new BodyNotReplayableError(limit, { cause: failure });
-        if (hostQuota !== undefined) {
-          if (hostQuota.refusal(clock.now()) !== undefined) await refuseByQuota(policy, hostQuota, ctx.attempt, ctx.bound, ctx.signal, origin);
-          hostQuota.spend();
-        }
-        const attemptHeaders = stamp(headers, retrying, ctx.attempt, ctx.bound, propagateCriticality);
-        let answer: Response;
-        hosts.rememberAbort(ctx.signal, facts);
-        try {
-          answer = await transport(url, { ...base, headers: attemptHeaders, signal: ctx.signal });
-          hostQuota?.observe(answer.headers, clock.now(), wallClock());
-          if (buffer && method !== 'HEAD') answer = await bufferedResponse(answer);
-        } catch (error) {
-          hosts.remember(error, facts);
-          failure = error;
-          throw error;
-        }
-        if (ctx.signal.aborted) {
-          // This attempt already lost to its bound: nobody will read this answer.
-          discard(answer);
-          throw ctx.signal.reason;
-        }
-        hosts.remember(answer, facts);
-        previous = failure = answer;
-        return answer;
-      },
-      { signal },
-    ).catch((error: unknown) => {
+    // One attempt of the call; a resumed download's attempts also ask for a range of the body.
+    const attempt = async (ctx: AttemptContext, range?: string, etag?: string): Promise<Response> => {
+      // The failed answer is not what the caller gets: let its connection go before the retry.
+      discard(previous);
+      previous = undefined;
+      attempts = ctx.attempt;
+      if (resume) deadlineAt = ctx.remaining === Infinity ? Infinity : clock.now() + ctx.remaining;
+      if (ctx.attempt > 1 && !body.replayable) throw new BodyNotReplayableError(limit, { cause: failure });
+      if (hostQuota !== undefined) {
+        if (hostQuota.refusal(clock.now()) !== undefined) await refuseByQuota(policy, hostQuota, ctx.attempt, ctx.bound, ctx.signal, origin);
+        hostQuota.spend();
+      }
+      const attemptHeaders = stamp(headers, retrying, ctx.attempt, ctx.bound, propagateCriticality);
+      if (range !== undefined) {
+        attemptHeaders.set('range', range);
+        attemptHeaders.set('if-range', etag!);
+      }
+      let answer: Response;
+      hosts.rememberAbort(ctx.signal, facts);
+      try {
+        answer = await transport(url, { ...base, headers: attemptHeaders, signal: ctx.signal });
+        hostQuota?.observe(answer.headers, clock.now(), wallClock());
+        if (buffer && method !== 'HEAD') answer = await bufferedResponse(answer);
+      } catch (error) {
+        hosts.remember(error, facts);
+        failure = error;
+        throw error;
+      }
+      if (ctx.signal.aborted) {
+        // This attempt already lost to its bound: nobody will read this answer.
+        discard(answer);
+        throw ctx.signal.reason;
+      }
+      hosts.remember(answer, facts);
+      previous = failure = answer;
+      return answer;
+    };
+
+    const response = await policy.run(attempt, { signal }).catch((error: unknown) => {
       // Say why a POST that failed once was not sent again, and how to let it (stop reason `notRepeatable`).
       throw hosts.stoppedAsNotRepeatable(error) && attempts < policy.options.attempts ? new NotRepeatableError(method, url, { cause: error }) : error;
     });
+    // The caller owns this answer now: the next attempt (a resume) must not discard it.
+    previous = undefined;
     const gap = gapOption ?? policy.options.attemptTimeout;
+    if (resume && method === 'GET' && response.status === 200 && !headers.has('range')) {
+      return resumableResponse(response, {
+        gap,
+        clock,
+        signal,
+        // The resume request is the call's next attempt: budget, breaker, backoff and deadline apply.
+        next: (offset, etag, error) => policy.run((ctx) => attempt(ctx, `bytes=${offset}-`, etag), { signal, continuing: { attempts, error, deadlineAt } }),
+        resumed: () => {
+          previous = undefined;
+          streamResumed(policy, attempts);
+        },
+      });
+    }
     return buffer || gap === undefined ? response : gapBoundedResponse(response, gap, clock);
   };
   return Object.assign(resilientFetch, { hosts });
+}
+
+/** Tells the policy's listener a download carried on with a 206 (`streamResumed`, DESIGN §3.12). */
+function streamResumed(policy: Policy, attempt: number): void {
+  const listener = policy.options.onEvent;
+  if (listener === undefined) return;
+  try {
+    listener(CallEvent.of({ kind: 'streamResumed', policy: policy.name, attempt, verdict: 'Ok' }));
+  } catch {
+    // A listener never changes the call's outcome (DESIGN §3.12).
+  }
 }
 
 /** The fields of a `Request` input that `fetch(url, init)` needs to behave the same. */

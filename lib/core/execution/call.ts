@@ -94,6 +94,8 @@ export class Call<T> {
     readonly maxAttempts: number,
     /** The call's start reading when a fast first attempt already took it. */
     start?: number,
+    /** The reading at which the deadline passes when this call carries on one begun earlier (a continuation). */
+    deadlineAt?: number,
   ) {
     const o = policy.options;
     this.options = o;
@@ -101,12 +103,21 @@ export class Call<T> {
     this.listener = o.onEvent;
     this.breaker = policy.breaker();
     this.bucket = policy.bucket();
-    this.deadline = o.useAmbientDeadline ? tighterDeadline(o.deadline) : o.deadline;
+    const carried = deadlineAt !== undefined && deadlineAt !== Infinity;
     this.reported = o.onEvent !== undefined || log !== undefined;
-    this.callTimed = this.reported || this.deadline !== undefined;
+    if (carried) {
+      // A continuation keeps the deadline of the call it carries on; an ambient one is already in it.
+      this.start = o.clock.now();
+      this.deadline = o.deadline ?? Math.max(0, deadlineAt - this.start);
+      this.callTimed = true;
+      this.deadlineAt = deadlineAt;
+    } else {
+      this.deadline = deadlineAt === Infinity ? undefined : o.useAmbientDeadline ? tighterDeadline(o.deadline) : o.deadline;
+      this.callTimed = this.reported || this.deadline !== undefined;
+      this.start = start ?? (this.callTimed ? o.clock.now() : 0);
+      this.deadlineAt = this.deadline === undefined ? Infinity : this.start + this.deadline;
+    }
     this.timed = this.reported || this.breaker !== undefined;
-    this.start = start ?? (this.callTimed ? o.clock.now() : 0);
-    this.deadlineAt = this.deadline === undefined ? Infinity : this.start + this.deadline;
   }
 
   /** Stops the call with `error` as its outcome (cancellation, a deadline, a bug in a curve). */

@@ -1,4 +1,5 @@
 import { Backoff } from '../backoff/backoff.js';
+import { Breaker } from '../breaker/breaker-value.js';
 import { Classifier } from '../classification/classifier.js';
 import type { CallEvent } from './events.js';
 import { FakeClock } from '../time/fake-clock.js';
@@ -79,5 +80,70 @@ describe('attempt bounds on the context', () => {
   it('is Infinity for both without a deadline or attempt timeout', async () => {
     const { policy } = setup();
     expect(await policy.run(({ bound, remaining }) => [bound, remaining])).toEqual([Infinity, Infinity]);
+  });
+});
+
+describe('carrying on a call (RunOptions.continuing)', () => {
+  class Broke extends Error {
+    override name = 'Broke';
+  }
+  const broke = new Broke('body broke');
+
+  it('makes the next attempt a retry of the call: numbered on, after the backoff, with a retrying event', async () => {
+    const { clock, events, policy } = setup({ random: () => 0.5 });
+    const seen: number[] = [];
+    const call = policy.tryRun(({ attempt }) => (seen.push(attempt), 'resumed'), { continuing: { attempts: 1, error: broke, deadlineAt: Infinity } });
+    await clock.advance(99);
+    expect(seen).toEqual([]);
+    await clock.advance(1);
+    const result = await call;
+    expect([seen, result.reason, result.value, result.attempts.map((a) => a.attempt)]).toEqual([[2], 'succeeded', 'resumed', [2]]);
+    expect(events.map(String)).toEqual(['[] Retrying #1 Transient (0ms) +100ms Broke', '[] Attempt #2 Ok (0ms)', '[] Succeeded #2 (100ms)']);
+  });
+
+  it('spends a budget token, and is refused like any retry when the budget is empty', async () => {
+    const budget = RetryBudget.of({ fraction: 0, minimumPerSecond: 0 });
+    const { clock, policy } = setup({ budget, backoff: Backoff.none });
+    const bucket = policy.bucket()!;
+    const before = bucket.level;
+    await policy.run(() => 'ok', { continuing: { attempts: 1, error: broke, deadlineAt: Infinity } });
+    expect(bucket.level).toBe(before - 1);
+    while (bucket.tryAcquire());
+    let calls = 0;
+    const refused = policy.tryRun(() => ++calls, { continuing: { attempts: 1, error: broke, deadlineAt: Infinity } });
+    await clock.advance(100);
+    const result = await refused;
+    expect([calls, result.reason, (result.error as Error).name, ((result.error as Error).cause as Error).name]).toEqual([0, 'budgetExhausted', 'CallRejectedError', 'Broke']);
+  });
+
+  it('ends with the error that broke the value when no attempt is left, or the deadline has passed', async () => {
+    const { clock, policy } = setup({ backoff: Backoff.none });
+    let calls = 0;
+    const exhausted = await policy.tryRun(() => ++calls, { continuing: { attempts: 3, error: broke, deadlineAt: Infinity } });
+    expect([calls, exhausted.reason, exhausted.error]).toEqual([0, 'attemptsExhausted', broke]);
+    const late = await policy.tryRun(() => ++calls, { continuing: { attempts: 1, error: broke, deadlineAt: clock.now() } });
+    expect([calls, late.reason, late.error]).toEqual([0, 'deadlineExceeded', broke]);
+  });
+
+  it('bounds the attempt by what is left of the original deadline', async () => {
+    const { clock, policy } = setup({ backoff: Backoff.none, deadline: 1000 });
+    const bounds: number[] = [];
+    await clock.advance(700);
+    await policy.run(({ bound }) => bounds.push(bound), { continuing: { attempts: 1, error: broke, deadlineAt: 1000 } });
+    expect(bounds).toEqual([300]);
+  });
+
+  it('is refused by an open breaker', async () => {
+    const { clock, policy } = setup({ backoff: Backoff.none, breaker: Breaker.default });
+    policy.breaker()!.isolate();
+    const refused = policy.tryRun(() => 'never', { continuing: { attempts: 1, error: broke, deadlineAt: Infinity } });
+    await clock.advance(100);
+    expect((await refused).reason).toBe('dependencyUnavailable');
+  });
+
+  it('rejects a malformed continuation by field', () => {
+    const { policy } = setup();
+    expect(() => policy.run(() => 1, { continuing: { attempts: 0, error: broke, deadlineAt: Infinity } })).toThrow('continuing.attempts: 0 is invalid');
+    expect(() => policy.run(() => 1, { continuing: { attempts: 1, error: broke, deadlineAt: Number.NaN } })).toThrow('continuing.deadlineAt: NaN is invalid');
   });
 });

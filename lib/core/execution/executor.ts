@@ -1,4 +1,5 @@
 import { Ambient } from '../ambient/ambient-context.js';
+import { Verdict } from '../classification/verdict.js';
 import type { ExecutablePolicy } from '../policy/policy-options.js';
 import { Call, type Work } from './call.js';
 import type { CallLog } from './call-result.js';
@@ -21,7 +22,8 @@ export { GUARDED_PAUSE_MS } from './loop.js';
  * there is one. A log, an ambient deadline, a cap on attempts, a breaker that is not closed or a
  * zero deadline go through the loop from the start.
  */
-export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts?: number): Promise<T> {
+export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts?: number, continuing?: CallContinuation): Promise<T> {
+  if (continuing !== undefined) return carryOn(policy, work, signal, log, attempts, continuing);
   const o = policy.options;
   const capped = attempts !== undefined && attempts < o.attempts;
   // The budget's denominator counts logical calls, once each (a token bucket ignores it).
@@ -46,4 +48,34 @@ export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: Abor
     call.emit({ kind: 'nestedRetry', policy: o.name });
   }
   return loop(call, false);
+}
+
+/**
+ * Carries on a logical call whose accepted value broke after it was accepted (a response body that
+ * broke mid-way, DESIGN §5 `resumeDownloads`). The call is not counted again; attempts are numbered
+ * on from `continuing.attempts`; the first attempt here is a retry after a Transient failure — the
+ * drain, the backoff, the deadline, the breaker and the retry budget decide it as they decide any
+ * retry, with a `retrying` event — and the deadline is the original call's. With no attempt left
+ * the call ends at once (`attemptsExhausted`) with `continuing.error`.
+ */
+export interface CallContinuation {
+  /** Attempts the call already made, an integer >= 1; the next is numbered `attempts + 1`. */
+  readonly attempts: number;
+  /** What broke the accepted value: the failure the retry follows (and the outcome when none is left). */
+  readonly error: unknown;
+  /** Clock reading (the policy's clock, ms) at which the call's deadline passes; `Infinity` for none. */
+  readonly deadlineAt: number;
+}
+
+function carryOn<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts: number | undefined, continuing: CallContinuation): Promise<T> {
+  const o = policy.options;
+  const call = new Call(policy, work, signal, log, attempts !== undefined && attempts < o.attempts ? attempts : o.attempts, undefined, continuing.deadlineAt);
+  call.attempts = continuing.attempts;
+  call.verdict = Verdict.transient;
+  call.error = continuing.error;
+  call.threw = true;
+  if (signal?.aborted) call.fail('cancelled', signal.reason);
+  else if (call.attempts >= call.maxAttempts || Ambient.current()?.singleShot === true) call.reason = 'attemptsExhausted';
+  else return loop(call, false);
+  return settled(call);
 }

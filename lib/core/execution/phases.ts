@@ -55,8 +55,9 @@ export function decideRetry<T>(call: Call<T>): Step {
     call.refusal = 'BudgetExhausted';
     return Step.Refuse;
   }
-  const log = call.log;
-  if (log !== undefined) log.attempts[log.attempts.length - 1]!.delay = delay;
+  // A continuation's log starts empty: the attempt that failed belongs to the call it carries on.
+  const last = call.log?.attempts.at(-1);
+  if (last !== undefined) last.delay = delay;
   if (call.listener !== undefined) {
     call.emit({ kind: 'retrying', policy: o.name, attempt: call.attempts, verdict: verdict.kind, error: errorName(call.error), duration: call.duration, delay });
   }

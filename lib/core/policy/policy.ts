@@ -5,7 +5,7 @@ import { Classifier } from '../classification/classifier.js';
 import { Breaker } from '../breaker/breaker-value.js';
 import { checkDeadlineFits, checkListenerReplaced } from '../diagnostics/policy-checks.js';
 import { type CallEventListener, breakerTransitionEvent } from '../execution/events.js';
-import { type Work, execute } from '../execution/executor.js';
+import { type CallContinuation, type Work, execute } from '../execution/executor.js';
 import { type CallWrapper, DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { PolicyConfigError } from '../errors.js';
@@ -21,6 +21,13 @@ export interface RunOptions {
    * Default: the policy's.
    */
   attempts?: number;
+  /**
+   * Carries on a logical call made earlier whose accepted value broke afterwards (a download whose
+   * body broke mid-way): its next attempt is a retry of that call — budget, breaker, backoff and the
+   * original deadline apply, attempts count on from those already made, and the call is not counted
+   * twice. Each run reports its own terminal event. See {@link CallContinuation}.
+   */
+  continuing?: CallContinuation;
 }
 
 /**
@@ -106,9 +113,11 @@ export class Policy implements ExecutablePolicy {
   run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<T> {
     const attempts = options?.attempts;
     if (attempts !== undefined) checkAttempts(attempts);
+    const continuing = options?.continuing;
+    if (continuing !== undefined) checkContinuation(continuing);
     const around = this.options.around;
-    if (around === undefined) return execute(this, work as Work<T>, options?.signal, undefined, attempts);
-    return runAround(around, this, work as Work<T>, options?.signal, undefined, attempts);
+    if (around === undefined) return execute(this, work as Work<T>, options?.signal, undefined, attempts, continuing);
+    return runAround(around, this, work as Work<T>, options?.signal, undefined, attempts, continuing);
   }
 
   /**
@@ -118,17 +127,28 @@ export class Policy implements ExecutablePolicy {
   async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<T>> {
     const attempts = options?.attempts;
     if (attempts !== undefined) checkAttempts(attempts);
+    const continuing = options?.continuing;
+    if (continuing !== undefined) checkContinuation(continuing);
     const log = new CallLog();
     try {
       const around = this.options.around;
       const value = await (around === undefined
-        ? execute(this, work as Work<T>, options?.signal, log, attempts)
-        : runAround(around, this, work as Work<T>, options?.signal, log, attempts));
+        ? execute(this, work as Work<T>, options?.signal, log, attempts, continuing)
+        : runAround(around, this, work as Work<T>, options?.signal, log, attempts, continuing));
       return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration };
     } catch (error) {
       return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration };
     }
   }
+}
+
+function checkContinuation(continuing: CallContinuation): void {
+  if (typeof continuing !== 'object' || continuing === null) throw new PolicyConfigError('continuing', continuing, 'must be { attempts, error, deadlineAt }');
+  const { attempts, deadlineAt } = continuing;
+  if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1) {
+    throw new PolicyConfigError('continuing.attempts', attempts, 'must be an integer >= 1 (the attempts the call already made)');
+  }
+  if (typeof deadlineAt !== 'number' || Number.isNaN(deadlineAt)) throw new PolicyConfigError('continuing.deadlineAt', deadlineAt, 'must be a clock reading in ms, or Infinity for no deadline');
 }
 
 function checkAttempts(attempts: unknown): void {
@@ -141,8 +161,16 @@ function checkAttempts(attempts: unknown): void {
  * `execute` inside the policy's call wrapper. A function of its own: a method that builds a closure
  * over its arguments allocates their context on every call, even on the paths that build no closure.
  */
-function runAround<T>(around: CallWrapper, policy: Policy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts: number | undefined): Promise<T> {
-  return around(() => execute(policy, work, signal, log, attempts), policy);
+function runAround<T>(
+  around: CallWrapper,
+  policy: Policy,
+  work: Work<T>,
+  signal: AbortSignal | undefined,
+  log: CallLog | undefined,
+  attempts: number | undefined,
+  continuing: CallContinuation | undefined,
+): Promise<T> {
+  return around(() => execute(policy, work, signal, log, attempts, continuing), policy);
 }
 
 /** Ready-made policies (DESIGN §3.1), and the single-shot scope. */
