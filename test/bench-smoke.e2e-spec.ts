@@ -42,6 +42,14 @@ describe('bench smoke (BENCH_SMOKE=1)', () => {
     expect(await smoke('telemetry.js')).toMatch(/recorded: [1-9]\d* calls, [1-9]\d* attempts/);
   }, 65_000);
 
+  it('http body bench reports every task for both workloads', async () => {
+    const out = await smoke('http-body.js');
+    expect(out.match(/^ {2}.*µs/gm)).toHaveLength(12);
+    expect(out).toContain('POST, small JSON answer');
+    expect(out).toContain('GET, 1 MiB body in 16 KiB writes');
+    expect(out).toContain('resilient fetch, gap bound as before (timer per chunk)');
+  }, 65_000);
+
   it('simulation bench reports both policies', async () => {
     const out = await smoke('simulation.js');
     expect(out).toContain('Resilience.default (budget on)');

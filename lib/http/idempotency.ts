@@ -10,8 +10,10 @@ export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
  */
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 
-// Printable ASCII without the characters a structured-field string must escape (RFC 8941 §3.3.3).
-const KEY_RULE = /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,255}$/;
+// An sf-string holds printable ASCII only (RFC 8941 §3.3.3: %x20-7E); 255 is the longest key
+// Stripe accepts, and the most any server documented so far takes.
+const KEY_CHARACTERS = /^[\x20-\x7e]*$/;
+const MAXIMUM_KEY_LENGTH = 255;
 
 /** Requests marked by {@link markRepeatable} without a key: a key is generated per logical call. */
 const generateKey = new WeakSet<object>();
@@ -20,8 +22,15 @@ const generateKey = new WeakSet<object>();
  * Declares a POST or PATCH safe to send again and stamps the `Idempotency-Key` header the server
  * deduplicates it by (DESIGN §5; the header's draft: draft-ietf-httpapi-idempotency-key-header). Both
  * halves matter: retrying without a key duplicates the order, a key without the permission is never used.
- * - With `key`, the header is set now (`Idempotency-Key: "<key>"`, a structured-field string as the
- *   draft specifies); every attempt of the call carries it.
+ * - With `key`, the header is set now; every attempt of the call carries it.
+ * - On the wire the key is quoted: the draft defines `Idempotency-Key` as an Item Structured Header
+ *   whose value MUST be a String (RFC 8941 §3.3.3), so `order-42` goes out as `Idempotency-Key:
+ *   "order-42"` (a `"` or `\` in the key is escaped with `\`). A server that parses the field gets
+ *   `order-42`; one that compares raw values (many document bare tokens, Stripe's examples among
+ *   them) gets `"order-42"` on every attempt alike, so deduplication still holds — but its length
+ *   limit then counts the two quotes. For such a server, set the header yourself (`headers:
+ *   { 'Idempotency-Key': key }`): a request that already carries one is treated as marked and its
+ *   value is sent as given.
  * - Without `key`, the resilient fetch generates a fresh UUID for each logical call made with this
  *   request object, so every attempt of one call carries the same key and two calls never share one.
  *   A plain object (a `RequestInit` or an axios config) is also stamped with a generated key at once,
@@ -30,16 +39,14 @@ const generateKey = new WeakSet<object>();
  * A request that already carries an `Idempotency-Key` header is treated as marked.
  * @param request a `RequestInit` (its `headers` may be a `Headers`, a record or pairs), a `Request`,
  *   or an axios request config; modified in place and returned
- * @param key the key, 1..255 printable ASCII characters without `"` or `\`
+ * @param key the key: 1 to 255 printable ASCII characters (0x20–0x7E, what an sf-string may hold)
  * @returns `request`
- * @throws PolicyConfigError (field `idempotencyKey`) for a key breaking that rule; TypeError for a
- *   request that is not an object
+ * @throws PolicyConfigError (field `idempotencyKey`, naming the first character out of range) for a
+ *   key breaking that rule; TypeError for a request that is not an object
  */
 export function markRepeatable<T extends object>(request: T, key?: string): T {
   if (request === null || typeof request !== 'object') throw new TypeError('markRepeatable: request must be a RequestInit, a Request or an axios config object');
-  if (key !== undefined && (typeof key !== 'string' || !KEY_RULE.test(key))) {
-    throw new PolicyConfigError('idempotencyKey', key, 'must be 1 to 255 printable ASCII characters without " or \\');
-  }
+  if (key !== undefined) checkKey(key);
   if (key === undefined) {
     generateKey.add(request);
     if (request instanceof Request) return request;
@@ -98,8 +105,22 @@ export function isIdempotentMethod(method: string): boolean {
   return IDEMPOTENT_METHODS.has(method.toUpperCase());
 }
 
+/** The key as an sf-string (RFC 8941 §4.1.6): quoted, with `\` and `"` escaped. */
 function quoteKey(key: string): string {
-  return `"${key}"`;
+  return `"${key.replace(/[\\"]/g, '\\$&')}"`;
+}
+
+function checkKey(key: unknown): void {
+  const rule = `must be 1 to ${MAXIMUM_KEY_LENGTH} printable ASCII characters (0x20-0x7E, the characters a structured-field string may hold: RFC 8941 §3.3.3)`;
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAXIMUM_KEY_LENGTH) {
+    throw new PolicyConfigError('idempotencyKey', key, `${rule}; got ${typeof key === 'string' ? `${key.length} characters` : typeof key}`);
+  }
+  if (!KEY_CHARACTERS.test(key)) {
+    let index = 0;
+    while (KEY_CHARACTERS.test(key[index]!)) index++;
+    const code = key.charCodeAt(index).toString(16).toUpperCase().padStart(4, '0');
+    throw new PolicyConfigError('idempotencyKey', key, `${rule}; U+${code} at index ${index} is not`);
+  }
 }
 
 function setHeader(request: object, name: string, value: string): void {

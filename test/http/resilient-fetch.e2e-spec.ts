@@ -107,7 +107,26 @@ describe('idempotency on a connection reset after the server read the request', 
       ['"order-123"', '1'],
       ['"order-123"', '1'],
     ]);
-    expect(() => markRepeatable({}, 'bad"key')).toThrow('idempotencyKey: "bad\\"key" is invalid: must be 1 to 255 printable ASCII characters');
+  });
+
+  it('escapes " and \\ in a key as the sf-string form does, and sends a header the caller set as given', async () => {
+    const server = await serve((n, req, res) => (n % 2 === 0 ? reset(req) : answer(res, 201)));
+    const { http } = setup();
+    await http(`${server.url}/charges`, markRepeatable({ method: 'POST', body: 'b' }, 'a"b\\c d'));
+    await http(`${server.url}/charges`, { method: 'POST', body: 'b', headers: { 'Idempotency-Key': 'bare-token' } });
+    expect(server.seen.map((r) => r.headers['idempotency-key'])).toEqual(['"a\\"b\\\\c d"', '"a\\"b\\\\c d"', 'bare-token', 'bare-token']);
+  });
+
+  it.each([
+    ['an empty key', '', 'got 0 characters'],
+    ['a key of 256 characters', 'k'.repeat(256), 'got 256 characters'],
+    ['a line feed', 'order\n42', 'U+000A at index 5 is not'],
+    ['a non-ASCII character', 'ordér', 'U+00E9 at index 3 is not'],
+    ['a number', 42, 'got number'],
+  ])('refuses %s as a key, naming the field and the rule', (_case, key, why) => {
+    const rule = 'must be 1 to 255 printable ASCII characters (0x20-0x7E, the characters a structured-field string may hold: RFC 8941 §3.3.3)';
+    expect(() => markRepeatable({}, key as string)).toThrow(`${rule}; ${why}`);
+    expect(() => markRepeatable({}, key as string)).toThrow(/^idempotencyKey: /);
   });
 });
 
@@ -299,6 +318,42 @@ describe('response bodies on the wire (real clock, short bounds)', () => {
     const failure = await response.text().catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(AttemptStalledError);
     expect((failure as AttemptStalledError).received).toBe(5);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('headers then silence: the first read fails with AttemptStalledError after the gap, 0 bytes received', async () => {
+    const server = await serve((_n, _req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '20' });
+      res.flushHeaders();
+    });
+    const { clock, http } = setup({ bodyGapTimeout: 300 });
+    const response = await http(`${server.url}/silent`);
+    expect(response.status).toBe(200);
+    let settled = false;
+    const reading = response.json().catch((e: unknown) => e).finally(() => (settled = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    await clock.advance(299);
+    expect(settled).toBe(false);
+    await clock.advance(1);
+    const failure = await reading;
+    expect(failure).toBeInstanceOf(AttemptStalledError);
+    expect([(failure as AttemptStalledError).received, server.seen.length]).toEqual([0, 1]);
+  });
+
+  it('a body reset mid-way fails the read with the network error when it is neither buffered nor resumed', async () => {
+    let resetBody: () => void = () => undefined;
+    const server = await serve((_n, req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '10' });
+      res.write('01234');
+      resetBody = () => reset(req);
+    });
+    const http = realClock({}, {});
+    const response = await http(`${server.url}/body`);
+    const reader = response.body!.getReader();
+    expect(Buffer.from((await reader.read()).value!).toString()).toBe('01234');
+    resetBody();
+    const failure = await reader.read().catch((e: unknown) => e);
+    expect((failure as Error).name).toBe('TypeError');
     expect(server.seen).toHaveLength(1);
   });
 
