@@ -130,7 +130,9 @@ export function otelTable(on: OtelTotals, off: OtelTotals, summaries: { on: RunS
     ['nresilience_attempts_total', String(on.attempts), String(off.attempts)],
     ['attempts / calls', ratio(on.attempts, on.calls), ratio(off.attempts, off.calls)],
     ["  demo's own count (dependency / calls)", `${summaries.on.loadMultiplier.toFixed(2)}x`, `${summaries.off.loadMultiplier.toFixed(2)}x`],
-    ...reasons.map((reason): [string, string, string] => [`nresilience_rejections_total ${reason}`, String(on.rejections.get(reason) ?? 0), String(off.rejections.get(reason) ?? 0)]),
+    // One row per reason, indented under the metric's name so the label fits the first column.
+    ...(reasons.length > 0 ? [['nresilience_rejections_total', '', ''] as [string, string, string]] : []),
+    ...reasons.map((reason): [string, string, string] => [`  reason ${reason}`, String(on.rejections.get(reason) ?? 0), String(off.rejections.get(reason) ?? 0)]),
     ['spans (one per call)', String(on.spans), String(off.spans)],
   ];
   return rows.map(([name, a, b]) => `${name.padEnd(38)}${a.padStart(12)}${b.padStart(12)}`).join('\n');
