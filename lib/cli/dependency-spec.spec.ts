@@ -16,7 +16,7 @@ describe('--dependency: the modelled dependency', () => {
   });
 
   it('names the key, the value and the rule of a bad pair', () => {
-    expect(() => parseDependencySpec('p50=soon')).toThrow('--dependency p50: "soon" is invalid: must be a duration > 0');
+    expect(() => parseDependencySpec('p50=soon')).toThrow('--dependency p50: "soon" is invalid: must be a finite duration in ms > 0');
     expect(() => parseDependencySpec('workers=0')).toThrow('--dependency workers: "0" is invalid: must be an integer >= 1');
     expect(() => parseDependencySpec('failures=1.5')).toThrow('--dependency failures: "1.5" is invalid: must be a share of requests in [0, 1]');
     expect(() => parseDependencySpec('latency=4')).toThrow('--dependency: "latency" is invalid: unknown key: must be one of p50, p99, timeout, workers, queue, failures');

@@ -1,4 +1,5 @@
-import { Classifier, type ClassifierRule, PolicyConfigError, Verdict, httpFactsOfError } from '../core/index.js';
+import { Classifier, type ClassifierRule, type PolicyConfigError, Verdict, httpFactsOfError } from '../core/index.js';
+import { Problems, checkKeys, readObject } from './config-reading.js';
 
 /**
  * A policy's classifier in config (issue 8, DESIGN §4):
@@ -44,39 +45,35 @@ const ENTRY_RULE = 'must be an error name or code (a non-empty string) or an HTT
  */
 export function parseClassifier(value: unknown, path: string): { spec: ClassifierSpec } | { problems: PolicyConfigError[] } {
   if (value === 'default' || value === 'http') return { spec: { base: value, permanent: [], transient: [], throttled: [] } };
-  const problems: PolicyConfigError[] = [];
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { problems: [new PolicyConfigError(path, value, "must be 'default', 'http' or an object { base?, permanent?, transient?, throttled? } of error names, codes and HTTP statuses")] };
-  }
-  const raw = value as Record<string, unknown>;
-  for (const key of Object.keys(raw)) {
-    if (!KEYS.includes(key)) problems.push(new PolicyConfigError(`${path}.${key}`, raw[key], `is not a known classifier key (${KEYS.join(', ')})`));
-  }
-  const base = raw.base ?? 'default';
-  if (base !== 'default' && base !== 'http') problems.push(new PolicyConfigError(`${path}.base`, base, "must be 'default' or 'http'"));
+  const problems = new Problems();
+  const raw = readObject(problems, value, path, "must be 'default', 'http' or an object { base?, permanent?, transient?, throttled? } of error names, codes and HTTP statuses");
+  if (raw === undefined) return { problems: problems.list };
+  checkKeys(problems, raw, path, KEYS, 'classifier');
+  const base = raw.base === undefined ? 'default' : raw.base;
+  if (base !== 'default' && base !== 'http') problems.add(`${path}.base`, base, "must be 'default' or 'http'");
   const seen = new Map<string | number, string>();
   const lists: Record<(typeof LISTS)[number], (string | number)[]> = { permanent: [], transient: [], throttled: [] };
   for (const list of LISTS) {
     const entries = raw[list];
     if (entries === undefined) continue;
     if (!Array.isArray(entries)) {
-      problems.push(new PolicyConfigError(`${path}.${list}`, entries, 'must be a list of error names, codes or HTTP statuses, e.g. ["ValidationError", 404]'));
+      problems.add(`${path}.${list}`, entries, 'must be a list of error names, codes or HTTP statuses, e.g. ["ValidationError", 404]');
       continue;
     }
     entries.forEach((entry: unknown, index) => {
       const at = `${path}.${list}[${index}]`;
       const valid = (typeof entry === 'string' && entry.trim().length > 0) || (typeof entry === 'number' && Number.isInteger(entry) && entry >= 100 && entry <= 599);
       if (!valid) {
-        problems.push(new PolicyConfigError(at, entry, ENTRY_RULE));
+        problems.add(at, entry, ENTRY_RULE);
         return;
       }
       const earlier = seen.get(entry as string | number);
-      if (earlier !== undefined) problems.push(new PolicyConfigError(at, entry, `is already listed at ${earlier}: an error can have one verdict`));
+      if (earlier !== undefined) problems.add(at, entry, `is already listed at ${earlier}: an error can have one verdict`);
       else seen.set(entry as string | number, at);
       lists[list].push(entry as string | number);
     });
   }
-  if (problems.length > 0) return { problems };
+  if (problems.list.length > 0) return { problems: problems.list };
   return { spec: { base: base as 'default' | 'http', ...lists } };
 }
 

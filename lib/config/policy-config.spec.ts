@@ -28,11 +28,11 @@ describe('parseDuration', () => {
   });
 
   it.each([-1, '-1s', 'soon', '10 parsecs', '', NaN, Infinity, true, null])('refuses %j naming the field and the rule', (value) => {
-    expect(() => parseDuration(value, 'policies.a.deadline')).toThrow(/^policies\.a\.deadline: .* is invalid: must be a duration >= 0 \(a ms number or a string such as "250ms", "10s", "2m"\)$/);
+    expect(() => parseDuration(value, 'policies.a.deadline')).toThrow(/^policies\.a\.deadline: .* is invalid: must be a finite duration in ms >= 0, written as a ms number or a string such as "250ms", "10s", "2m"$/);
   });
 
   it('refuses 0 when a positive duration is required', () => {
-    expect(() => parseDuration('0ms', 'deadline', { positive: true })).toThrow('deadline: "0ms" is invalid: must be a duration > 0');
+    expect(() => parseDuration('0ms', 'deadline', { positive: true })).toThrow('deadline: "0ms" is invalid: must be a finite duration in ms > 0,');
   });
 });
 
@@ -129,16 +129,16 @@ describe('parseResilienceConfig', () => {
     expect(problems).toEqual([
       'extra: true is invalid: is not a known resilience config key (policies, defaults)',
       'policies.payments.retries: 3 is invalid: is not a known policy key (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier)',
-      'policies.payments.attempts: 0 is invalid: must be an integer >= 1 (total attempts, including the first)',
-      'policies.payments.deadline: "-5s" is invalid: must be a duration > 0 (a ms number or a string such as "250ms", "10s", "2m")',
+      'policies.payments.attempts: 0 is invalid: must be an integer >= 1 (total attempts, including the first), at most 100',
+      'policies.payments.deadline: "-5s" is invalid: must be a finite duration in ms > 0, written as a ms number or a string such as "250ms", "10s", "2m"',
       'policies.payments.backoff.base: 1 is invalid: is not a known exponential backoff key (type, transientBase, throttledBase, factor, maximumDelay, jitter)',
       'policies.payments.backoff.factor: 0.5 is invalid: must be a finite number >= 1',
       `policies.payments.backoff.jitter: "some" is invalid: must be 'full', 'equal' or 'none'`,
       'policies.payments.budget.share: "x" is invalid: is not a known budget key (fraction, minimumPerSecond, shared, retryRatio, samplingDuration, minimumThroughput)',
       'policies.payments.budget.fraction: -1 is invalid: must be a number in [0, 1]',
-      'policies.payments.budget.minimumPerSecond: "lots" is invalid: must be a finite number >= 0',
+      'policies.payments.budget.minimumPerSecond: "lots" is invalid: must be 0 (no floor) or a number of tokens per second in [0.00001157 (one a day), 1000000]',
       `policies.search.preset: "grpc" is invalid: must be one of default, http, conservative`,
-      'policies.search.attemptTimeout: 0 is invalid: must be a duration > 0 (a ms number or a string such as "250ms", "10s", "2m")',
+      'policies.search.attemptTimeout: 0 is invalid: must be a finite duration in ms > 0, written as a ms number or a string such as "250ms", "10s", "2m"',
       `policies.search.backoff.type: "linear" is invalid: must be 'exponential', 'constant' or 'none'`,
       'policies.orders: "fast" is invalid: must be an object with the policy keys (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier)',
     ]);
@@ -146,7 +146,7 @@ describe('parseResilienceConfig', () => {
 
   it('reports a bad default once, at its defaults path', () => {
     expect(problemsOf({ defaults: { attempts: 1.5 }, policies: { a: {}, b: {} } })).toEqual([
-      'defaults.attempts: 1.5 is invalid: must be an integer >= 1 (total attempts, including the first)',
+      'defaults.attempts: 1.5 is invalid: must be an integer >= 1 (total attempts, including the first), at most 100',
     ]);
   });
 

@@ -1,13 +1,16 @@
-import ms from 'ms';
-import { Backoff, type ExponentialBackoffOptions } from '../core/backoff/backoff.js';
-import { BREAKER_DEFAULTS, type BreakerSettings, type ResolvedBreakerSettings, validateBreakerSettings } from '../core/breaker/breaker-settings.js';
+import { Backoff } from '../core/backoff/backoff.js';
+import { BREAKER_DEFAULTS, type BreakerSettings, type ResolvedBreakerSettings, resolveBreakerSettings } from '../core/breaker/breaker-settings.js';
 import { PolicyConfigError } from '../core/errors.js';
-import { Policy, Resilience } from '../core/policy/policy.js';
+import type { Policy } from '../core/policy/policy.js';
 import type { PolicyOptions } from '../core/policy/policy-options.js';
 import { DEFAULT_MAXIMUM_KEYS } from '../core/policy/policy-scope.js';
-import { RetryBudget, type RetryBudgetOptions, validateBudgetOptions } from '../core/budget/retry-budget.js';
+import { type RetryBudgetOptions, validateBudgetOptions } from '../core/budget/retry-budget.js';
 import { type SlidingWindowBudgetOptions, validateSlidingWindowOptions } from '../core/budget/sliding-window-budget.js';
-import { type ClassifierConfig, type ClassifierSpec, parseClassifier } from './classifier-config.js';
+import { BOUND_RULE, DELAY_RULE } from '../core/rules/option-rules.js';
+import type { ClassifierConfig, ClassifierSpec } from './classifier-config.js';
+import { Problems, checkKeys, checkName, join, readDuration, readObject } from './config-reading.js';
+import { type BudgetSection, type Section, isWindow, parseSection } from './policy-section.js';
+import { type PresetName, PRESET_NAMES, presetPolicy } from './presets.js';
 import { ResilienceConfigError } from './resilience-config.error.js';
 
 /**
@@ -48,16 +51,7 @@ export type BudgetConfig =
   | { fraction?: number; minimumPerSecond?: number; shared?: string }
   | { retryRatio?: number; samplingDuration?: DurationConfig; minimumThroughput?: number };
 
-/** The ready-made policies a config can start from (`Resilience.default`, `.http`, `.conservative`). */
-export type PresetName = 'default' | 'http' | 'conservative';
-
-/** The preset names, in the order error messages list them. */
-export const PRESET_NAMES: readonly PresetName[] = ['default', 'http', 'conservative'];
-
-/** The preset policy of a name. */
-export function presetPolicy(name: PresetName): Policy {
-  return name === 'http' ? Resilience.http : name === 'conservative' ? Resilience.conservative : Resilience.default;
-}
+export { PRESET_NAMES, type PresetName, presetPolicy } from './presets.js';
 
 /**
  * One named policy as plain JSON. Every field is optional; unset fields come from `defaults`, then from
@@ -170,277 +164,22 @@ export interface ParsedResilienceConfig {
   readonly policies: ReadonlyMap<string, PolicyPlan>;
 }
 
-const POLICY_KEYS = [
-  'preset',
-  'extends',
-  'attempts',
-  'deadline',
-  'attemptTimeout',
-  'backoff',
-  'budget',
-  'breaker',
-  'scope',
-  'useAmbientDeadline',
-  'useAmbientCriticality',
-  'classifier',
-] as const;
 const CONFIG_KEYS = ['policies', 'defaults'] as const;
-const EXPONENTIAL_KEYS = ['type', 'transientBase', 'throttledBase', 'factor', 'maximumDelay', 'jitter'] as const;
-const BUCKET_KEYS = ['fraction', 'minimumPerSecond', 'shared'] as const;
-const WINDOW_KEYS = ['retryRatio', 'samplingDuration', 'minimumThroughput'] as const;
-const BUDGET_KEYS = [...BUCKET_KEYS, ...WINDOW_KEYS] as const;
-const DURATION_RULE = 'a ms number or a string such as "250ms", "10s", "2m"';
-
-/** A partially validated policy section (one of `defaults` or `policies.<name>`), before merging. */
-interface Section {
-  preset?: PresetName;
-  extends?: string;
-  attempts?: number;
-  deadline?: number | null;
-  attemptTimeout?: number | null;
-  useAmbientDeadline?: boolean;
-  useAmbientCriticality?: boolean;
-  backoff?: { type: 'exponential'; options: ExponentialBackoffOptions } | { type: 'constant'; delay: number } | { type: 'none' };
-  budget?: false | BudgetSection;
-  breaker?: boolean | Record<string, unknown>;
-  scope?: false | { maximumKeys?: number };
-  classifier?: ClassifierSpec;
-}
-
-/** A budget section: token-bucket keys or sliding-window keys (never both). */
-interface BudgetSection {
-  fraction?: number;
-  minimumPerSecond?: number;
-  shared?: string;
-  retryRatio?: number;
-  samplingDuration?: number;
-  minimumThroughput?: number;
-}
-
-function isWindow(budget: BudgetSection): boolean {
-  return WINDOW_KEYS.some((key) => budget[key] !== undefined);
-}
-
-class Problems {
-  readonly list: PolicyConfigError[] = [];
-  add(field: string, value: unknown, rule: string): undefined {
-    this.list.push(new PolicyConfigError(field, value, rule));
-    return undefined;
-  }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function join(path: string, key: string): string {
-  return path ? `${path}.${key}` : key;
-}
 
 /**
  * Reads a duration from config: a number of milliseconds or a string the `ms` package understands.
  * @param value the config value
  * @param field the dotted path used in the error
- * @param options `positive: true` requires > 0 (otherwise >= 0)
+ * @param options `positive: true` requires > 0 (the rule of `deadline`); otherwise >= 0 (of a delay)
  * @returns milliseconds (finite)
  * @throws PolicyConfigError naming `field`, the value and the rule for anything else (negative, NaN,
  *   Infinity, strings the `ms` package cannot read such as `"soon"` or `"ten seconds"`).
  */
 export function parseDuration(value: unknown, field: string, options: { positive?: boolean } = {}): number {
-  const bound = options.positive ? '> 0' : '>= 0';
-  const rule = `must be a duration ${bound} (${DURATION_RULE})`;
-  let result: number | undefined;
-  if (typeof value === 'number') result = value;
-  else if (typeof value === 'string') {
-    try {
-      result = ms(value.trim() as ms.StringValue);
-    } catch {
-      result = undefined;
-    }
-  }
-  if (typeof result !== 'number' || !Number.isFinite(result) || result < 0 || (options.positive && result === 0)) {
-    throw new PolicyConfigError(field, value, rule);
-  }
+  const problems = new Problems();
+  const result = readDuration(problems, value, field, options.positive ? BOUND_RULE : DELAY_RULE);
+  if (result === undefined) throw problems.list[0];
   return result;
-}
-
-function readDuration(problems: Problems, value: unknown, field: string, positive: boolean): number | undefined {
-  try {
-    return parseDuration(value, field, { positive });
-  } catch (error) {
-    if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
-    throw error;
-  }
-}
-
-function checkKeys(problems: Problems, section: Record<string, unknown>, path: string, known: readonly string[], what: string): void {
-  for (const key of Object.keys(section)) {
-    if (!known.includes(key)) problems.add(join(path, key), section[key], `is not a known ${what} key (${known.join(', ')})`);
-  }
-}
-
-function parseBackoff(problems: Problems, value: unknown, path: string): Section['backoff'] {
-  if (!isPlainObject(value)) {
-    return problems.add(path, value, "must be an object: { type?: 'exponential', transientBase?, throttledBase?, factor?, maximumDelay?, jitter? }, { type: 'constant', delay } or { type: 'none' }");
-  }
-  const type = value.type ?? 'exponential';
-  if (type === 'none') {
-    checkKeys(problems, value, path, ['type'], "backoff { type: 'none' }");
-    return { type: 'none' };
-  }
-  if (type === 'constant') {
-    checkKeys(problems, value, path, ['type', 'delay'], "backoff { type: 'constant' }");
-    if (value.delay === undefined) return problems.add(join(path, 'delay'), undefined, `is required for a constant backoff: a duration >= 0 (${DURATION_RULE})`);
-    const delay = readDuration(problems, value.delay, join(path, 'delay'), false);
-    return delay === undefined ? undefined : { type: 'constant', delay };
-  }
-  if (type !== 'exponential') {
-    return problems.add(join(path, 'type'), type, "must be 'exponential', 'constant' or 'none'");
-  }
-  checkKeys(problems, value, path, EXPONENTIAL_KEYS, 'exponential backoff');
-  const options: ExponentialBackoffOptions = {};
-  for (const key of ['transientBase', 'throttledBase', 'maximumDelay'] as const) {
-    if (value[key] === undefined) continue;
-    const delay = readDuration(problems, value[key], join(path, key), false);
-    if (delay !== undefined) options[key] = delay;
-  }
-  if (value.factor !== undefined) {
-    if (typeof value.factor !== 'number' || !Number.isFinite(value.factor) || value.factor < 1) {
-      problems.add(join(path, 'factor'), value.factor, 'must be a finite number >= 1');
-    } else options.factor = value.factor;
-  }
-  if (value.jitter !== undefined) {
-    if (value.jitter !== 'full' && value.jitter !== 'equal' && value.jitter !== 'none') {
-      problems.add(join(path, 'jitter'), value.jitter, "must be 'full', 'equal' or 'none'");
-    } else options.jitter = value.jitter;
-  }
-  return { type: 'exponential', options };
-}
-
-function parseBudget(problems: Problems, value: unknown, path: string): Section['budget'] {
-  if (value === false || value === 'none') return false;
-  if (value === true) return {};
-  if (!isPlainObject(value)) {
-    return problems.add(path, value, "must be true, false, 'none', a token bucket { fraction?, minimumPerSecond?, shared? } or a sliding window { retryRatio?, samplingDuration?, minimumThroughput? }");
-  }
-  checkKeys(problems, value, path, BUDGET_KEYS, 'budget');
-  const budget: BudgetSection = {};
-  for (const key of ['fraction', 'minimumPerSecond'] as const) {
-    if (value[key] === undefined) continue;
-    try {
-      validateBudgetOptions({ [key]: value[key] });
-      budget[key] = value[key] as number;
-    } catch (error) {
-      if (!(error instanceof PolicyConfigError)) throw error;
-      // The core names the field `budget.<key>`; re-root it at this section's path.
-      problems.add(join(path, key), error.value, error.rule);
-    }
-  }
-  if (value.shared !== undefined) {
-    if (typeof value.shared !== 'string' || value.shared.trim().length === 0) {
-      problems.add(join(path, 'shared'), value.shared, 'must be a non-empty string (the name of the shared budget)');
-    } else budget.shared = value.shared;
-  }
-  for (const key of WINDOW_KEYS) {
-    if (value[key] === undefined) continue;
-    const given = key === 'samplingDuration' ? readDuration(problems, value[key], join(path, key), true) : value[key];
-    if (given === undefined) continue;
-    try {
-      validateSlidingWindowOptions({ [key]: given });
-      budget[key] = given as number;
-    } catch (error) {
-      if (!(error instanceof PolicyConfigError)) throw error;
-      problems.add(join(path, key), value[key], error.rule);
-    }
-  }
-  const bucketKeys = BUCKET_KEYS.filter((key) => value[key] !== undefined);
-  if (bucketKeys.length > 0 && WINDOW_KEYS.some((key) => value[key] !== undefined)) {
-    return problems.add(path, value, `mixes token-bucket keys (${bucketKeys.join(', ')}) with sliding-window keys (${WINDOW_KEYS.join(', ')}): choose one shape`);
-  }
-  return budget;
-}
-
-function parseSection(problems: Problems, value: unknown, path: string): Section | undefined {
-  if (!isPlainObject(value)) return problems.add(path, value, `must be an object with the policy keys (${POLICY_KEYS.join(', ')})`);
-  checkKeys(problems, value, path, POLICY_KEYS, 'policy');
-  const section: Section = {};
-  if (value.preset !== undefined) {
-    if (!PRESET_NAMES.includes(value.preset as PresetName)) problems.add(join(path, 'preset'), value.preset, `must be one of ${PRESET_NAMES.join(', ')}`);
-    else section.preset = value.preset as PresetName;
-  }
-  if (value.extends !== undefined) {
-    if (typeof value.extends !== 'string' || value.extends.trim().length === 0) {
-      problems.add(join(path, 'extends'), value.extends, `must be a preset (${PRESET_NAMES.join(', ')}) or the name of another policy`);
-    } else if (value.preset !== undefined) {
-      problems.add(join(path, 'extends'), value.extends, 'cannot be given with preset: extends names the starting point');
-    } else section.extends = value.extends;
-  }
-  if (value.useAmbientCriticality !== undefined) {
-    if (typeof value.useAmbientCriticality !== 'boolean') problems.add(join(path, 'useAmbientCriticality'), value.useAmbientCriticality, 'must be true or false');
-    else section.useAmbientCriticality = value.useAmbientCriticality;
-  }
-  if (value.attempts !== undefined) {
-    const attempts = value.attempts;
-    if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1) {
-      problems.add(join(path, 'attempts'), attempts, 'must be an integer >= 1 (total attempts, including the first)');
-    } else section.attempts = attempts;
-  }
-  for (const key of ['deadline', 'attemptTimeout'] as const) {
-    if (value[key] === undefined) continue;
-    if (value[key] === null) section[key] = null;
-    else {
-      const bound = readDuration(problems, value[key], join(path, key), true);
-      if (bound !== undefined) section[key] = bound;
-    }
-  }
-  if (value.useAmbientDeadline !== undefined) {
-    if (typeof value.useAmbientDeadline !== 'boolean') problems.add(join(path, 'useAmbientDeadline'), value.useAmbientDeadline, 'must be true or false');
-    else section.useAmbientDeadline = value.useAmbientDeadline;
-  }
-  if (value.backoff !== undefined) section.backoff = parseBackoff(problems, value.backoff, join(path, 'backoff'));
-  if (value.budget !== undefined) section.budget = parseBudget(problems, value.budget, join(path, 'budget'));
-  if (value.breaker !== undefined) section.breaker = parseBreaker(problems, value.breaker, join(path, 'breaker'));
-  if (value.scope !== undefined) section.scope = parseScope(problems, value.scope, join(path, 'scope'));
-  if (value.classifier !== undefined) {
-    const read = parseClassifier(value.classifier, join(path, 'classifier'));
-    if ('spec' in read) section.classifier = read.spec;
-    else for (const problem of read.problems) problems.add(problem.field, problem.value, problem.rule);
-  }
-  return section;
-}
-
-/** Reads the breaker section: booleans as they are, settings with durations converted to ms and checked. */
-function parseBreaker(problems: Problems, value: unknown, path: string): Section['breaker'] {
-  if (typeof value === 'boolean') return value;
-  if (!isPlainObject(value)) return problems.add(path, value, 'must be true, false or an object of breaker settings');
-  const settings: Record<string, unknown> = { ...value };
-  for (const key of BREAKER_DURATION_KEYS) {
-    if (settings[key] === undefined) continue;
-    const ms = readDuration(problems, settings[key], join(path, key), true);
-    if (ms === undefined) return undefined;
-    settings[key] = ms;
-  }
-  try {
-    validateBreakerSettings(settings, path);
-  } catch (error) {
-    if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
-    throw error;
-  }
-  return settings;
-}
-
-/** Reads the scope section: `true` → `{}`, `false` → not scoped, `{ maximumKeys }` checked. */
-function parseScope(problems: Problems, value: unknown, path: string): Section['scope'] {
-  if (value === false) return false;
-  if (value === true) return {};
-  if (!isPlainObject(value)) return problems.add(path, value, 'must be true, false or an object { maximumKeys? }');
-  checkKeys(problems, value, path, ['maximumKeys'], 'scope');
-  const maximumKeys = value.maximumKeys;
-  if (maximumKeys === undefined) return {};
-  if (typeof maximumKeys !== 'number' || !Number.isInteger(maximumKeys) || maximumKeys < 1) {
-    return problems.add(join(path, 'maximumKeys'), maximumKeys, 'must be an integer >= 1 (the most keys the scope holds)');
-  }
-  return { maximumKeys };
 }
 
 function merge(defaults: Section, own: Section): Section {
@@ -470,17 +209,11 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
   if (section.attemptTimeout !== undefined) changes.attemptTimeout = section.attemptTimeout ?? undefined;
   if (section.useAmbientDeadline !== undefined) changes.useAmbientDeadline = section.useAmbientDeadline;
   if (section.useAmbientCriticality !== undefined) changes.useAmbientCriticality = section.useAmbientCriticality;
+  // Every field passed the core's own rule when its section was read: nothing here can be refused.
   const backoff = section.backoff;
-  try {
-    if (backoff?.type === 'exponential') changes.backoff = Backoff.exponential(backoff.options);
-    else if (backoff?.type === 'constant') changes.backoff = Backoff.constant(backoff.delay);
-    else if (backoff?.type === 'none') changes.backoff = Backoff.none;
-    // Trial build: catches anything the core refuses that the checks above let through.
-    preset.with({ ...changes, name, budget: RetryBudget.none });
-  } catch (error) {
-    if (error instanceof PolicyConfigError) return problems.add(join(path, error.field), error.value, error.rule);
-    throw error;
-  }
+  if (backoff?.type === 'exponential') changes.backoff = Backoff.exponential(backoff.options);
+  else if (backoff?.type === 'constant') changes.backoff = Backoff.constant(backoff.delay);
+  else if (backoff?.type === 'none') changes.backoff = Backoff.none;
   let budget: BudgetPlan;
   if (section.budget === false) budget = { kind: 'none' };
   else if (isWindow(section.budget ?? {})) {
@@ -496,7 +229,7 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
   else if (section.breaker === true) breaker = BREAKER_DEFAULTS;
   else if (section.breaker !== false) {
     try {
-      breaker = validateBreakerSettings(section.breaker, join(path, 'breaker'));
+      breaker = resolveBreakerSettings(section.breaker, join(path, 'breaker'));
     } catch (error) {
       // A merge of defaults and own settings can break a cross-field rule (maximumBreak >= breakDuration).
       if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
@@ -527,9 +260,9 @@ function resolveExtends(
   else if (target === undefined) result = { section: own, chain: [] };
   else if (PRESET_NAMES.includes(target as PresetName) && !sections.has(target)) result = { section: { ...own, extends: undefined, preset: target as PresetName }, chain: [] };
   else if (visiting.includes(target) || target === name) {
-    problems.add(`policies.${name}.extends`, target, `forms a cycle: ${[...visiting.slice(visiting.indexOf(target)), name, target].join(' -> ')}`);
+    problems.add(`${join('policies', name)}.extends`, target, `forms a cycle: ${[...visiting.slice(visiting.indexOf(target)), name, target].join(' -> ')}`);
   } else if (!names.includes(target)) {
-    problems.add(`policies.${name}.extends`, target, `must be a preset (${PRESET_NAMES.join(', ')}) or the name of another policy (${names.filter((n) => n !== name).join(', ') || 'none'})`);
+    problems.add(`${join('policies', name)}.extends`, target, `must be a preset (${PRESET_NAMES.join(', ')}) or the name of another policy (${names.filter((n) => n !== name).join(', ') || 'none'})`);
   } else {
     const parent = resolveExtends(problems, target, sections, names, resolved, [...visiting, name]);
     if (parent !== undefined) result = { section: merge(parent.section, { ...own, extends: undefined }), chain: [target, ...parent.chain] };
@@ -544,34 +277,32 @@ function resolveExtends(
  * budgets), each named by its full path from the config root — `policies.payments.budget.fraction`,
  * `defaults.attempts` — so one run shows everything to fix. A problem in `defaults` is reported once,
  * at its `defaults.` path.
- * @param config the plain JSON config (`{ policies, defaults? }`)
+ * @param config the plain JSON config (`{ policies, defaults? }`): plain objects only, read by their own
+ *   properties; `null` is refused wherever a value is expected (it means "no bound" only for
+ *   `deadline` and `attemptTimeout`); `__proto__`, `constructor` and `prototype` are refused as names
  * @throws ResilienceConfigError listing every problem when anything is invalid.
  */
 export function parseResilienceConfig(config: unknown): ParsedResilienceConfig {
   const problems = new Problems();
   const policies = new Map<string, PolicyPlan>();
-  if (!isPlainObject(config)) {
-    problems.add('config', config, 'must be an object { policies, defaults? }');
-    throw new ResilienceConfigError(problems.list);
-  }
-  checkKeys(problems, config, '', CONFIG_KEYS, 'resilience config');
-  const defaults = config.defaults === undefined ? {} : (parseSection(problems, config.defaults, 'defaults') ?? {});
-  const raw = config.policies;
-  if (!isPlainObject(raw)) {
-    problems.add('policies', raw, 'must be an object of named policies, e.g. { "payments": { "attempts": 3 } }');
-  } else {
+  const root = readObject(problems, config, 'config', 'must be an object { policies, defaults? }');
+  if (root === undefined) throw new ResilienceConfigError(problems.list);
+  checkKeys(problems, root, '', CONFIG_KEYS, 'resilience config');
+  const defaults = root.defaults === undefined ? {} : (parseSection(problems, root.defaults, 'defaults') ?? {});
+  const raw = root.policies === undefined ? undefined : readObject(problems, root.policies, 'policies', 'must be an object of named policies, e.g. { "payments": { "attempts": 3 } }');
+  if (root.policies === undefined) problems.add('policies', undefined, 'must be an object of named policies, e.g. { "payments": { "attempts": 3 } }');
+  if (raw !== undefined) {
     const shared = new Map<string, { path: string; options: Required<RetryBudgetOptions> }>();
     const sections = new Map<string, Section>();
     for (const [name, value] of Object.entries(raw)) {
-      if (name.trim().length === 0) problems.add(`policies.${name}`, value, 'a policy name must be a non-empty string');
-      else {
-        const own = parseSection(problems, value, `policies.${name}`);
+      if (checkName(problems, name, join('policies', name), 'policy')) {
+        const own = parseSection(problems, value, join('policies', name));
         if (own !== undefined) sections.set(name, own);
       }
     }
     const resolved = new Map<string, { section: Section; chain: string[] } | undefined>();
     for (const name of sections.keys()) {
-      const path = `policies.${name}`;
+      const path = join('policies', name);
       const own = resolveExtends(problems, name, sections, Object.keys(raw), resolved, []);
       if (own === undefined) continue;
       const plan = buildPlan(problems, name, merge(defaults, own.section), path, own.chain);

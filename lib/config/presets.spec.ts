@@ -121,7 +121,7 @@ describe('sliding-window budgets in config', () => {
     ).toEqual([
       'policies.a.budget: {"fraction":0.1,"retryRatio":0.1} is invalid: mixes token-bucket keys (fraction) with sliding-window keys (retryRatio, samplingDuration, minimumThroughput): choose one shape',
       'policies.b.budget.retryRatio: 2 is invalid: must be a number in [0, 1] (retries per logical call)',
-      'policies.b.budget.samplingDuration: "soon" is invalid: must be a duration > 0 (a ms number or a string such as "250ms", "10s", "2m")',
+      'policies.b.budget.samplingDuration: "soon" is invalid: must be a duration in ms from 1000 (1 s) to 86400000 (1 day), written as a ms number or a string such as "250ms", "10s", "2m"',
       'policies.b.budget.minimumThroughput: 0 is invalid: must be an integer >= 1 (logical calls in the window)',
       'policies.c.budget: {"retryRatio":0.1,"shared":"all"} is invalid: mixes token-bucket keys (shared) with sliding-window keys (retryRatio, samplingDuration, minimumThroughput): choose one shape',
     ]);

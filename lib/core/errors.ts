@@ -1,3 +1,5 @@
+import { describeValue } from './rules/describe-value.js';
+
 /**
  * Errors the library throws. Every class sets `name` so logs and `instanceof`-free checks work
  * across realms and bundles.
@@ -126,16 +128,5 @@ export class RateLimitedError extends Error {
     readonly retryAfter?: number,
   ) {
     super(message);
-  }
-}
-
-function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
   }
 }

@@ -46,10 +46,10 @@ describe('policy config: scope', () => {
     expect(error).toBeInstanceOf(ResilienceConfigError);
     expect(error!.problems.map((p) => p.message)).toEqual([
       'defaults.scope: "tenant" is invalid: must be true, false or an object { maximumKeys? }',
-      'policies.a.scope.maximumKeys: 0 is invalid: must be an integer >= 1 (the most keys the scope holds)',
+      'policies.a.scope.maximumKeys: 0 is invalid: must be an integer >= 1 (the most keys a scope holds), at most 1000000',
       'policies.b.scope.keys: 3 is invalid: is not a known scope key (maximumKeys)',
-      'policies.b.scope.maximumKeys: 2.5 is invalid: must be an integer >= 1 (the most keys the scope holds)',
-      'policies.c.scope.maximumKeys: "100" is invalid: must be an integer >= 1 (the most keys the scope holds)',
+      'policies.b.scope.maximumKeys: 2.5 is invalid: must be an integer >= 1 (the most keys a scope holds), at most 1000000',
+      'policies.c.scope.maximumKeys: "100" is invalid: must be an integer >= 1 (the most keys a scope holds), at most 1000000',
     ]);
   });
 });

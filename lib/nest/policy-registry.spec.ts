@@ -135,7 +135,7 @@ describe('PolicyRegistry', () => {
     expect(() => PolicyRegistry.create(bad)).toThrow(
       [
         'Invalid resilience config (4 problems):',
-        '  - clock: {} is invalid: must be a Clock (now, setTimer, clearTimer), e.g. new FakeClock()',
+        '  - clock: {"now":[function]} is invalid: must be a Clock (now, setTimer, clearTimer), e.g. new FakeClock()',
         '  - random: 3 is invalid: must be a function returning a number in [0, 1)',
         '  - isGlobal: false is invalid: is a module definition option: give it to forRoot({ isGlobal }) or beside useFactory in forRootAsync({ isGlobal, useFactory })',
         '  - exceptionFilter: true is invalid: is a module definition option: give it to forRoot({ exceptionFilter }) or beside useFactory in forRootAsync({ exceptionFilter, useFactory })',

@@ -4,6 +4,8 @@ import { PinnedPolicies } from '../config/pinned-policies.js';
 import { type ParsedResilienceConfig, type ResilienceConfig, parseResilienceConfig } from '../config/policy-config.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import { type CircuitBreaker, Classifier, Drain, type Policy, PolicyConfigError, type PolicyScope, SystemClock, type RetryBudgetState } from '../core/index.js';
+import { CLOCK_RULE, RANDOM_RULE } from '../core/rules/option-rules.js';
+import { optionProblems } from '../core/rules/value-rule.js';
 import { PolicyHandle } from './policy-handle.js';
 import { httpExceptionRule } from './http-exception.rule.js';
 import type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
@@ -272,12 +274,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
     const codeClassifiers = classifierProblems(classifiers, problems);
     problems.push(...instrumentationProblems(telemetry, logging));
     problems.push(...reloadSettingsProblems({ configFile, watch, configSource, reloadOnSignal }, config));
-    if (clock !== undefined && (typeof clock?.now !== 'function' || typeof clock?.setTimer !== 'function' || typeof clock?.clearTimer !== 'function')) {
-      problems.push(new PolicyConfigError('clock', clock, 'must be a Clock (now, setTimer, clearTimer), e.g. new FakeClock()'));
-    }
-    if (random !== undefined && typeof random !== 'function') {
-      problems.push(new PolicyConfigError('random', random, 'must be a function returning a number in [0, 1)'));
-    }
+    problems.push(...optionProblems({ clock, random }, { clock: CLOCK_RULE, random: RANDOM_RULE }, '', 'option'));
     for (const key of EXTRAS) {
       if (key in config) {
         problems.push(new PolicyConfigError(key, config[key], `is a module definition option: give it to forRoot({ ${key} }) or beside useFactory in forRootAsync({ ${key}, useFactory })`));

@@ -1,4 +1,6 @@
 import { PolicyConfigError } from '../core/errors.js';
+import { CLOCK_RULE, DELAY_RULE, FRACTION_RULE } from '../core/rules/option-rules.js';
+import { checkValue } from '../core/rules/value-rule.js';
 
 /**
  * Validation shared by the testing kit's builders; every failure is a `PolicyConfigError` naming the
@@ -16,18 +18,12 @@ export function checkTimes(field: string, value: unknown): number {
 
 /** @throws PolicyConfigError unless `value` is a finite number of milliseconds >= 0. */
 export function checkDuration(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new PolicyConfigError(field, value, 'must be a finite duration in ms >= 0');
-  }
-  return value;
+  return checkValue(DELAY_RULE, field, value);
 }
 
 /** @throws PolicyConfigError unless `value` is a probability in [0, 1]. */
 export function checkRate(field: string, value: unknown): number {
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || value > 1) {
-    throw new PolicyConfigError(field, value, 'must be a number in [0, 1]');
-  }
-  return value;
+  return checkValue(FRACTION_RULE, field, value);
 }
 
 /** @throws PolicyConfigError unless `value` is an HTTP status a `Response` can carry (an integer in [200, 599]). */
@@ -40,14 +36,5 @@ export function checkStatus(field: string, value: unknown): number {
 
 /** @throws PolicyConfigError unless `value` looks like a `Clock` (`now`, `setTimer`, `clearTimer`). */
 export function checkClock(field: string, value: unknown): void {
-  const clock = value as { now?: unknown; setTimer?: unknown; clearTimer?: unknown } | null | undefined;
-  if (
-    typeof clock !== 'object' ||
-    clock === null ||
-    typeof clock.now !== 'function' ||
-    typeof clock.setTimer !== 'function' ||
-    typeof clock.clearTimer !== 'function'
-  ) {
-    throw new PolicyConfigError(field, value, 'must be a Clock (now, setTimer, clearTimer)');
-  }
+  checkValue(CLOCK_RULE, field, value);
 }

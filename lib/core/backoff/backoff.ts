@@ -1,4 +1,6 @@
-import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
+import { PolicyConfigError } from '../errors.js';
+import { BACKOFF_FACTOR_RULE, DELAY_RULE } from '../rules/option-rules.js';
+import { checkOptions, checkValue, given } from '../rules/value-rule.js';
 import { Jitter, jitterNamed } from './jitter.js';
 import type { Verdict } from '../classification/verdict.js';
 
@@ -55,6 +57,9 @@ function capped(base: number, factor: number, retry: number, maximum: number): n
   return Math.min(maximum, base * factor ** exponent);
 }
 
+/** The exponential curve's options; `jitter` (a name or a function) is checked where it is read. */
+const EXPONENTIAL_RULES = { transientBase: DELAY_RULE, throttledBase: DELAY_RULE, maximumDelay: DELAY_RULE, factor: BACKOFF_FACTOR_RULE, jitter: null };
+
 class ExponentialBackoff implements Backoff {
   readonly transientBase: number;
   readonly throttledBase: number;
@@ -63,20 +68,16 @@ class ExponentialBackoff implements Backoff {
   readonly jitter: Jitter;
 
   constructor(options: ExponentialBackoffOptions) {
-    checkKeys(options, ['transientBase', 'throttledBase', 'factor', 'maximumDelay', 'jitter']);
-    this.transientBase = duration('backoff.transientBase', options.transientBase ?? 100);
-    this.throttledBase = duration('backoff.throttledBase', options.throttledBase ?? 1000);
-    this.maximumDelay = duration('backoff.maximumDelay', options.maximumDelay ?? 30_000);
-    const factor = options.factor ?? 2;
-    if (typeof factor !== 'number' || !(factor >= 1) || !Number.isFinite(factor)) {
-      throw new PolicyConfigError('backoff.factor', factor, 'must be a finite number >= 1');
-    }
-    this.factor = factor;
-    const jitter = typeof options.jitter === 'string' ? jitterNamed(options.jitter) : (options.jitter ?? Jitter.full);
+    checkOptions(options, EXPONENTIAL_RULES, 'backoff', 'option');
+    this.transientBase = given(options.transientBase, 100);
+    this.throttledBase = given(options.throttledBase, 1000);
+    this.maximumDelay = given(options.maximumDelay, 30_000);
+    this.factor = given(options.factor, 2);
+    const jitter = typeof options.jitter === 'string' ? jitterNamed(options.jitter) : given<unknown>(options.jitter, Jitter.full);
     if (typeof jitter !== 'function') {
       throw new PolicyConfigError('backoff.jitter', options.jitter, "must be 'full', 'equal', 'none' or a Jitter function");
     }
-    this.jitter = jitter;
+    this.jitter = jitter as Jitter;
   }
 
   compute(next: BackoffInput): number {
@@ -89,7 +90,7 @@ class ExponentialBackoff implements Backoff {
 class ConstantBackoff implements Backoff {
   readonly maximumDelay: number;
   constructor(readonly delay: number) {
-    this.maximumDelay = duration('backoff.delay', delay);
+    this.maximumDelay = checkValue(DELAY_RULE, 'backoff.delay', delay);
   }
   compute(): number {
     return this.delay;
@@ -102,7 +103,7 @@ class CustomBackoff implements Backoff {
     readonly maximumDelay: number,
   ) {
     if (typeof curve !== 'function') throw new PolicyConfigError('backoff', curve, 'Backoff.custom needs a function');
-    duration('backoff.maximumDelay', maximumDelay);
+    checkValue(DELAY_RULE, 'backoff.maximumDelay', maximumDelay);
   }
   compute(next: BackoffInput): number {
     return clamp(this.curve(next), this.maximumDelay);
@@ -143,14 +144,3 @@ function clamp(delay: number, maximum: number): number {
   return delay > maximum ? maximum : delay;
 }
 
-function duration(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) {
-    throw new PolicyConfigError(field, value, 'must be a finite duration in ms >= 0');
-  }
-  return value;
-}
-
-function checkKeys(options: object, known: readonly string[]): void {
-  if (options === null || typeof options !== 'object') throw new PolicyConfigError('backoff', options, 'must be an object');
-  rejectUnknownKeys(options, known, 'backoff', 'option');
-}

@@ -1,3 +1,4 @@
+import { JITTER_NAME_RULE } from '../rules/option-rules.js';
 /**
  * Spreads a computed delay so clients that failed together do not retry together.
  * A jitter maps a delay `d` (ms) and a uniform draw `u` in [0, 1) to a delay in [0, d].
@@ -16,5 +17,5 @@ export const Jitter = {
 
 /** Looks a jitter up by its config name (`full`, `equal`, `none`). */
 export function jitterNamed(name: string): Jitter | undefined {
-  return name === 'full' || name === 'equal' || name === 'none' ? Jitter[name] : undefined;
+  return JITTER_NAME_RULE.accepts(name) ? Jitter[name] : undefined;
 }

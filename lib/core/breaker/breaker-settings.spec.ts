@@ -52,7 +52,7 @@ describe('validateBreakerSettings', () => {
     ['streakSignificance', { streakSignificance: 1 }, 'breaker.streakSignificance: 1 is invalid: must be a number in (0, 1), e.g. 1e-8'],
     ['failureRateFloor', { failureRateFloor: 1 }, 'breaker.failureRateFloor: 1 is invalid: must be a number in [0, 1) (0 = no floor)'],
     ['recentOutcomes', { recentOutcomes: 0 }, 'breaker.recentOutcomes: 0 is invalid: must be an integer in [1, 10000]'],
-    ['jitter', { jitter: 'half' }, `breaker.jitter: "half" is invalid: must be 'equal', 'full' or 'none'`],
+    ['jitter', { jitter: 'half' }, `breaker.jitter: "half" is invalid: must be 'full', 'equal' or 'none'`],
     ['halfOpenProbes', { halfOpenProbes: 101 }, 'breaker.halfOpenProbes: 101 is invalid: must be an integer in [1, 100]'],
     ['closeAfter', { closeAfter: 0 }, 'breaker.closeAfter: 0 is invalid: must be an integer >= 1'],
     ['probeTimeout', { probeTimeout: Infinity }, 'breaker.probeTimeout: Infinity is invalid: must be a finite number of ms > 0'],
@@ -80,7 +80,7 @@ describe('validateBreakerSettings', () => {
   });
 
   it('rejects a non-object', () => {
-    expect(() => validateBreakerSettings(5)).toThrow('breaker: 5 is invalid: must be an object of breaker settings');
+    expect(() => validateBreakerSettings(5)).toThrow('breaker: 5 is invalid: must be a plain object');
     expect(() => validateBreakerSettings([])).toThrow(PolicyConfigError);
   });
 

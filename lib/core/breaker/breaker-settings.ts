@@ -1,4 +1,6 @@
-import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
+import { PolicyConfigError } from '../errors.js';
+import { BREAKER_RULES, MAXIMUM_WINDOW_RATIO, RECOVERY_RULES } from '../rules/option-rules.js';
+import { isPlainObject, optionProblems } from '../rules/value-rule.js';
 
 /** How the served break is randomised around its nominal length (DESIGN §3.6). */
 export type BreakJitter = 'equal' | 'full' | 'none';
@@ -132,14 +134,50 @@ export const SEED_BREAKER_SETTINGS: Readonly<BreakerSettings> = Object.freeze({
   maximumBreak: 120_000,
 });
 
-/** Bounds the baseline rings (memory per breaker is proportional to this ratio). */
-const MAXIMUM_WINDOW_RATIO = 100;
-
-const KEYS = Object.keys(BREAKER_DEFAULTS) as (keyof BreakerSettings)[];
-const RECOVERY_KEYS = Object.keys(RECOVERY_DEFAULTS) as (keyof RecoverySettings)[];
+/**
+ * The problems of breaker settings field by field ({@link BREAKER_RULES}, `recovery` included):
+ * not a plain object, unknown keys, values out of range, `null`. The rules that relate two fields
+ * are {@link resolveBreakerSettings}'s.
+ * @param input the settings as given (durations already in ms)
+ * @param prefix the field path used in the problems (`breaker`, `policies.payments.breaker`)
+ * @internal the config parser's (it reports every problem of a section, where core throws the first)
+ */
+export function breakerSettingProblems(input: unknown, prefix = 'breaker'): PolicyConfigError[] {
+  const problems = optionProblems(input, BREAKER_RULES, prefix, 'breaker setting');
+  const recovery = isPlainObject(input) ? input.recovery : undefined;
+  if (recovery === undefined || typeof recovery === 'boolean') return problems;
+  if (!isPlainObject(recovery)) problems.push(new PolicyConfigError(`${prefix}.recovery`, recovery, 'must be true, false or { initialFraction, rampFraction, step }'));
+  else problems.push(...optionProblems(recovery, RECOVERY_RULES, `${prefix}.recovery`, 'recovery setting'));
+  return problems;
+}
 
 /**
- * Checks breaker settings and fills every default.
+ * Fills every default into settings whose fields are valid (per {@link breakerSettingProblems}) and
+ * checks the rules that relate fields: `baselineWindow` in [tripWindow, 100 × tripWindow],
+ * `maximumBreak` >= `breakDuration` (unset, the cap follows a longer first break).
+ * @throws PolicyConfigError naming `prefix.baselineWindow` or `prefix.maximumBreak`
+ * @internal the config parser's (it checks the fields per section, then these once merged)
+ */
+export function resolveBreakerSettings(input: Readonly<Record<string, unknown>>, prefix = 'breaker'): ResolvedBreakerSettings {
+  const at = (field: string) => (prefix ? `${prefix}.${field}` : field);
+  const settings = { ...BREAKER_DEFAULTS, ...definedOnly(input) } as { -readonly [K in keyof ResolvedBreakerSettings]: ResolvedBreakerSettings[K] };
+  // Unset, the cap follows a longer first break: `breakDuration: '10s'` alone means 10 s breaks.
+  if (input.maximumBreak === undefined && settings.breakDuration > settings.maximumBreak) settings.maximumBreak = settings.breakDuration;
+  const { tripWindow, baselineWindow, breakDuration, maximumBreak } = settings;
+  if (baselineWindow < tripWindow || baselineWindow > MAXIMUM_WINDOW_RATIO * tripWindow) {
+    throw new PolicyConfigError(
+      at('baselineWindow'),
+      baselineWindow,
+      `must be a finite number of ms in [tripWindow, ${MAXIMUM_WINDOW_RATIO} × tripWindow] = [${tripWindow}, ${MAXIMUM_WINDOW_RATIO * tripWindow}]`,
+    );
+  }
+  if (maximumBreak < breakDuration) throw new PolicyConfigError(at('maximumBreak'), maximumBreak, `must be a finite number of ms >= breakDuration (${breakDuration})`);
+  return Object.freeze({ ...settings, recovery: resolveRecovery(input.recovery) });
+}
+
+/**
+ * Checks breaker settings and fills every default: {@link breakerSettingProblems}, then
+ * {@link resolveBreakerSettings}.
  * @param input a {@link BreakerSettings} object (`undefined` means all defaults)
  * @param prefix the field path used in error messages (`breaker`, `policies.payments.breaker`)
  * @returns frozen resolved settings
@@ -148,87 +186,18 @@ const RECOVERY_KEYS = Object.keys(RECOVERY_DEFAULTS) as (keyof RecoverySettings)
  */
 export function validateBreakerSettings(input: unknown, prefix = 'breaker'): ResolvedBreakerSettings {
   if (input === undefined) return BREAKER_DEFAULTS;
-  const at = (field: string) => (prefix ? `${prefix}.${field}` : field);
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw new PolicyConfigError(prefix || 'breaker', input, 'must be an object of breaker settings');
-  }
-  let raw = input as Record<string, unknown>;
-  rejectUnknownKeys(raw, KEYS, prefix, 'breaker setting');
-  const pick = <K extends keyof BreakerSettings>(key: K): unknown => (raw[key] === undefined ? BREAKER_DEFAULTS[key] : raw[key]);
-  const integer = (key: keyof BreakerSettings, min: number, max = Number.MAX_SAFE_INTEGER): number => {
-    const value = pick(key);
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-      const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `in [${min}, ${max}]`;
-      throw new PolicyConfigError(at(key), value, `must be an integer ${range}`);
-    }
-    return value;
-  };
-  const number = (key: keyof BreakerSettings, ok: (v: number) => boolean, rule: string): number => {
-    const value = pick(key);
-    if (typeof value !== 'number' || !Number.isFinite(value) || !ok(value)) {
-      throw new PolicyConfigError(at(key), value, `must be ${rule}`);
-    }
-    return value;
-  };
-
-  const tripWindow = number('tripWindow', (v) => v >= 1000, 'a finite number of ms >= 1000');
-  const baselineWindow = number(
-    'baselineWindow',
-    (v) => v >= tripWindow && v <= MAXIMUM_WINDOW_RATIO * tripWindow,
-    `a finite number of ms in [tripWindow, ${MAXIMUM_WINDOW_RATIO} × tripWindow] = [${tripWindow}, ${MAXIMUM_WINDOW_RATIO * tripWindow}]`,
-  );
-  const breakDuration = number('breakDuration', (v) => v > 0, 'a finite number of ms > 0');
-  // Unset, the cap follows a longer first break: `breakDuration: '10s'` alone means 10 s breaks.
-  if (raw.maximumBreak === undefined && breakDuration > BREAKER_DEFAULTS.maximumBreak) raw = { ...raw, maximumBreak: breakDuration };
-  const maximumBreak = number('maximumBreak', (v) => v >= breakDuration, `a finite number of ms >= breakDuration (${breakDuration})`);
-  const jitter = pick('jitter');
-  if (jitter !== 'equal' && jitter !== 'full' && jitter !== 'none') {
-    throw new PolicyConfigError(at('jitter'), jitter, "must be 'equal', 'full' or 'none'");
-  }
-
-  return Object.freeze({
-    consecutiveFailures: integer('consecutiveFailures', 0),
-    streakSignificance: number('streakSignificance', (v) => v > 0 && v < 1, 'a number in (0, 1), e.g. 1e-8'),
-    failureRateFloor: number('failureRateFloor', (v) => v >= 0 && v < 1, 'a number in [0, 1) (0 = no floor)'),
-    recentOutcomes: integer('recentOutcomes', 1, 10_000),
-    errorRateMultiple: number('errorRateMultiple', (v) => v === 0 || v >= 1, 'a finite number >= 1, or 0 to turn the relative trip off'),
-    minimumErrorRate: number('minimumErrorRate', (v) => v >= 0 && v <= 1, 'a number in [0, 1]'),
-    minimumFailures: integer('minimumFailures', 1),
-    minimumThroughput: integer('minimumThroughput', 1),
-    errorBaselineSamples: integer('errorBaselineSamples', 1),
-    slowCallMultiple: number('slowCallMultiple', (v) => v === 0 || v > 1, 'a finite number > 1, or 0 to turn the slow-call trip off'),
-    slowCallRatio: number('slowCallRatio', (v) => v > 0 && v <= 1, 'a number in (0, 1]'),
-    latencyBaselineSamples: integer('latencyBaselineSamples', 1),
-    tripWindow,
-    baselineWindow,
-    breakDuration,
-    maximumBreak,
-    jitter,
-    halfOpenProbes: integer('halfOpenProbes', 1, 100),
-    closeAfter: integer('closeAfter', 1),
-    probeTimeout: number('probeTimeout', (v) => v > 0, 'a finite number of ms > 0'),
-    recovery: validateRecovery(raw.recovery, at('recovery')),
-  });
+  const problems = breakerSettingProblems(input, prefix);
+  if (problems.length > 0) throw problems[0];
+  return resolveBreakerSettings(input as Record<string, unknown>, prefix);
 }
 
-function validateRecovery(input: unknown, field: string): ResolvedRecovery | undefined {
+function resolveRecovery(input: unknown): ResolvedRecovery | undefined {
   if (input === undefined || input === false) return undefined;
   if (input === true) return RECOVERY_DEFAULTS;
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw new PolicyConfigError(field, input, 'must be true, false or { initialFraction, rampFraction, step }');
-  }
-  const raw = input as Record<string, unknown>;
-  rejectUnknownKeys(raw, RECOVERY_KEYS, field, 'recovery setting');
-  const fraction = (key: keyof RecoverySettings, max: number, rule: string): number => {
-    const value = raw[key] === undefined ? RECOVERY_DEFAULTS[key] : raw[key];
-    if (typeof value !== 'number' || !(value > 0 && value <= max)) {
-      throw new PolicyConfigError(`${field}.${key}`, value, `must be ${rule}`);
-    }
-    return value;
-  };
-  return Object.freeze({
-    initialFraction: fraction('initialFraction', 1, 'a number in (0, 1]'),
-    rampFraction: fraction('rampFraction', 10, 'a number in (0, 10]'),
-    step: fraction('step', 1, 'a number in (0, 1]'),
-  });
+  return Object.freeze({ ...RECOVERY_DEFAULTS, ...definedOnly(input as Record<string, unknown>) }) as ResolvedRecovery;
+}
+
+/** The own entries of `input` whose value is not `undefined` (left out). */
+function definedOnly(input: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
 }

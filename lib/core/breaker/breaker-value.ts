@@ -3,6 +3,7 @@ import type { BreakerTransitionListener } from './breaker-state.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { BREAKER_DEFAULTS, validateBreakerSettings, type BreakerSettings, type ResolvedBreakerSettings } from './breaker-settings.js';
 import { PolicyConfigError } from '../errors.js';
+import { PLAIN_OBJECT_RULE, isPlainObject } from '../rules/value-rule.js';
 
 /**
  * A policy's breaker option as a value (DESIGN §3.1, §3.6), resolved to a {@link CircuitBreaker}
@@ -52,9 +53,7 @@ export class Breaker {
     if (value === undefined || value === false) return undefined;
     if (value === true) return Breaker.default;
     if (value instanceof Breaker) return value;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new PolicyConfigError(field, value, 'must be true, false, a Breaker or an object of breaker settings');
-    }
+    if (!isPlainObject(value)) throw new PolicyConfigError(field, value, 'must be true, false, a Breaker or an object of breaker settings (a plain object)');
     return new Breaker('perOwner', validateBreakerSettings(value, field));
   }
 
@@ -64,9 +63,7 @@ export class Breaker {
    * @throws PolicyConfigError naming `breaker.<field>` for an unknown key or a bad value.
    */
   with(settings: BreakerSettings): Breaker {
-    if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) {
-      throw new PolicyConfigError('breaker', settings, 'must be an object of breaker settings');
-    }
+    if (!isPlainObject(settings)) throw new PolicyConfigError('breaker', settings, PLAIN_OBJECT_RULE);
     const base: BreakerSettings = { ...this.settings, recovery: this.settings.recovery ?? false };
     // A value that does not double its breaks keeps not doubling when only its first break changes.
     if (settings.breakDuration !== undefined && settings.maximumBreak === undefined && base.maximumBreak === base.breakDuration) delete base.maximumBreak;

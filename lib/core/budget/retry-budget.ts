@@ -1,5 +1,6 @@
 import type { Clock } from '../time/clock.js';
-import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
+import { BUCKET_RULES } from '../rules/option-rules.js';
+import { NAME_RULE, checkOptions, checkValue, given } from '../rules/value-rule.js';
 import type { RetryBudgetState } from './retry-budget-state.js';
 import { SlidingWindowBudget, type SlidingWindowBudgetOptions, validateSlidingWindowOptions } from './sliding-window-budget.js';
 
@@ -10,7 +11,7 @@ export type { RetryBudgetState } from './retry-budget-state.js';
 export interface RetryBudgetOptions {
   /** Tokens deposited per successful attempt, in [0, 1]. Default 0.1 (retries ≤ 10 % of successes). */
   fraction?: number;
-  /** Tokens the floor refills per second, >= 0. Default 3. */
+  /** Tokens the floor refills per second: 0 (no floor) or in [1/86400 (one a day), 1e6]. Default 3. */
   minimumPerSecond?: number;
 }
 
@@ -192,12 +193,10 @@ export class RetryBudget {
 
   /**
    * A process-wide bucket shared by every policy naming it; the first caller's options win.
-   * @throws PolicyConfigError for an empty name or invalid options.
+   * @throws PolicyConfigError for a name that is empty or reserved (`__proto__`, `constructor`, `prototype`), or invalid options.
    */
   static shared(name: string, options: RetryBudgetOptions = {}): RetryBudget {
-    if (typeof name !== 'string' || name.length === 0) {
-      throw new PolicyConfigError('budget.shared', name, 'must be a non-empty string');
-    }
+    checkValue(NAME_RULE, 'budget.shared', name);
     validateBudgetOptions(options);
     let declared = sharedBudgets.get(name);
     if (declared === undefined) {
@@ -265,21 +264,12 @@ function capacityFor(minimumPerSecond: number): number {
 }
 
 /**
- * Fills defaults and checks ranges.
- * @throws PolicyConfigError naming `budget.fraction` / `budget.minimumPerSecond` / unknown keys.
+ * Fills defaults and checks ranges ({@link BUCKET_RULES}: `fraction` in [0, 1]; `minimumPerSecond`
+ * 0 or in [1/86400, 1e6] tokens per second). Only own properties of a plain object are read; `null`
+ * is refused, never read as the default.
+ * @throws PolicyConfigError naming `budget`, `budget.fraction`, `budget.minimumPerSecond` or an unknown key.
  */
 export function validateBudgetOptions(options: RetryBudgetOptions): Required<RetryBudgetOptions> {
-  if (options === null || typeof options !== 'object') {
-    throw new PolicyConfigError('budget', options, 'must be an object { fraction, minimumPerSecond }');
-  }
-  rejectUnknownKeys(options, ['fraction', 'minimumPerSecond'], 'budget', 'option');
-  const fraction = options.fraction ?? 0.1;
-  const minimumPerSecond = options.minimumPerSecond ?? 3;
-  if (typeof fraction !== 'number' || !(fraction >= 0 && fraction <= 1)) {
-    throw new PolicyConfigError('budget.fraction', fraction, 'must be a number in [0, 1]');
-  }
-  if (typeof minimumPerSecond !== 'number' || !(minimumPerSecond >= 0) || !Number.isFinite(minimumPerSecond)) {
-    throw new PolicyConfigError('budget.minimumPerSecond', minimumPerSecond, 'must be a finite number >= 0');
-  }
-  return { fraction, minimumPerSecond };
+  checkOptions(options, BUCKET_RULES, 'budget', 'option');
+  return { fraction: given(options.fraction, 0.1), minimumPerSecond: given(options.minimumPerSecond, 3) };
 }

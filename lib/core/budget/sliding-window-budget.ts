@@ -1,5 +1,6 @@
 import type { Clock } from '../time/clock.js';
-import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
+import { WINDOW_RULES } from '../rules/option-rules.js';
+import { checkOptions, given } from '../rules/value-rule.js';
 import type { RetryBudgetState } from './retry-budget-state.js';
 
 /** Parameters of the sliding-window retry budget (DESIGN §3.5; the names of the seeds' HTTP proposal). */
@@ -18,29 +19,14 @@ const SLICES = 10;
 /** Slack for `ratio × calls`: 0.1 × 30 must admit the third retry. */
 const EPSILON = 1e-9;
 
-const KEYS = ['retryRatio', 'samplingDuration', 'minimumThroughput'];
-
 /**
  * Fills defaults and checks ranges (the proposal's: ratio in [0, 1], duration 1 s – 1 day, floor >= 1).
  * @throws PolicyConfigError naming `budget.retryRatio`, `budget.samplingDuration`,
  *   `budget.minimumThroughput` or an unknown key.
  */
 export function validateSlidingWindowOptions(options: SlidingWindowBudgetOptions): Required<SlidingWindowBudgetOptions> {
-  if (options === null || typeof options !== 'object') {
-    throw new PolicyConfigError('budget', options, 'must be an object { retryRatio, samplingDuration, minimumThroughput }');
-  }
-  rejectUnknownKeys(options, KEYS, 'budget', 'sliding-window budget option');
-  const { retryRatio = 0.1, samplingDuration = 30_000, minimumThroughput = 100 } = options;
-  if (typeof retryRatio !== 'number' || !(retryRatio >= 0 && retryRatio <= 1)) {
-    throw new PolicyConfigError('budget.retryRatio', retryRatio, 'must be a number in [0, 1] (retries per logical call)');
-  }
-  if (typeof samplingDuration !== 'number' || !(samplingDuration >= 1000 && samplingDuration <= 86_400_000)) {
-    throw new PolicyConfigError('budget.samplingDuration', samplingDuration, 'must be a duration in ms from 1000 (1 s) to 86400000 (1 day)');
-  }
-  if (typeof minimumThroughput !== 'number' || !Number.isInteger(minimumThroughput) || minimumThroughput < 1) {
-    throw new PolicyConfigError('budget.minimumThroughput', minimumThroughput, 'must be an integer >= 1 (logical calls in the window)');
-  }
-  return { retryRatio, samplingDuration, minimumThroughput };
+  checkOptions(options, WINDOW_RULES, 'budget', 'sliding-window budget option');
+  return { retryRatio: given(options.retryRatio, 0.1), samplingDuration: given(options.samplingDuration, 30_000), minimumThroughput: given(options.minimumThroughput, 100) };
 }
 
 /**

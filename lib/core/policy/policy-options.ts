@@ -3,10 +3,11 @@ import { Breaker } from '../breaker/breaker-value.js';
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import { Classifier } from '../classification/classifier.js';
 import { type Clock, SystemClock } from '../time/clock.js';
-import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
 import { Drain } from '../execution/drain.js';
 import type { CallEventListener } from '../execution/events.js';
 import { RetryBudget, type RetryBudgetState } from '../budget/retry-budget.js';
+import { ATTEMPTS_RULE, BOOLEAN_RULE, BOUND_RULE, CLOCK_RULE, FUNCTION_RULE, RANDOM_RULE } from '../rules/option-rules.js';
+import { type ValueRule, checkOptions, valueRule } from '../rules/value-rule.js';
 
 /**
  * Everything a policy can be told (DESIGN §3.1). All durations are milliseconds.
@@ -15,7 +16,7 @@ import { RetryBudget, type RetryBudgetState } from '../budget/retry-budget.js';
 export interface PolicyOptions {
   /** Name used in events, logs and errors. Default `''`. */
   name?: string;
-  /** Total attempts including the first, an integer >= 1 (1 = no retries). Default 3. */
+  /** Total attempts including the first, an integer in [1, 100] (1 = no retries). Default 3. */
   attempts?: number;
   /** Delay curve between attempts. Default `Backoff.exponential()` (100 ms base, full jitter, 30 s cap). */
   backoff?: Backoff;
@@ -26,9 +27,9 @@ export interface PolicyOptions {
    * (the default of `Resilience.default`) = none. It samples every attempt (DESIGN §3.6).
    */
   breaker?: Breaker;
-  /** Bound on the whole call (attempts, backoff, pauses), > 0; `undefined` = none. */
+  /** Bound on the whole call (attempts, backoff, pauses), finite ms > 0; `undefined` = none. */
   deadline?: number;
-  /** Bound on one attempt, > 0; `undefined` = none. */
+  /** Bound on one attempt, finite ms > 0; `undefined` = none. */
   attemptTimeout?: number;
   /**
    * Also bound the call by the inbound caller's remaining time from the ambient context (DESIGN §3.9,
@@ -124,60 +125,35 @@ export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
   random: Math.random,
 });
 
-type Check = (value: unknown, field: string) => void;
-
-const positiveDuration: Check = (value, field) => {
-  if (value === undefined) return;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw new PolicyConfigError(field, value, 'must be a duration in ms >= 0 (negative durations are not allowed)');
-  }
-  if (value === 0) throw new PolicyConfigError(field, value, 'must be > 0 ms (leave it undefined for no bound)');
-};
-
-function instance(type: string, test: (value: unknown) => boolean): Check {
-  return (value, field) => {
-    if (value !== undefined && !test(value)) throw new PolicyConfigError(field, value, `must be ${type}`);
-  };
+function instance(type: string, test: (value: unknown) => boolean): ValueRule {
+  return valueRule(`must be ${type}`, test);
 }
 
-const checks: Record<keyof PolicyOptions, Check> = {
+/** The rule of every policy option (DESIGN §3.1); the shared ones come from the rules module. */
+const OPTION_RULES: Record<keyof PolicyOptions, ValueRule> = {
   name: instance('a string', (v) => typeof v === 'string'),
-  attempts: (value, field) => {
-    if (value === undefined) return;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-      throw new PolicyConfigError(field, value, 'must be an integer >= 1 (total attempts, including the first)');
-    }
-  },
+  attempts: ATTEMPTS_RULE,
   backoff: instance('a Backoff (Backoff.exponential(), .constant(ms), .none, .custom(fn))', (v) => typeof (v as Backoff)?.compute === 'function'),
   budget: instance('a RetryBudget (RetryBudget.automatic, .none, .of(), .shared(), .slidingWindow())', (v) => v instanceof RetryBudget),
   breaker: instance('a Breaker (Breaker.default, Breaker.with({...}), Breaker.using(instance))', (v) => v instanceof Breaker),
-  deadline: positiveDuration,
-  attemptTimeout: positiveDuration,
-  useAmbientDeadline: instance('a boolean', (v) => typeof v === 'boolean'),
-  useAmbientCriticality: instance('a boolean', (v) => typeof v === 'boolean'),
+  deadline: BOUND_RULE,
+  attemptTimeout: BOUND_RULE,
+  useAmbientDeadline: BOOLEAN_RULE,
+  useAmbientCriticality: BOOLEAN_RULE,
   drain: instance('a Drain (new Drain())', (v) => v instanceof Drain),
   classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
-  onEvent: instance('a function', (v) => typeof v === 'function'),
+  onEvent: FUNCTION_RULE,
   around: instance('a function (call, name) => Promise', (v) => typeof v === 'function'),
-  clock: instance(
-    'a Clock (now, setTimer, clearTimer)',
-    (v) => typeof (v as Clock)?.now === 'function' && typeof (v as Clock)?.setTimer === 'function' && typeof (v as Clock)?.clearTimer === 'function',
-  ),
-  random: instance('a function returning a number in [0, 1)', (v) => typeof v === 'function'),
+  clock: CLOCK_RULE,
+  random: RANDOM_RULE,
 };
-
-const OPTION_KEYS = Object.keys(checks);
 
 /**
  * Merges `changes` over `base`, validating every given field.
  * @throws PolicyConfigError naming the field, the value and the rule for any invalid value or unknown key.
  */
 export function mergeOptions(base: ResolvedPolicyOptions, changes: PolicyOptions): ResolvedPolicyOptions {
-  if (changes === null || typeof changes !== 'object') {
-    throw new PolicyConfigError('options', changes, 'must be an object of policy options');
-  }
-  rejectUnknownKeys(changes, OPTION_KEYS, '', 'policy option');
-  for (const key of Object.keys(changes)) checks[key as keyof PolicyOptions]((changes as Record<string, unknown>)[key], key);
+  checkOptions(changes, OPTION_RULES, '', 'policy option');
   const merged = { ...base };
   for (const [key, value] of Object.entries(changes)) {
     // `deadline: undefined` (or `breaker`, …) explicitly removes it; other undefined values keep the base.

@@ -1,6 +1,8 @@
 import type { BreakerSnapshot } from '../breaker/breaker-state.js';
 import { ClockSweepCache } from './clock-sweep-cache.js';
-import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
+import { PolicyConfigError } from '../errors.js';
+import { MAXIMUM_KEYS_RULE } from '../rules/option-rules.js';
+import { checkOptions, given, valueRule } from '../rules/value-rule.js';
 import { Policy } from './policy.js';
 
 /** Default of {@link PolicyScopeOptions.maximumKeys}. */
@@ -35,6 +37,8 @@ export interface PolicyScopeEntry<K> {
   /** Spent share of the key's retry budget, 0..1 (0 = full); `undefined` when the budget is off. */
   readonly budgetUtilization: number | undefined;
 }
+
+const SCOPE_RULES = { maximumKeys: MAXIMUM_KEYS_RULE, shape: valueRule('must be a function (key, policy) => Policy', (v) => typeof v === 'function') };
 
 /**
  * A policy per key: per tenant, shard or channel, so one key's failures open only its own breaker
@@ -84,24 +88,15 @@ export class PolicyScope<K> {
   /**
    * @param template the policy every key starts from (its settings; its own state is never used by keys)
    * @param options `{ maximumKeys = 1024, shape? }`
-   * @throws PolicyConfigError naming `template`, `maximumKeys` (an integer >= 1), `shape` (a function)
+   * @throws PolicyConfigError naming `template`, `maximumKeys` (an integer in [1, 1000000]), `shape` (a function)
    *   or an unknown option.
    */
   constructor(template: Policy, options: PolicyScopeOptions<K> = {}) {
     if (!(template instanceof Policy)) {
       throw new PolicyConfigError('template', template, 'must be a Policy (e.g. Resilience.http.with({ name }))');
     }
-    if (options === null || typeof options !== 'object') {
-      throw new PolicyConfigError('options', options, 'must be an object { maximumKeys?, shape? }');
-    }
-    rejectUnknownKeys(options, ['maximumKeys', 'shape'], '', 'scope option');
-    const maximumKeys = options.maximumKeys ?? DEFAULT_MAXIMUM_KEYS;
-    if (typeof maximumKeys !== 'number' || !Number.isInteger(maximumKeys) || maximumKeys < 1) {
-      throw new PolicyConfigError('maximumKeys', maximumKeys, 'must be an integer >= 1 (the most keys a scope holds)');
-    }
-    if (options.shape !== undefined && typeof options.shape !== 'function') {
-      throw new PolicyConfigError('shape', options.shape, 'must be a function (key, policy) => Policy');
-    }
+    checkOptions(options, SCOPE_RULES, '', 'scope option');
+    const maximumKeys = given(options.maximumKeys, DEFAULT_MAXIMUM_KEYS);
     this.template = template;
     this.maximumKeys = maximumKeys;
     this.shape = options.shape;

@@ -9,6 +9,8 @@ import { type CallContinuation, type Work, execute } from '../execution/executor
 import { type CallWrapper, DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { PolicyConfigError } from '../errors.js';
+import { ATTEMPTS_RULE } from '../rules/option-rules.js';
+import { checkValue } from '../rules/value-rule.js';
 import { Ambient } from '../ambient/ambient-context.js';
 
 /** Per-call options. */
@@ -16,7 +18,7 @@ export interface RunOptions {
   /** Cancels the call: no attempt starts after it aborts, a running attempt's signal aborts, no retry. */
   signal?: AbortSignal;
   /**
-   * At most this many attempts for this call, an integer >= 1; it can lower the policy's `attempts`,
+   * At most this many attempts for this call, an integer in [1, 100] (the `attempts` rule); it can lower the policy's `attempts`,
    * never raise it (1 = this call is not retried, e.g. a request that is not safe to repeat).
    * Default: the policy's.
    */
@@ -108,11 +110,11 @@ export class Policy implements ExecutablePolicy {
    * @returns the value of the first Ok attempt (or the last classified value once retries are over)
    * @throws the final attempt's error; `CallRejectedError` when the retry budget refuses a retry;
    *   `DeadlineExceededError` when the deadline passes; the signal's reason when the caller aborts;
-   *   `PolicyConfigError` (field `attempts`) when `options.attempts` is not an integer >= 1.
+   *   `PolicyConfigError` (field `attempts`) when `options.attempts` is not an integer in [1, 100].
    */
   run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<T> {
     const attempts = options?.attempts;
-    if (attempts !== undefined) checkAttempts(attempts);
+    if (attempts !== undefined) checkValue(ATTEMPTS_RULE, 'attempts', attempts);
     const continuing = options?.continuing;
     if (continuing !== undefined) checkContinuation(continuing);
     const around = this.options.around;
@@ -126,7 +128,7 @@ export class Policy implements ExecutablePolicy {
    */
   async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<T>> {
     const attempts = options?.attempts;
-    if (attempts !== undefined) checkAttempts(attempts);
+    if (attempts !== undefined) checkValue(ATTEMPTS_RULE, 'attempts', attempts);
     const continuing = options?.continuing;
     if (continuing !== undefined) checkContinuation(continuing);
     const log = new CallLog();
@@ -149,12 +151,6 @@ function checkContinuation(continuing: CallContinuation): void {
     throw new PolicyConfigError('continuing.attempts', attempts, 'must be an integer >= 1 (the attempts the call already made)');
   }
   if (typeof deadlineAt !== 'number' || Number.isNaN(deadlineAt)) throw new PolicyConfigError('continuing.deadlineAt', deadlineAt, 'must be a clock reading in ms, or Infinity for no deadline');
-}
-
-function checkAttempts(attempts: unknown): void {
-  if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1) {
-    throw new PolicyConfigError('attempts', attempts, 'must be an integer >= 1 (this call\'s most attempts, including the first)');
-  }
 }
 
 /**
