@@ -212,7 +212,7 @@ describe('ResilienceModule attaches telemetry and logging to registered policies
     expect(await counter('nresilience.config.reloads', { 'nresilience.outcome': 'reloadFailed' })).toBe(1);
     expect(logger.lines.filter((line) => line.includes(' NResilience.config '))).toEqual([
       'log NResilience.config config reloaded (api): payments, ledger',
-      'warn NResilience.config config reload (api) refused, the previous config stays in force: Invalid resilience config (1 problem):\n  - policies.payments.attempts: 0 is invalid: must be an integer >= 1 (total attempts, including the first)',
+      'warn NResilience.config config reload (api) refused, the previous config stays in force: Invalid resilience config (1 problem):\n  - policies.payments.attempts: 0 is invalid: must be an integer >= 1 (total attempts, including the first), at most 100',
     ]);
   });
 

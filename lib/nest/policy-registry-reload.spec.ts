@@ -233,6 +233,26 @@ describe('PolicyRegistry config sources and triggers', () => {
     await expect(registry.refresh()).rejects.toThrow('PolicyRegistry.refresh(): nothing to read again');
   });
 
+  it('a reload refused by a fuzz-hardening rule keeps the old policies and their state', async () => {
+    const clock = new FakeClock();
+    const registry = PolicyRegistry.create({ clock, policies: { payments: { attempts: 2, backoff: { type: 'none' }, budget: { fraction: 0.5, minimumPerSecond: 1 } } } });
+    const count = { n: 0 };
+    await expect(registry.handle('payments').run(failing(count))).rejects.toThrow('down');
+    expect(count.n).toBe(2);
+    const level = registry.bucket('payments')!.level;
+    // An empty YAML value (`fraction:`) is null: it used to be read as the default 0.1 and applied.
+    const nulled = { policies: { payments: { attempts: 4, budget: { fraction: null } } } };
+    expect(() => registry.reload(nulled as never)).toThrow('Invalid resilience config (1 problem):\n  - policies.payments.budget.fraction: null is invalid: must be a number in [0, 1]');
+    const reserved = JSON.parse('{ "policies": { "payments": { "attempts": 4 }, "__proto__": { "attempts": 9 } } }') as never;
+    expect(() => registry.reload(reserved)).toThrow('policies.__proto__: "__proto__" is invalid: a policy name must be a non-empty string other than __proto__, constructor, prototype');
+    expect(() => registry.reload({ policies: { payments: new Map() } } as never)).toThrow('policies.payments: Map(0) is invalid: must be a plain object');
+    expect(registry.describe('payments')).toMatchObject({ attempts: 2, budget: { fraction: 0.5, minimumPerSecond: 1 } });
+    expect(registry.bucket('payments')!.level).toBe(level);
+    await expect(registry.handle('payments').run(failing(count))).rejects.toThrow('down');
+    expect(count.n).toBe(4);
+    expect(registry.reloadCounts).toEqual({ reloaded: 0, reloadFailed: 3 });
+  });
+
   it('names every problem of the reload options', () => {
     const attempt = () =>
       PolicyRegistry.create({ policies: { payments: {} }, watch: { debounce: -1 }, reloadOnSignal: 'SIGTERM' as never, configFile: '' } as never);

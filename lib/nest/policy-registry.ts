@@ -5,7 +5,7 @@ import { type ParsedResilienceConfig, type ResilienceConfig, parseResilienceConf
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import { type CircuitBreaker, Classifier, Drain, type Policy, PolicyConfigError, type PolicyScope, SystemClock, type RetryBudgetState } from '../core/index.js';
 import { CLOCK_RULE, RANDOM_RULE } from '../core/rules/option-rules.js';
-import { optionProblems } from '../core/rules/value-rule.js';
+import { NAME_RULE, isPlainObject, optionProblems } from '../core/rules/value-rule.js';
 import { PolicyHandle } from './policy-handle.js';
 import { httpExceptionRule } from './http-exception.rule.js';
 import type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
@@ -360,12 +360,13 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
 function classifierProblems(classifiers: unknown, problems: PolicyConfigError[]): ReadonlyMap<string, Classifier> {
   const found = new Map<string, Classifier>();
   if (classifiers === undefined) return found;
-  if (classifiers === null || typeof classifiers !== 'object' || Array.isArray(classifiers)) {
-    problems.push(new PolicyConfigError('classifiers', classifiers, 'must be an object of policy names to Classifiers, e.g. { payments: Classifier.http.with(rule) }'));
+  if (!isPlainObject(classifiers)) {
+    problems.push(new PolicyConfigError('classifiers', classifiers, 'must be a plain object of policy names to Classifiers, e.g. { payments: Classifier.http.with(rule) }'));
     return found;
   }
   for (const [name, classifier] of Object.entries(classifiers)) {
-    if (classifier instanceof Classifier) found.set(name, classifier);
+    if (!NAME_RULE.accepts(name)) problems.push(new PolicyConfigError(`classifiers.${name}`, name, `a policy name ${NAME_RULE.rule}`));
+    else if (classifier instanceof Classifier) found.set(name, classifier);
     else problems.push(new PolicyConfigError(`classifiers.${name}`, classifier, 'must be a Classifier (Classifier.of(...rules), Classifier.http.with(...))'));
   }
   return found;

@@ -1,5 +1,9 @@
 import { Logger } from '@nestjs/common';
+import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import { PolicyConfigError } from '../core/errors.js';
+import { describeValue } from '../core/rules/describe-value.js';
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
+import { type ResolvedLogging, readLogging, telemetryProblems } from './instrumentation-options.js';
 import type { Policy } from '../core/policy/policy.js';
 import { LoggingListener, type LoggingProfile, LogSampling, type ResilienceLogger } from '../telemetry/logging-listener.js';
 
@@ -122,46 +126,24 @@ export class PolicyInstrumentation {
   }
 }
 
-/** Problems of the `telemetry` and `logging` module options (path, value, rule), empty when valid. */
+/**
+ * Problems of the `telemetry` and `logging` module options, field by field (path, value, rule): an
+ * unknown key (`logging.profil`), a provider that is no OpenTelemetry provider, a bad profile or
+ * sampling. Empty when valid.
+ */
 export function instrumentationProblems(telemetry: unknown, logging: unknown): PolicyConfigError[] {
-  const problems: PolicyConfigError[] = [];
-  if (telemetry !== undefined && typeof telemetry !== 'boolean' && (telemetry === null || typeof telemetry !== 'object')) {
-    problems.push(new PolicyConfigError('telemetry', telemetry, 'must be true, false or { meterProvider?, tracerProvider?, traces? }'));
-  }
-  try {
-    resolveLogging(logging);
-  } catch (error) {
-    if (!(error instanceof PolicyConfigError)) throw error;
-    problems.push(error);
-  }
-  return problems;
+  const read = readLogging(logging);
+  return [...telemetryProblems(telemetry), ...('problems' in read ? read.problems : [])];
 }
 
 /**
  * The logging settings of a `logging` module option (`undefined` for `'off'`).
- * @throws PolicyConfigError naming `logging...` for an invalid value
+ * @throws PolicyConfigError naming `logging...` for an invalid value (the first problem)
  */
-export function resolveLogging(logging: unknown): { profile: 'default' | 'verbose'; sampling: LogSampling } | undefined {
-  if (logging === undefined) return { profile: 'default', sampling: LogSampling.all };
-  if (logging === null || (typeof logging !== 'string' && typeof logging !== 'object')) {
-    throw new PolicyConfigError('logging', logging, "must be 'off', 'default', 'verbose' or { profile, sampling }");
-  }
-  const { profile, sampling } = typeof logging === 'string' ? { profile: logging, sampling: undefined } : (logging as { profile?: unknown; sampling?: unknown });
-  if (profile !== undefined && profile !== 'off' && profile !== 'default' && profile !== 'verbose') {
-    throw new PolicyConfigError(typeof logging === 'string' ? 'logging' : 'logging.profile', profile, "must be 'off', 'default' or 'verbose'");
-  }
-  if (profile === 'off') return undefined;
-  let resolved = LogSampling.all;
-  if (sampling !== undefined) {
-    try {
-      resolved = LogSampling.oneIn((sampling as { oneIn?: unknown } | null)?.oneIn as number);
-    } catch (error) {
-      // The listener's own rule, reported at the module option's path.
-      if (error instanceof PolicyConfigError) throw new PolicyConfigError('logging.sampling', sampling, 'must be LogSampling.oneIn(n) or { oneIn: n } with an integer n >= 1');
-      throw error;
-    }
-  }
-  return { profile: profile ?? 'default', sampling: resolved };
+export function resolveLogging(logging: unknown): ResolvedLogging {
+  const read = readLogging(logging);
+  if ('problems' in read) throw read.problems[0];
+  return read.logging;
 }
 
 /**
@@ -171,29 +153,37 @@ export function resolveLogging(logging: unknown): { profile: 'default' | 'verbos
  * it loads and the application refuses to start.
  */
 export async function createInstrumentation(options: { telemetry?: unknown; logging?: unknown } | undefined): Promise<PolicyInstrumentation> {
-  let logging: ReturnType<typeof resolveLogging>;
-  try {
-    logging = resolveLogging(options?.logging);
-  } catch {
-    logging = undefined;
-  }
+  const read = readLogging(options?.logging);
+  const logging = 'logging' in read ? read.logging : undefined;
   const setting = options?.telemetry;
   let telemetry: TelemetryInstrumenter | undefined;
   let traces = true;
-  if (setting !== false && (setting === undefined || setting === true || (typeof setting === 'object' && setting !== null))) {
-    const chosen = (typeof setting === 'object' ? setting : {}) as { meterProvider?: never; tracerProvider?: never; traces?: boolean };
+  // An invalid option attaches nothing here: the registry refuses it by its path when it loads.
+  if (setting !== false && telemetryProblems(setting).length === 0) {
+    const chosen = (typeof setting === 'object' ? setting : {}) as { meterProvider?: MeterProvider; tracerProvider?: TracerProvider; traces?: boolean };
     traces = chosen.traces !== false;
+    let otel: typeof import('../telemetry/otel-telemetry.js') | undefined;
     try {
-      const otel = await import('../telemetry/otel-telemetry.js');
-      telemetry = new otel.ResilienceTelemetry(chosen.meterProvider, chosen.tracerProvider);
+      otel = await import('../telemetry/otel-telemetry.js');
     } catch (error) {
       if (!isMissingOpenTelemetry(error)) throw error;
       if (setting !== undefined) {
         new Logger('NResilience').warn('telemetry is on but @opentelemetry/api is not installed: policies record no metrics or spans');
       }
     }
+    if (otel !== undefined) telemetry = attachTelemetry(otel, chosen.meterProvider, chosen.tracerProvider, setting);
   }
   return new PolicyInstrumentation(logging, telemetry, traces);
+}
+
+/** The OpenTelemetry instrumenter on the given providers; a provider that throws stops start-up with a config error naming it. */
+function attachTelemetry(otel: typeof import('../telemetry/otel-telemetry.js'), meterProvider: MeterProvider | undefined, tracerProvider: TracerProvider | undefined, setting: unknown): TelemetryInstrumenter {
+  try {
+    return new otel.ResilienceTelemetry(meterProvider, tracerProvider);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : describeValue(error);
+    throw new ResilienceConfigError([new PolicyConfigError('telemetry', setting, `could not be attached: its provider threw "${reason}"`)]);
+  }
 }
 
 function isMissingOpenTelemetry(error: unknown): boolean {

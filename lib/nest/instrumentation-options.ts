@@ -1,0 +1,76 @@
+import { type LoggingProfile, LogSampling } from '../telemetry/logging-listener.js';
+import { PolicyConfigError } from '../core/errors.js';
+import { BOOLEAN_RULE } from '../core/rules/option-rules.js';
+import { PLAIN_OBJECT_RULE, type ValueRule, isPlainObject, optionProblems, valueRule } from '../core/rules/value-rule.js';
+
+/**
+ * The `telemetry` and `logging` module options checked field by field, with paths
+ * (`telemetry.meterProvider`, `logging.profile`), so a typo (`logging: { profil: 'off' }`) or a
+ * provider that is no provider stops the application at start-up with a `ResilienceConfigError`
+ * instead of leaving logging on or failing later with a `TypeError` from inside OpenTelemetry.
+ */
+
+/** An object with a method `method` (OpenTelemetry providers are interfaces: checked by shape). */
+function providerRule(kind: string, method: string): ValueRule {
+  return valueRule(`must be an OpenTelemetry ${kind} (an object with ${method}(name)), e.g. from the OpenTelemetry SDK`, (v) => {
+    return typeof v === 'object' && typeof (v as Record<string, unknown>)[method] === 'function';
+  });
+}
+
+const TELEMETRY_RULES = {
+  meterProvider: providerRule('MeterProvider', 'getMeter'),
+  tracerProvider: providerRule('TracerProvider', 'getTracer'),
+  traces: BOOLEAN_RULE,
+};
+
+const PROFILES = ['off', 'default', 'verbose'] as const;
+const PROFILE_RULE = valueRule<LoggingProfile>("must be 'off', 'default' or 'verbose'", (v) => (PROFILES as readonly unknown[]).includes(v));
+const SAMPLING_RULE = 'must be LogSampling.oneIn(n) or { oneIn: n } with an integer n >= 1';
+const LOGGING_RULES = { profile: PROFILE_RULE, sampling: null };
+
+/** Problems of the `telemetry` module option (`true`, `false` or `{ meterProvider?, tracerProvider?, traces? }`). */
+export function telemetryProblems(telemetry: unknown): PolicyConfigError[] {
+  if (telemetry === undefined || typeof telemetry === 'boolean') return [];
+  if (!isPlainObject(telemetry)) {
+    const rule = typeof telemetry === 'object' && telemetry !== null ? PLAIN_OBJECT_RULE : 'must be true, false or { meterProvider?, tracerProvider?, traces? }';
+    return [new PolicyConfigError('telemetry', telemetry, rule)];
+  }
+  return optionProblems(telemetry, TELEMETRY_RULES, 'telemetry', 'telemetry option');
+}
+
+/** The logging settings a valid `logging` option resolves to (`undefined` for `'off'`). */
+export type ResolvedLogging = { profile: 'default' | 'verbose'; sampling: LogSampling } | undefined;
+
+/**
+ * Reads the `logging` module option: a profile, or `{ profile?, sampling? }` (own keys only, no others).
+ * @returns the resolved settings, or the problems found (each naming `logging…`, the value and the rule)
+ */
+export function readLogging(logging: unknown): { logging: ResolvedLogging } | { problems: PolicyConfigError[] } {
+  if (logging === undefined) return { logging: { profile: 'default', sampling: LogSampling.all } };
+  if (typeof logging === 'string') {
+    if (!PROFILE_RULE.accepts(logging)) return { problems: [new PolicyConfigError('logging', logging, PROFILE_RULE.rule)] };
+    return { logging: logging === 'off' ? undefined : { profile: logging, sampling: LogSampling.all } };
+  }
+  if (!isPlainObject(logging)) {
+    const rule = typeof logging === 'object' && logging !== null ? PLAIN_OBJECT_RULE : "must be 'off', 'default', 'verbose' or { profile, sampling }";
+    return { problems: [new PolicyConfigError('logging', logging, rule)] };
+  }
+  const problems = optionProblems(logging, LOGGING_RULES, 'logging', 'logging option');
+  const sampling = readSampling(logging.sampling);
+  if (sampling === undefined) problems.push(new PolicyConfigError('logging.sampling', logging.sampling, SAMPLING_RULE));
+  if (problems.length > 0) return { problems };
+  const profile = (logging.profile ?? 'default') as LoggingProfile;
+  return { logging: profile === 'off' ? undefined : { profile, sampling: sampling! } };
+}
+
+/** `LogSampling.all` when absent; `LogSampling.oneIn(n)` (a frozen `{ oneIn: n }`) or the plain `{ oneIn: n }`; `undefined` when invalid. */
+function readSampling(sampling: unknown): LogSampling | undefined {
+  if (sampling === undefined) return LogSampling.all;
+  if (!isPlainObject(sampling) || Object.keys(sampling).some((key) => key !== 'oneIn')) return undefined;
+  try {
+    return LogSampling.oneIn(sampling.oneIn as number);
+  } catch (error) {
+    if (error instanceof PolicyConfigError) return undefined;
+    throw error;
+  }
+}
