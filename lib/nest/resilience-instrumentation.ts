@@ -2,7 +2,6 @@ import { Logger } from '@nestjs/common';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import { PolicyConfigError } from '../core/errors.js';
 import { describeValue } from '../core/rules/describe-value.js';
-import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { type ResolvedLogging, readLogging, telemetryProblems } from './instrumentation-options.js';
 import type { Policy } from '../core/policy/policy.js';
 import { LoggingListener, type LoggingProfile, LogSampling, type ResilienceLogger } from '../telemetry/logging-listener.js';
@@ -160,7 +159,7 @@ export async function createInstrumentation(options: { telemetry?: unknown; logg
   let traces = true;
   // An invalid option attaches nothing here: the registry refuses it by its path when it loads.
   if (setting !== false && telemetryProblems(setting).length === 0) {
-    const chosen = (typeof setting === 'object' ? setting : {}) as { meterProvider?: MeterProvider; tracerProvider?: TracerProvider; traces?: boolean };
+    const chosen = (typeof setting === 'object' ? setting : {}) as { meterProvider?: Providers[0]; tracerProvider?: Providers[1]; traces?: boolean };
     traces = chosen.traces !== false;
     let otel: typeof import('../telemetry/otel-telemetry.js') | undefined;
     try {
@@ -176,8 +175,11 @@ export async function createInstrumentation(options: { telemetry?: unknown; logg
   return new PolicyInstrumentation(logging, telemetry, traces);
 }
 
+/** The OpenTelemetry providers `ResilienceTelemetry` takes (a type only: OpenTelemetry is loaded dynamically). */
+type Providers = ConstructorParameters<typeof import('../telemetry/otel-telemetry.js').ResilienceTelemetry>;
+
 /** The OpenTelemetry instrumenter on the given providers; a provider that throws stops start-up with a config error naming it. */
-function attachTelemetry(otel: typeof import('../telemetry/otel-telemetry.js'), meterProvider: MeterProvider | undefined, tracerProvider: TracerProvider | undefined, setting: unknown): TelemetryInstrumenter {
+function attachTelemetry(otel: typeof import('../telemetry/otel-telemetry.js'), meterProvider: Providers[0], tracerProvider: Providers[1], setting: unknown): TelemetryInstrumenter {
   try {
     return new otel.ResilienceTelemetry(meterProvider, tracerProvider);
   } catch (error) {
