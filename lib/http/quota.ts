@@ -4,7 +4,9 @@ import { PolicyConfigError } from '../core/index.js';
  * Reading the quota a dependency publishes on its responses (DESIGN §5), so this process refuses
  * itself before the dependency has to: the IETF structured fields `RateLimit-Policy` / `RateLimit`
  * (draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy: "burst";q=100;w=60` and
- * `RateLimit: "burst";r=42;t=30`) and the older `X-RateLimit-Limit` / `-Remaining` / `-Reset` triple.
+ * `RateLimit: "burst";r=42;t=30`), the earlier drafts' `RateLimit: limit=100, remaining=42, reset=30`
+ * and separate `RateLimit-Limit` / `-Remaining` / `-Reset`, and the older `X-RateLimit-Limit` /
+ * `-Remaining` / `-Reset` triple. A window said to reset more than a day ahead is ignored.
  *
  * An attempt is refused locally while what is left is inside the reserve — remaining <= reserve ×
  * quota, or remaining 0 when no quota is published — until the published reset time. The refusal is
@@ -73,7 +75,8 @@ export class HostQuota {
    * @param wallNow ms since the epoch, for an `X-RateLimit-Reset` given as an epoch time
    */
   observe(headers: Headers, now: number, wallNow: number): void {
-    const windows = structuredWindows(headers, now) ?? legacyWindow(headers, now, wallNow);
+    const windows =
+      structuredWindows(headers, now) ?? dictionaryWindow(headers, now) ?? legacyWindow(headers, 'x-ratelimit-', now, wallNow) ?? legacyWindow(headers, 'ratelimit-', now, wallNow);
     if (windows !== undefined) this.windows = windows;
   }
 }
@@ -85,6 +88,10 @@ interface Item {
 }
 
 const INTEGER = /^\d{1,15}$/;
+// A window said to reset more than a day ahead is a sentinel or a unit mistake (ms sent as seconds, an
+// epoch in ms): believing it would refuse every call to the host for years. Ignored, as the wire's
+// remaining time above a day is (MAXIMUM_WIRE_REMAINING_MS).
+const MAXIMUM_RESET_MS = 86_400_000;
 
 /**
  * Parses a structured-field list of items with integer parameters (RFC 8941 §3.1), tolerantly: a
@@ -141,18 +148,44 @@ function structuredWindows(headers: Headers, now: number): Window[] | undefined 
     const q = item.params.get('q');
     if (q !== undefined && q > 0) quotas.set(item.name, q);
   }
-  return live.map((item) => ({ remaining: item.params.get('r')!, limit: quotas.get(item.name), resetAt: now + item.params.get('t')! * 1000 }));
+  const windows = live
+    .filter((item) => item.params.get('t')! * 1000 <= MAXIMUM_RESET_MS)
+    .map((item) => ({ remaining: item.params.get('r')!, limit: quotas.get(item.name), resetAt: now + item.params.get('t')! * 1000 }));
+  return windows.length === 0 ? undefined : windows;
 }
 
-/** The window of `X-RateLimit-Remaining` / `-Reset` (delta seconds, or epoch seconds as GitHub sends), with `-Limit`. */
-function legacyWindow(headers: Headers, now: number, wallNow: number): Window[] | undefined {
-  const remaining = integerHeader(headers, 'x-ratelimit-remaining');
-  const reset = integerHeader(headers, 'x-ratelimit-reset');
+/**
+ * The window of the earlier drafts' dictionary, `RateLimit: limit=10, remaining=0, reset=5`
+ * (draft-ietf-httpapi-ratelimit-headers-07, express-rate-limit's `draft-7`): `reset` in delta seconds.
+ */
+function dictionaryWindow(headers: Headers, now: number): Window[] | undefined {
+  const value = headers.get('ratelimit');
+  if (value === null) return undefined;
+  const fields = new Map<string, number>();
+  for (const member of splitOutsideQuotes(value, ',')) {
+    const [key, raw] = (splitOutsideQuotes(member, ';')[0] ?? '').split('=').map((part) => part.trim());
+    if (key !== undefined && raw !== undefined && INTEGER.test(raw)) fields.set(key.toLowerCase(), Number(raw));
+  }
+  const remaining = fields.get('remaining');
+  const reset = fields.get('reset');
+  if (remaining === undefined || reset === undefined || !(reset > 0 && reset * 1000 <= MAXIMUM_RESET_MS)) return undefined;
+  const limit = fields.get('limit');
+  return [{ remaining, limit: limit !== undefined && limit > 0 ? limit : undefined, resetAt: now + reset * 1000 }];
+}
+
+/**
+ * The window of a `-Remaining` / `-Reset` pair with its `-Limit`: `X-RateLimit-*` (delta seconds, or
+ * epoch seconds as GitHub sends) or the earlier drafts' separate `RateLimit-Limit` / `-Remaining` /
+ * `-Reset` (express-rate-limit's `draft-6`).
+ */
+function legacyWindow(headers: Headers, prefix: string, now: number, wallNow: number): Window[] | undefined {
+  const remaining = integerHeader(headers, `${prefix}remaining`);
+  const reset = integerHeader(headers, `${prefix}reset`);
   if (remaining === undefined || reset === undefined) return undefined;
-  const limit = integerHeader(headers, 'x-ratelimit-limit');
+  const limit = integerHeader(headers, `${prefix}limit`);
   // Epoch seconds are above 10^9; a window of more than 31 years given as a delta is not one.
   const wait = reset > 1_000_000_000 ? reset * 1000 - wallNow : reset * 1000;
-  if (!(wait > 0)) return undefined;
+  if (!(wait > 0 && wait <= MAXIMUM_RESET_MS)) return undefined;
   return [{ remaining, limit: limit !== undefined && limit > 0 ? limit : undefined, resetAt: now + wait }];
 }
 

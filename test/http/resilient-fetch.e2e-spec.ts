@@ -393,6 +393,8 @@ describe('published quota', () => {
   it.each([
     ['RateLimit structured fields', { 'ratelimit-policy': '"default";q=10;w=60', ratelimit: '"default";r=1;t=30' }, 30_000],
     ['X-RateLimit triple with an epoch reset', { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '5', 'x-ratelimit-reset': '1800000045' }, 45_000],
+    ['the draft-07 dictionary', { 'ratelimit-policy': '10;w=60', ratelimit: 'limit=10, remaining=0, reset=20' }, 20_000],
+    ['the draft-06 RateLimit-* triple', { 'ratelimit-limit': '100', 'ratelimit-remaining': '9', 'ratelimit-reset': '15' }, 15_000],
   ])('refuses locally inside the reserve: %s', async (_shape, headers, wait) => {
     const server = await serve((_n, _req, res) => answer(res, 200, {}, headers));
     const { clock, events, http, policy } = setup({ wallClock: () => 1_800_000_000_000 }, { breaker: Breaker.default });
@@ -429,6 +431,10 @@ describe('published quota', () => {
     ['RateLimit-Policy alone (informative)', { 'ratelimit-policy': '"default";q=10;w=60' }],
     ['malformed RateLimit', { ratelimit: '"default";r=abc;t=30, ;;;, "x";r=-1;t=5' }],
     ['malformed X-RateLimit', { 'x-ratelimit-remaining': 'none', 'x-ratelimit-reset': 'soon' }],
+    ['a RateLimit reset a million years ahead', { ratelimit: '"d";r=0;t=999999999999999' }],
+    ['an X-RateLimit-Reset epoch in ms', { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1800000045000' }],
+    ['a draft-07 reset of more than a day', { ratelimit: 'limit=10, remaining=0, reset=86401' }],
+    ['a malformed draft-07 dictionary', { ratelimit: 'limit=10, remaining=-1, reset=5, =, remaining' }],
   ])('never refuses on %s and never throws', async (_case, headers) => {
     const server = await serve((_n, _req, res) => answer(res, 200, {}, headers));
     const { http } = setup();
