@@ -3,7 +3,7 @@ import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './ho
 import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, freshIdempotencyKey, isIdempotentMethod, wantsGeneratedKey } from './idempotency.js';
 import { HostQuota, Quota } from './quota.js';
 import { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES, type PreparedBody, prepareBody } from './request-body.js';
-import { bufferedResponse, discard, gapBoundedResponse } from './response-body.js';
+import { abortableResponse, bufferedResponse, discard, gapBoundedResponse } from './response-body.js';
 import { resumableResponse } from './resume-download.js';
 import { stampAttempt } from './stamp.js';
 
@@ -186,7 +186,7 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
     previous = undefined;
     const gap = gapOption ?? policy.options.attemptTimeout;
     if (resume && method === 'GET' && response.status === 200 && !headers.has('range')) {
-      return resumableResponse(response, {
+      return abortableResponse(resumableResponse(response, {
         gap,
         clock,
         signal,
@@ -196,9 +196,10 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
           previous = undefined;
           streamResumed(policy, attempts);
         },
-      });
+      }), signal);
     }
-    return buffer || gap === undefined ? response : gapBoundedResponse(response, gap, clock);
+    // A buffered body is already read: nothing left for an abort to stop.
+    return buffer ? response : abortableResponse(gap === undefined ? response : gapBoundedResponse(response, gap, clock), signal);
   };
   return Object.assign(resilientFetch, { hosts });
 }

@@ -128,3 +128,52 @@ class GapBoundedSource implements UnderlyingSource<Uint8Array> {
 export function discard(response: Response | undefined): void {
   if (response?.body != null && !response.bodyUsed) response.body.cancel().catch(() => undefined);
 }
+
+/**
+ * `response` whose body fails with the caller's abort reason (and lets its connection go) when
+ * `signal` aborts while the body is still being read, as `fetch`'s own body does. The attempt's
+ * signal, which the transport holds, is released from the caller's when the call settles, so without
+ * this a caller's abort after the headers would leave a pending read waiting for the server (or the
+ * gap bound). The listener is removed once the body ends, fails or is cancelled.
+ */
+export function abortableResponse(response: Response, signal: AbortSignal | undefined): Response {
+  const source = response.body;
+  if (signal === undefined || source === null) return response;
+  const reader = source.getReader();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const release = (): void => signal.removeEventListener('abort', abort);
+  const abort = (): void => {
+    release();
+    controller.error(signal.reason);
+    reader.cancel(signal.reason).catch(() => undefined);
+  };
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+        if (signal.aborted) abort();
+        else signal.addEventListener('abort', abort, { once: true });
+      },
+      pull: () =>
+        reader.read().then(
+          (result) => {
+            if (signal.aborted) return;
+            if (result.done) {
+              release();
+              controller.close();
+            } else controller.enqueue(result.value);
+          },
+          (error: unknown) => {
+            release();
+            if (!signal.aborted) controller.error(error);
+          },
+        ),
+      cancel: (reason) => {
+        release();
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return rewrap(response, body);
+}

@@ -340,6 +340,45 @@ describe('response bodies on the wire (real clock, short bounds)', () => {
     expect([(failure as AttemptStalledError).received, server.seen.length]).toEqual([0, 1]);
   });
 
+  it.each([
+    ['no gap bound', {}],
+    ['a gap bound', { bodyGapTimeout: 300 }],
+    ['resumeDownloads', { resumeDownloads: true }],
+  ])('a caller abort during a pending body read fails it with the abort reason at once, as fetch does (%s)', async (_case, extra) => {
+    let closed!: () => void;
+    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    const server = await serve((_n, req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '20', etag: '"v1"', 'accept-ranges': 'bytes' });
+      res.write('first');
+      req.socket.on('close', closed);
+    });
+    const { http } = setup(extra);
+    const caller = new AbortController();
+    const reader = (await http(`${server.url}/file`, { signal: caller.signal })).body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('first');
+    const reading = reader.read().catch((e: unknown) => e);
+    const reason = new Error('caller gave up');
+    caller.abort(reason);
+    expect(await reading).toBe(reason);
+    // The connection is let go, not left open until the server ends the body.
+    await connectionClosed;
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('a body read to its end leaves no listener on the caller signal', async () => {
+    const server = await serve(ok);
+    const { http } = setup({ bodyGapTimeout: 300 });
+    const caller = new AbortController();
+    const added: unknown[] = [];
+    const removed: unknown[] = [];
+    const { addEventListener, removeEventListener } = caller.signal;
+    caller.signal.addEventListener = (...args: Parameters<typeof addEventListener>) => (added.push(args[1]), addEventListener.apply(caller.signal, args));
+    caller.signal.removeEventListener = (...args: Parameters<typeof removeEventListener>) => (removed.push(args[1]), removeEventListener.apply(caller.signal, args));
+    expect(await (await http(`${server.url}/x`, { signal: caller.signal })).json()).toEqual({ ok: true });
+    expect(added.length).toBeGreaterThan(0);
+    expect(added.filter((listener) => !removed.includes(listener))).toEqual([]);
+  });
+
   it('a body reset mid-way fails the read with the network error when it is neither buffered nor resumed', async () => {
     let resetBody: () => void = () => undefined;
     const server = await serve((_n, req, res) => {
