@@ -180,7 +180,6 @@ describe('ResilienceModule attaches telemetry and logging to registered policies
     expect(spanExporter.getFinishedSpans()).toHaveLength(0);
     expect(logger.resilience()).toEqual([]);
     expect(app.get(PolicyRegistry).get('payments').options.onEvent).toBeUndefined();
-    expect(app.get(PolicyRegistry).get('payments').options.around).toBeUndefined();
   });
 
   it("logging: 'verbose' with sampling: every 3rd traffic record, at log level", async () => {

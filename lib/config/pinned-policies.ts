@@ -1,6 +1,6 @@
 import {
   Breaker,
-  breakerTransitionEvent,
+  breakerTransitionReporter,
   CircuitBreaker,
   type Classifier,
   type ClassifierRule,
@@ -190,7 +190,7 @@ export class PinnedPolicies {
     return new CircuitBreaker(settings, {
       clock: this.clock,
       random: this.random ?? Math.random,
-      onTransition: (_from, to, breakMs) => this.policies.get(name)?.options.onEvent?.(breakerTransitionEvent(name, to, breakMs)),
+      onTransition: breakerTransitionReporter(() => this.policies.get(name)),
     });
   }
 }

@@ -19,7 +19,7 @@ export type { AttemptContext } from './execution/attempt-context.js';
 export type { AttemptRecord, CallResult } from './execution/call-result.js';
 export { type CallContinuation, GUARDED_PAUSE_MS, type Work } from './execution/executor.js';
 export { sleep } from './time/sleep.js';
-export { type CallWrapper, DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions } from './policy/policy-options.js';
+export { DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions } from './policy/policy-options.js';
 export { Policy, Resilience, type RunOptions } from './policy/policy.js';
 export * from './policy/policy-scope.js';
 export { Ambient, type AmbientChanges, type AmbientState, Criticality } from './ambient/ambient-context.js';
@@ -27,4 +27,5 @@ export { AmbientHeaders, MAXIMUM_WIRE_REMAINING_MS, ambientFromHeaders, parseRem
 export * from './budget/sliding-window-budget.js';
 export * from './classification/http-classifier.js';
 export { Drain } from './execution/drain.js';
+export { type CallEventSink, type CallObserver, breakerTransitionReporter, composeObservers, reportEvent, toObserver } from './execution/observer.js';
 export { AmbientCriticality } from './ambient/ambient-criticality.js';

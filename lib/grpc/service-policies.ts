@@ -3,11 +3,18 @@ import { Classifier, grpcStatusRule, type Policy, PolicyScope } from '../core/in
 /** Where the interceptor reads its policy: a policy value, or a function returning the current one. */
 export type PolicySourceOption = Policy | (() => Policy);
 
+/** A key's telemetry label: its service (`package.Service`, the method dropped when keyed per method). */
+function serviceLabel(key: string): { service: string } {
+  const slash = key.indexOf('/');
+  return { service: slash === -1 ? key : key.slice(0, slash) };
+}
+
 /**
  * The policy of each gRPC service (or method): one {@link PolicyScope} per template, so each key has
  * its own breaker, retry budget and estimators, bounded like the HTTP hosts. When the source returns
  * a different policy (a registry reload), the scope is rebuilt and every key starts fresh, as the
- * registry's own scopes do.
+ * registry's own scopes do. Each key's events carry `dependency.service` (telemetry's
+ * `nresilience.service`), bounded by `maximumKeys`.
  */
 export class ServicePolicies {
   private template: Policy | undefined;
@@ -37,6 +44,7 @@ export class ServicePolicies {
       this.scope = new PolicyScope<string>(template, {
         maximumKeys: this.maximumKeys,
         shape: classifier === undefined ? undefined : (_key, policy) => policy.with({ classifier }),
+        label: serviceLabel,
       });
       this.template = template;
     }

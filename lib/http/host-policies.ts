@@ -29,6 +29,15 @@ function isDefinitiveRefusal(subject: unknown): boolean {
   return typeof code === 'string' && NOT_SENT_CODES.has(code);
 }
 
+/** A host's telemetry label: the origin's `host[:port]` (`https://pay.example.com` → `pay.example.com`). */
+function hostLabel(origin: string): { host: string } {
+  try {
+    return { host: new URL(origin).host };
+  } catch {
+    return { host: origin };
+  }
+}
+
 /**
  * Breaker, retry budget and estimators per origin (DESIGN §5): a `PolicyScope` keyed by origin,
  * bounded at `maximumHosts` (least recently used evicted, approximately), so two hosts never share a
@@ -36,6 +45,7 @@ function isDefinitiveRefusal(subject: unknown): boolean {
  * it is not the default) plus the idempotency rule: an ambiguous failure of a non-repeatable request
  * (a reset, a timeout, a 5xx other than 503) stays evidence for the host's breaker but is final.
  * Readable for health (`size`, `entries(limit)` — pass it as a scope to `ResilienceHealthIndicator`).
+ * Each host's events carry `dependency.host` (telemetry's `nresilience.host`), bounded by `maximumHosts`.
  */
 export class HostPolicies {
   private template: Policy | undefined;
@@ -71,7 +81,7 @@ export class HostPolicies {
     if (current !== this.template || this.scope === undefined) {
       this.template = current;
       const classifier = this.classifierFor(current.options.classifier);
-      this.scope = new PolicyScope<string>(current, { maximumKeys: this.maximumHosts, shape: (_origin, policy) => policy.with({ classifier }) });
+      this.scope = new PolicyScope<string>(current, { maximumKeys: this.maximumHosts, shape: (_origin, policy) => policy.with({ classifier }), label: hostLabel });
     }
     return this.scope.for(origin);
   }

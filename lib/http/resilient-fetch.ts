@@ -1,4 +1,4 @@
-import { Ambient, type AttemptContext, CallEvent, GUARDED_PAUSE_MS, type Policy, PolicyConfigError, RateLimitedError, rejectUnknownKeys, sleep } from '../core/index.js';
+import { Ambient, type AttemptContext, GUARDED_PAUSE_MS, type Policy, PolicyConfigError, RateLimitedError, rejectUnknownKeys, reportEvent, sleep } from '../core/index.js';
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
 import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, freshIdempotencyKey, isIdempotentMethod, wantsGeneratedKey } from './idempotency.js';
 import { HostQuota, Quota } from './quota.js';
@@ -204,15 +204,9 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
   return Object.assign(resilientFetch, { hosts });
 }
 
-/** Tells the policy's listener a download carried on with a 206 (`streamResumed`, DESIGN §3.12). */
+/** Tells the policy's observer a download carried on with a 206 (`streamResumed`, DESIGN §3.12). */
 function streamResumed(policy: Policy, attempt: number): void {
-  const listener = policy.options.onEvent;
-  if (listener === undefined) return;
-  try {
-    listener(CallEvent.of({ kind: 'streamResumed', policy: policy.name, attempt, verdict: 'Ok' }));
-  } catch {
-    // A listener never changes the call's outcome (DESIGN §3.12).
-  }
+  reportEvent(policy, { kind: 'streamResumed', attempt, verdict: 'Ok' });
 }
 
 /** The fields of a `Request` input that `fetch(url, init)` needs to behave the same. */
@@ -243,13 +237,6 @@ async function refuseByQuota(policy: Policy, quota: HostQuota, attempt: number, 
   const wait = quota.refusal(clock.now());
   if (wait === undefined) return;
   if (attempt > 1) policy.bucket()?.refund();
-  const listener = policy.options.onEvent;
-  if (listener !== undefined) {
-    try {
-      listener(new CallEvent('rejectedByQuota', policy.name, attempt, 'Limited', 'RateLimitedError', 0, wait, undefined, false));
-    } catch {
-      // A listener never changes the call's outcome (DESIGN §3.12).
-    }
-  }
+  reportEvent(policy, { kind: 'rejectedByQuota', attempt, verdict: 'Limited', error: 'RateLimitedError', delay: wait });
   throw new RateLimitedError(`${origin} published quota is inside the reserve until its window resets`, wait);
 }

@@ -77,9 +77,9 @@ export class NestResilienceLogger implements ResilienceLogger {
 }
 
 /**
- * What `ResilienceModule` attaches to every registered policy: the OpenTelemetry listener and call
- * wrapper (when `@opentelemetry/api` is installed and `telemetry` is not `false`), then the logging
- * listener (unless `logging: 'off'`), both with `withListener` semantics. A policy's logging state
+ * What `ResilienceModule` attaches to every registered policy: the OpenTelemetry observer (when
+ * `@opentelemetry/api` is installed and `telemetry` is not `false`), then the logging listener
+ * writing to a Nest `Logger` (unless `logging: 'off'`), both with `withListener` semantics. A policy's logging state
  * (repeat windows, sampling count) is pinned to its name, so a reload does not reset it.
  */
 export class PolicyInstrumentation {
@@ -119,7 +119,7 @@ export class PolicyInstrumentation {
         listener = new LoggingListener(this.loggerFor(name), policy.options.clock, this.logging);
         this.listeners.set(name, listener);
       }
-      result = result.withListener(listener.listener);
+      result = result.withListener(listener);
     }
     return result;
   }

@@ -1,18 +1,15 @@
 /**
  * `@nresilience/nestjs/telemetry`: OpenTelemetry metrics and spans for policies, and the logging
- * listener (DESIGN §7). Needs `@opentelemetry/api` (an optional peer dependency of the package).
- * Importing it adds `policy.withTelemetry()` and `policy.withLogging()` to `Policy`.
+ * listener (DESIGN §7), both observers of the core's one telemetry seam (`CallObserver`). Needs
+ * `@opentelemetry/api` (an optional peer dependency of the package). Importing it has no side effects.
  *
  * ```ts
  * import { Resilience } from '@nresilience/nestjs';
- * import '@nresilience/nestjs/telemetry';
+ * import { withTelemetry } from '@nresilience/nestjs/telemetry';
  *
- * const payments = Resilience.http.with({ name: 'payments' }).withTelemetry();
+ * const payments = withTelemetry(Resilience.http.with({ name: 'payments' }));
  * ```
  */
-import { installPolicyMethods } from './policy-methods.js';
-
-installPolicyMethods();
 
 export {
   INCIDENT_WINDOW_MS,

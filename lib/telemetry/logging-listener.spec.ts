@@ -119,9 +119,8 @@ describe('profiles', () => {
     expect(logger.take()).toEqual([]);
   });
 
-  it('policy.withLogging(logger) is the same listener', async () => {
-    await import('./index.js');
-    const policy = base().withLogging(logger, { profile: 'verbose' });
+  it('a LoggingListener is an observer: withListener(listener) logs as withLogging does', async () => {
+    const policy = base().withListener(new LoggingListener(logger, clock, { profile: 'verbose' }));
     await settle(clock, policy, ok);
     expect(logger.take()).toEqual(['log [payments] Attempt #1 Ok (0ms)', 'log [payments] Succeeded #1 (0ms)']);
   });

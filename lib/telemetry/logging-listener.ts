@@ -1,6 +1,7 @@
 import type { Clock } from '../core/time/clock.js';
 import { PolicyConfigError } from '../core/errors.js';
-import type { CallEvent, CallEventListener } from '../core/execution/events.js';
+import type { CallEvent } from '../core/execution/events.js';
+import type { CallObserver } from '../core/execution/observer.js';
 import type { Policy } from '../core/policy/policy.js';
 
 /** Severity of a log record, named as Nest's `Logger` methods are (lowest first). */
@@ -106,17 +107,17 @@ class PolicyLogState {
  *   `debug` and counted; the next warning after the window carries the count. Nothing is dropped.
  *   Every incident record (demoted or not) suspends sampling for the incident window (60 s).
  * - Breaker state: half-open at `debug`, closed (recovered) at `log`.
+ *
+ * An observer of events only (no call state, no frame around attempts): attach it with
+ * `policy.withListener(listener)` or {@link withLogging}.
  */
-export class LoggingListener {
+export class LoggingListener implements CallObserver<undefined> {
   private readonly profile: 'default' | 'verbose';
   private readonly oneIn: number;
   private readonly repeatWindow: number;
   private readonly incidentWindow: number;
   private readonly states = new Map<string, PolicyLogState>();
   private last: PolicyLogState | undefined;
-
-  /** The listener function to attach with `policy.withListener(...)`. */
-  readonly listener: CallEventListener = (event) => this.record(event);
 
   /**
    * @param logger where records go (one logger per policy: its context names the policy)
@@ -140,7 +141,12 @@ export class LoggingListener {
     this.incidentWindow = checkWindow(options.incidentWindow ?? INCIDENT_WINDOW_MS, 'logging.incidentWindow');
   }
 
-  /** Logs one event (what `listener` calls). */
+  /** Logs one event (the observer's `event`). */
+  event(event: CallEvent): void {
+    this.record(event);
+  }
+
+  /** Logs one event. */
   record(event: CallEvent): void {
     const state = this.stateFor(event.policy);
     switch (event.kind) {
@@ -247,15 +253,16 @@ export function describeEvent(event: CallEvent): string {
  * Time comes from `options.clock`, else the policy's clock.
  *
  * ```ts
- * const payments = Resilience.http.with({ name: 'payments' })
- *   .withLogging(new Logger('NResilience.payments'), { sampling: LogSampling.oneIn(20) });
+ * const payments = withLogging(Resilience.http.with({ name: 'payments' }), new Logger('NResilience.payments'), {
+ *   sampling: LogSampling.oneIn(20),
+ * });
  * ```
  * @throws PolicyConfigError for an invalid profile, sampling or window
  */
 export function withLogging(policy: Policy, logger: ResilienceLogger, options: LoggingOptions = {}): Policy {
   if (options.profile === 'off') return policy;
   const listener = new LoggingListener(logger, options.clock ?? policy.options.clock, options);
-  return policy.withListener(listener.listener);
+  return policy.withListener(listener);
 }
 
 function checkOneIn(n: unknown, field: string): void {

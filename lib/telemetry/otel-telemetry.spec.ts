@@ -9,7 +9,9 @@ import type { CallEvent } from '../core/execution/events.js';
 import { FakeClock } from '../core/time/fake-clock.js';
 import { Resilience } from '../core/policy/policy.js';
 import { RetryBudget } from '../core/budget/retry-budget.js';
-import { BREAKER_STATE_VALUES, MetricNames, TelemetryAttributes as A, withTelemetry } from './index.js';
+import { HostPolicies } from '../http/host-policies.js';
+import { ServicePolicies } from '../grpc/service-policies.js';
+import { BREAKER_STATE_VALUES, MetricNames, ResilienceTelemetry, TelemetryAttributes as A, withTelemetry } from './index.js';
 
 /** A real OpenTelemetry SDK with in-memory exporters: metrics read on demand, spans exported as they end. */
 class Sdk {
@@ -290,21 +292,21 @@ describe('attaching', () => {
     expect(sdk.spans).toHaveLength(1);
 
     const replaced = policy.with({ onEvent: (e) => seen.push(e.kind) });
-    expect(replaced.options.around).toBeUndefined();
     await replaced.run(() => 1);
     expect(await sdk.sum(MetricNames.calls)).toBe(1);
     expect(sdk.spans).toHaveLength(1);
   });
 
-  it('policy.withTelemetry() is added by importing the subpath', async () => {
-    const policy = Resilience.default.with({ name: 'method' }).withTelemetry({ meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider });
+  it('the observer alone, attached with withListener, records as withTelemetry does', async () => {
+    const observer = new ResilienceTelemetry(sdk.meterProvider, sdk.tracerProvider).observer();
+    const policy = Resilience.default.with({ name: 'method' }).withListener(observer);
     await policy.run(() => 1);
     expect(await sdk.sum(MetricNames.calls, { [A.policy]: 'method' })).toBe(1);
     expect(sdk.spans.map((s) => s.name)).toEqual(['nresilience method']);
   });
 
   it('without an SDK (no-op globals) calls run unchanged', async () => {
-    const policy = Resilience.default.with({ name: 'bare' }).withTelemetry();
+    const policy = withTelemetry(Resilience.default.with({ name: 'bare' }));
     await expect(policy.run(() => 42)).resolves.toBe(42);
     await expect(policy.tryRun(() => 7)).resolves.toMatchObject({ ok: true, value: 7 });
   });
@@ -346,5 +348,60 @@ describe('gauges and robustness', () => {
     expect(sdk.spans.map((span) => span.events.map((e) => e.name))).toEqual([['attempt']]);
     expect(complaints).toEqual([]);
     expect(await sdk.sum(MetricNames.calls)).toBe(2);
+  });
+});
+
+describe('keyed instances: host (HTTP, per origin) and service (gRPC, per service)', () => {
+  const providers = () => ({ meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider });
+
+  it("the HTTP client's per-origin policies record nresilience.host = the origin's host:port, on metrics, spans and gauges", async () => {
+    const clock = new FakeClock();
+    const template = withTelemetry(Resilience.default.with({ name: 'storefront', clock, attempts: 1, budget: RetryBudget.none, breaker: Breaker.with({ consecutiveFailures: 1, failureRateFloor: 0, jitter: 'none' }) }), providers());
+    const hosts = new HostPolicies(template, 64);
+    await hosts.for('https://pay.example.com').run(() => 'paid');
+    await hosts.for('http://127.0.0.1:8080').tryRun(() => Promise.reject(new TransientError('down')));
+
+    const calls = await sdk.points(MetricNames.calls);
+    expect(calls.map((p) => [p.attributes, p.value])).toEqual([
+      [{ [A.policy]: 'storefront', [A.host]: 'pay.example.com', [A.outcome]: 'succeeded', [A.reason]: 'succeeded' }, 1],
+      [{ [A.policy]: 'storefront', [A.host]: '127.0.0.1:8080', [A.outcome]: 'failed', [A.reason]: 'attemptsExhausted' }, 1],
+    ]);
+    expect((await sdk.points(MetricNames.attempts)).map((p) => p.attributes)).toEqual([
+      { [A.policy]: 'storefront', [A.host]: 'pay.example.com', [A.outcome]: 'Ok' },
+      { [A.policy]: 'storefront', [A.host]: '127.0.0.1:8080', [A.outcome]: 'Transient' },
+    ]);
+    expect(sdk.spans.map((s) => [s.name, s.attributes[A.host]])).toEqual([
+      ['nresilience storefront', 'pay.example.com'],
+      ['nresilience storefront', '127.0.0.1:8080'],
+    ]);
+    // One breaker per host: only the failing host's is open, each gauge series under its host.
+    const states = (await sdk.points(MetricNames.breakerState)).map((p) => [p.attributes[A.host] ?? null, p.value]);
+    expect(states).toEqual(expect.arrayContaining([['pay.example.com', BREAKER_STATE_VALUES.closed], ['127.0.0.1:8080', BREAKER_STATE_VALUES.open]]));
+  });
+
+  it("the gRPC interceptor's per-service policies record nresilience.service = package.Service (a method key keeps its service)", async () => {
+    const template = withTelemetry(Resilience.default.with({ name: 'orders', backoff: Backoff.none }), providers());
+    const services = new ServicePolicies(template, 64, undefined);
+    await services.for('shop.v1.Orders').run(() => 1);
+    await services.for('shop.v1.Stock/Reserve').run(() => 2);
+    const calls = await sdk.points(MetricNames.calls);
+    expect(calls.map((p) => p.attributes)).toEqual([
+      { [A.policy]: 'orders', [A.service]: 'shop.v1.Orders', [A.outcome]: 'succeeded', [A.reason]: 'succeeded' },
+      { [A.policy]: 'orders', [A.service]: 'shop.v1.Stock', [A.outcome]: 'succeeded', [A.reason]: 'succeeded' },
+    ]);
+    expect(sdk.spans.map((s) => s.attributes[A.service])).toEqual(['shop.v1.Orders', 'shop.v1.Stock']);
+  });
+
+  it('a keyed label wins over the configured host; one series per host', async () => {
+    const template = withTelemetry(Resilience.default.with({ name: 'cdn' }), { ...providers(), traces: false, host: 'configured.example' });
+    const hosts = new HostPolicies(template, 2);
+    await template.run(() => 0);
+    for (let i = 0; i < 50; i++) await hosts.for(`https://edge-${i % 2}.example`).run(() => i);
+    const calls = await sdk.points(MetricNames.calls);
+    expect(calls.map((p) => [p.attributes[A.host], p.value])).toEqual([
+      ['configured.example', 1],
+      ['edge-0.example', 25],
+      ['edge-1.example', 25],
+    ]);
   });
 });

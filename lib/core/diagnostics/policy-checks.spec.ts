@@ -60,10 +60,10 @@ describe('listeners replaced by with({ onEvent })', () => {
     ]);
   });
 
-  it('is quiet for a first listener, for withListener, and when around is given too', () => {
+  it('is quiet for a first listener, for withListener, and for a replacement made on purpose (remove, then add)', () => {
     const first = Resilience.default.with({ name: 'checks-h', onEvent: log });
     first.withListener(log);
-    first.with({ onEvent: log, around: undefined });
+    first.with({ onEvent: undefined }).withListener(log);
     first.with({ attempts: 2 });
     expect(warnings).toEqual([]);
   });

@@ -37,11 +37,12 @@ export function checkDeadlineFits(o: ResolvedPolicyOptions): void {
 
 /**
  * Warns once per policy name when `with({ onEvent })` replaces listeners the policy had (telemetry,
- * logging, `withListener`). Passing `around` in the same change says the replacement is meant.
+ * logging, `withListener`). `with({ onEvent: undefined })` removes them without a word: to replace them
+ * on purpose, remove then add (`with({ onEvent: undefined }).withListener(fn)`).
  * @internal
  */
 export function checkListenerReplaced(base: ResolvedPolicyOptions, changes: PolicyOptions): void {
-  if (base.onEvent === undefined || changes.onEvent === undefined || 'around' in changes) return;
+  if (base.onEvent === undefined || changes.onEvent === undefined) return;
   warnOnce(
     ResilienceWarningCodes.replacedListeners,
     base.name,

@@ -8,7 +8,8 @@ import type { ExecutablePolicy, ResolvedPolicyOptions } from '../policy/policy-o
 import type { Clock } from '../time/clock.js';
 import type { AttemptContext } from './attempt-context.js';
 import type { CallLog } from './call-result.js';
-import { CallEvent, type CallEventInit, type CallEventKind, type CallEventListener, type StopReason } from './events.js';
+import { CallEvent, type CallEventInit, type CallEventKind, type StopReason } from './events.js';
+import { type CallObserver, ended, tell } from './observer.js';
 
 /** The function a policy protects. */
 export type Work<T> = (context: AttemptContext) => T | PromiseLike<T>;
@@ -39,7 +40,8 @@ export type GuardRefusal = keyof typeof REFUSAL_REASONS;
 export class Call<T> {
   readonly options: ResolvedPolicyOptions;
   readonly clock: Clock;
-  readonly listener: CallEventListener | undefined;
+  /** The policy's observer (its listeners as one), or `undefined`. */
+  readonly listener: CallObserver | undefined;
   readonly breaker: CircuitBreaker | undefined;
   readonly bucket: RetryBudgetState | undefined;
   /** The call's deadline in ms (the ambient one folded in), `undefined` = none. */
@@ -96,6 +98,8 @@ export class Call<T> {
     start?: number,
     /** The reading at which the deadline passes when this call carries on one begun earlier (a continuation). */
     deadlineAt?: number,
+    /** What the observer's `callStarted` returned for this call. */
+    readonly state?: unknown,
   ) {
     const o = policy.options;
     this.options = o;
@@ -144,20 +148,17 @@ export class Call<T> {
       }
       if (this.listener !== undefined) {
         const kind: CallEventKind = succeeded ? 'succeeded' : this.refusal !== undefined && reason !== 'cancelled' ? 'rejected' : 'failed';
-        this.emit({ kind, policy: this.options.name, attempt: this.attempts, verdict: this.verdict?.kind, error: succeeded ? undefined : errorName(this.error), duration, reason, isTerminal: true });
+        const init: CallEventInit = { kind, policy: this.options.name, attempt: this.attempts, verdict: this.verdict?.kind, error: succeeded ? undefined : errorName(this.error), duration, reason, isTerminal: true };
+        ended(this.listener, this.state, CallEvent.of(init, this.policy.dependency));
       }
     }
     if (!succeeded && this.threw) throw this.error;
     return this.value as T;
   }
 
-  /** Tells the listener (the caller checks there is one, so no event is built for nobody). */
+  /** Tells the observer (the caller checks there is one, so no event is built for nobody). */
   emit(init: CallEventInit): void {
-    try {
-      this.listener!(CallEvent.of(init));
-    } catch {
-      // A listener must never change the call's outcome (DESIGN §3.12).
-    }
+    tell(this.listener!, CallEvent.of(init, this.policy.dependency), this.state);
   }
 }
 

@@ -35,6 +35,18 @@ export type CallEventKind =
   | 'streamResumed'
   | 'draining';
 
+/**
+ * What a keyed policy instance is keyed by, as telemetry reports it (DESIGN §7: the dependency's host
+ * or service, never a URL path or an id): `host` for the HTTP client's per-origin policies, `service`
+ * for the gRPC interceptor's per-service ones. A bounded set (the scope's `maximumKeys`).
+ */
+export interface DependencyLabel {
+  /** The dependency's host (`host[:port]` of an origin). */
+  readonly host?: string;
+  /** The dependency's service (`package.Service`). */
+  readonly service?: string;
+}
+
 /** A listener for call events; an error it throws is swallowed. */
 export type CallEventListener = (event: CallEvent) => void;
 
@@ -54,6 +66,8 @@ export interface CallEventInit {
   readonly reason?: StopReason;
   /** Default false. */
   readonly isTerminal?: boolean;
+  /** The keyed instance's label; default none. */
+  readonly dependency?: DependencyLabel;
 }
 
 /**
@@ -83,10 +97,15 @@ export class CallEvent {
     readonly reason: StopReason | undefined,
     /** True on the one event that ends a call. */
     readonly isTerminal: boolean,
+    /** The host or service of a keyed policy instance (per-origin HTTP, per-service gRPC), else `undefined`. */
+    readonly dependency?: DependencyLabel,
   ) {}
 
-  /** An event from its fields by name (what the executor and listeners' tests build events with). */
-  static of(init: CallEventInit): CallEvent {
+  /**
+   * An event from its fields by name (what the executor and listeners' tests build events with);
+   * `dependency` is the keyed instance's label when `init` has none.
+   */
+  static of(init: CallEventInit, dependency: DependencyLabel | undefined = init.dependency): CallEvent {
     return new CallEvent(
       init.kind,
       init.policy,
@@ -97,6 +116,7 @@ export class CallEvent {
       init.delay ?? 0,
       init.reason,
       init.isTerminal ?? false,
+      dependency,
     );
   }
 
@@ -122,7 +142,7 @@ export class CallEvent {
  * The event a breaker state change is reported as: `breakerOpened` (open, isolated; `delay` = the break
  * being served, ms), `breakerHalfOpened` (half-open, recovering) or `breakerClosed`.
  */
-export function breakerTransitionEvent(policy: string, to: BreakerState, breakMs: number): CallEvent {
+export function breakerTransitionEvent(policy: string, to: BreakerState, breakMs: number, dependency?: DependencyLabel): CallEvent {
   const kind: CallEventKind = to === 'closed' ? 'breakerClosed' : to === 'open' || to === 'isolated' ? 'breakerOpened' : 'breakerHalfOpened';
-  return CallEvent.of({ kind, policy, delay: to === 'open' ? breakMs : 0 });
+  return CallEvent.of({ kind, policy, delay: to === 'open' ? breakMs : 0, dependency });
 }

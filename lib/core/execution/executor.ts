@@ -5,6 +5,7 @@ import { Call, type Work } from './call.js';
 import type { CallLog } from './call-result.js';
 import { direct, firstAttempt, firstThen, firstTimed } from './first-attempt.js';
 import { loop, settled } from './loop.js';
+import { started } from './observer.js';
 
 export type { Work } from './call.js';
 export { GUARDED_PAUSE_MS } from './loop.js';
@@ -28,17 +29,20 @@ export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: Abor
   const capped = attempts !== undefined && attempts < o.attempts;
   // The budget's denominator counts logical calls, once each (a token bucket ignores it).
   policy.bucket()?.recordCall();
+  const observer = o.onEvent;
+  // The call starts for its observer before anything else is decided (a span opens here).
+  const state = observer === undefined ? undefined : started(observer, policy);
   if (log === undefined && !o.useAmbientDeadline && !capped && signal?.aborted !== true) {
     const breaker = policy.breaker();
-    if (o.onEvent === undefined && o.deadline === undefined && o.attemptTimeout === undefined && breaker === undefined) {
+    if (observer === undefined && o.deadline === undefined && o.attemptTimeout === undefined && breaker === undefined) {
       if (signal !== undefined || !o.classifier.valuesAreOk) return firstAttempt(policy, work, signal);
       const bucket = policy.bucket();
       return o.attempts === 1 && bucket === undefined ? direct(work) : firstThen(policy, work, bucket);
     }
     // A closed breaker admits without a decision to undo; a zero deadline is the loop's to refuse.
-    if ((breaker === undefined || breaker.closed) && !(o.deadline! <= 0)) return firstTimed(policy, work, signal, breaker);
+    if ((breaker === undefined || breaker.closed) && !(o.deadline! <= 0)) return firstTimed(policy, work, signal, breaker, state);
   }
-  const call = new Call(policy, work, signal, log, capped ? attempts : o.attempts);
+  const call = new Call(policy, work, signal, log, capped ? attempts : o.attempts, undefined, undefined, state);
   if (signal?.aborted) {
     call.fail('cancelled', signal.reason);
     return settled(call);
@@ -69,7 +73,9 @@ export interface CallContinuation {
 
 function carryOn<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts: number | undefined, continuing: CallContinuation): Promise<T> {
   const o = policy.options;
-  const call = new Call(policy, work, signal, log, attempts !== undefined && attempts < o.attempts ? attempts : o.attempts, undefined, continuing.deadlineAt);
+  // A continuation is observed as a call of its own (a span of its own), ended by its terminal event.
+  const state = o.onEvent === undefined ? undefined : started(o.onEvent, policy);
+  const call = new Call(policy, work, signal, log, attempts !== undefined && attempts < o.attempts ? attempts : o.attempts, undefined, continuing.deadlineAt, state);
   call.attempts = continuing.attempts;
   call.verdict = Verdict.transient;
   call.error = continuing.error;

@@ -6,9 +6,10 @@ import type { ClassifyContext } from '../classification/classifier.js';
 import { Verdict } from '../classification/verdict.js';
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors.js';
 import type { ExecutablePolicy } from '../policy/policy-options.js';
-import { Attempt } from './attempt-context.js';
+import { Attempt, type AttemptContext } from './attempt-context.js';
 import { Call, type Work } from './call.js';
-import { CallEvent, type CallEventListener } from './events.js';
+import { CallEvent } from './events.js';
+import { ended, tell } from './observer.js';
 import { afterFirst } from './loop.js';
 import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
 
@@ -26,13 +27,14 @@ function carryOn<T>(
   work: Work<T>,
   signal: AbortSignal | undefined,
   start: number | undefined,
+  state: unknown,
   value: T | undefined,
   error: unknown,
   threw: boolean,
   deadlineHit = false,
   verdict?: Verdict,
 ): Promise<T> {
-  return afterFirst(new Call(policy, work, signal, undefined, policy.options.attempts, start), value, error, threw, deadlineHit, verdict);
+  return afterFirst(new Call(policy, work, signal, undefined, policy.options.attempts, start, undefined, state), value, error, threw, deadlineHit, verdict);
 }
 
 /**
@@ -59,10 +61,10 @@ export function firstThen<T>(policy: ExecutablePolicy, work: Work<T>, bucket: Re
   try {
     pending = work(UNBOUND_FIRST_ATTEMPT);
   } catch (error) {
-    return carryOn(policy, work, undefined, undefined, undefined, error, true);
+    return carryOn(policy, work, undefined, undefined, undefined, undefined, error, true);
   }
   return Promise.resolve(pending).then(bucket === undefined ? undefined : bucket.passDeposit, (error: unknown) =>
-    carryOn(policy, work, undefined, undefined, undefined, error, true),
+    carryOn(policy, work, undefined, undefined, undefined, undefined, error, true),
   ) as Promise<T>;
 }
 
@@ -77,10 +79,10 @@ export async function firstAttempt<T>(policy: ExecutablePolicy, work: Work<T>, s
     value = await work(context);
   } catch (error) {
     context.end();
-    return carryOn(policy, work, signal, undefined, undefined, error, true);
+    return carryOn(policy, work, signal, undefined, undefined, undefined, error, true);
   }
   context.end();
-  if (!policy.options.classifier.valuesAreOk) return carryOn(policy, work, signal, undefined, value, undefined, false);
+  if (!policy.options.classifier.valuesAreOk) return carryOn(policy, work, signal, undefined, undefined, value, undefined, false);
   policy.bucket()?.deposit();
   return value;
 }
@@ -90,54 +92,54 @@ export async function firstAttempt<T>(policy: ExecutablePolicy, work: Work<T>, s
  * attempt timeout), with no log to fill: attempt 1 and its bookkeeping in one continuation, raced
  * against the bound's timer when there is one, the loop's events in the loop's order.
  */
-export function firstTimed<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, breaker: CircuitBreaker | undefined): Promise<T> {
+export function firstTimed<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, breaker: CircuitBreaker | undefined, state: unknown): Promise<T> {
   const o = policy.options;
   const listener = o.onEvent;
   // Work done for a caller that itself retries: a retry here multiplies with the caller's (DESIGN §3.9).
   if (listener !== undefined && o.attempts > 1 && Ambient.current()?.nestedRetry === true) {
-    emit(listener, new CallEvent('nestedRetry', o.name, 0, undefined, undefined, 0, 0, undefined, false));
+    tell(listener, new CallEvent('nestedRetry', o.name, 0, undefined, undefined, 0, 0, undefined, false, policy.dependency), state);
   }
   const start = o.clock.now();
   const untilDeadline = o.deadline === undefined ? Infinity : o.deadline;
   // When both fall due together the deadline is what ended the call.
   const byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
   const bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
-  if (bound !== Infinity) return firstBounded(policy, work, signal, breaker, start, bound, untilDeadline, byAttemptTimeout);
-  return signal === undefined ? firstTimedUnbound(policy, work, breaker, start) : firstTimedLinked(policy, work, signal, breaker, start);
+  if (bound !== Infinity) return firstBounded(policy, work, signal, breaker, start, state, bound, untilDeadline, byAttemptTimeout);
+  return signal === undefined ? firstTimedUnbound(policy, work, breaker, start, state) : firstTimedLinked(policy, work, signal, breaker, start, state);
 }
 
 /** Attempt 1 timed, nothing bounding it, no caller signal: one continuation, a small closure context. */
-function firstTimedUnbound<T>(policy: ExecutablePolicy, work: Work<T>, breaker: CircuitBreaker | undefined, start: number): Promise<T> {
+function firstTimedUnbound<T>(policy: ExecutablePolicy, work: Work<T>, breaker: CircuitBreaker | undefined, start: number, state: unknown): Promise<T> {
   let pending: T | PromiseLike<T>;
   try {
-    pending = work(UNBOUND_FIRST_ATTEMPT);
+    pending = observed(policy, state, work, UNBOUND_FIRST_ATTEMPT);
   } catch (error) {
-    return carryOn(policy, work, undefined, start, undefined, error, true);
+    return carryOn(policy, work, undefined, start, state, undefined, error, true);
   }
   return Promise.resolve(pending).then(
-    (value) => firstSucceeded(policy, work, undefined, breaker, start, value),
-    (error: unknown) => carryOn(policy, work, undefined, start, undefined, error, true),
+    (value) => firstSucceeded(policy, work, undefined, breaker, start, state, value),
+    (error: unknown) => carryOn(policy, work, undefined, start, state, undefined, error, true),
   );
 }
 
 /** Attempt 1 timed, nothing bounding it, the caller's signal linked to the attempt's. */
-function firstTimedLinked<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal, breaker: CircuitBreaker | undefined, start: number): Promise<T> {
+function firstTimedLinked<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal, breaker: CircuitBreaker | undefined, start: number, state: unknown): Promise<T> {
   const context = new Attempt(1, signal);
   let pending: T | PromiseLike<T>;
   try {
-    pending = work(context);
+    pending = observed(policy, state, work, context);
   } catch (error) {
     context.end();
-    return carryOn(policy, work, signal, start, undefined, error, true);
+    return carryOn(policy, work, signal, start, state, undefined, error, true);
   }
   return Promise.resolve(pending).then(
     (value) => {
       context.end();
-      return firstSucceeded(policy, work, signal, breaker, start, value);
+      return firstSucceeded(policy, work, signal, breaker, start, state, value);
     },
     (error: unknown) => {
       context.end();
-      return carryOn(policy, work, signal, start, undefined, error, true);
+      return carryOn(policy, work, signal, start, state, undefined, error, true);
     },
   );
 }
@@ -153,6 +155,7 @@ function firstBounded<T>(
   signal: AbortSignal | undefined,
   breaker: CircuitBreaker | undefined,
   start: number,
+  state: unknown,
   bound: number,
   untilDeadline: number,
   byAttemptTimeout: boolean,
@@ -170,14 +173,14 @@ function firstBounded<T>(
         const reason = context.reason;
         // Only this call's own timer decides that its deadline passed: a DeadlineExceededError thrown
         // by the work (a nested policy's) is an ordinary failure to classify.
-        resolve(carryOn(policy, work, signal, start, undefined, reason, true, !byAttemptTimeout && reason instanceof DeadlineExceededError));
+        resolve(carryOn(policy, work, signal, start, state, undefined, reason, true, !byAttemptTimeout && reason instanceof DeadlineExceededError));
       },
       false,
       start,
     );
     let pending: PromiseLike<T>;
     try {
-      pending = Promise.resolve(work(context));
+      pending = Promise.resolve(observed(policy, state, work, context));
     } catch (error) {
       pending = Promise.reject(error);
     }
@@ -186,13 +189,13 @@ function firstBounded<T>(
         if (settled) return;
         clock.clearTimer(timer);
         context.end();
-        resolve(firstSucceeded(policy, work, signal, breaker, start, value));
+        resolve(firstSucceeded(policy, work, signal, breaker, start, state, value));
       },
       (error: unknown) => {
         if (settled) return;
         clock.clearTimer(timer);
         context.end();
-        resolve(carryOn(policy, work, signal, start, undefined, error, true));
+        resolve(carryOn(policy, work, signal, start, state, undefined, error, true));
       },
     );
   });
@@ -204,31 +207,29 @@ function firstBounded<T>(
  * attempt event, the breaker's record, the deposit, the terminal event (its duration from the same
  * reading).
  */
-function firstSucceeded<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, breaker: CircuitBreaker | undefined, start: number, value: T): T | Promise<T> {
+function firstSucceeded<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, breaker: CircuitBreaker | undefined, start: number, state: unknown, value: T): T | Promise<T> {
   const o = policy.options;
   if (!o.classifier.valuesAreOk) {
     let verdict: Verdict;
     try {
       verdict = o.classifier.classifyValue(value, signal?.aborted === true ? ABORTED : NOT_ABORTED);
     } catch (bug) {
-      return carryOn(policy, work, signal, start, undefined, bug, true, false, Verdict.permanent);
+      return carryOn(policy, work, signal, start, state, undefined, bug, true, false, Verdict.permanent);
     }
-    if (verdict.kind !== 'Ok') return carryOn(policy, work, signal, start, value, undefined, false, false, verdict);
+    if (verdict.kind !== 'Ok') return carryOn(policy, work, signal, start, state, value, undefined, false, false, verdict);
   }
   const end = o.clock.now();
   const duration = end - start;
   const listener = o.onEvent;
-  if (listener !== undefined) emit(listener, new CallEvent('attempt', o.name, 1, 'Ok', undefined, duration, 0, undefined, false));
+  if (listener !== undefined) tell(listener, new CallEvent('attempt', o.name, 1, 'Ok', undefined, duration, 0, undefined, false, policy.dependency), state);
   breaker?.record(Admission.Closed, 'Ok', duration, end);
   policy.bucket()?.deposit();
-  if (listener !== undefined) emit(listener, new CallEvent('succeeded', o.name, 1, 'Ok', undefined, duration, 0, 'succeeded', true));
+  if (listener !== undefined) ended(listener, state, new CallEvent('succeeded', o.name, 1, 'Ok', undefined, duration, 0, 'succeeded', true, policy.dependency));
   return value;
 }
 
-function emit(listener: CallEventListener, event: CallEvent): void {
-  try {
-    listener(event);
-  } catch {
-    // A listener must never change the call's outcome (DESIGN §3.12).
-  }
+/** Attempt 1's work, inside the observer's `runAttempt` when it has one (a span's context). */
+function observed<T>(policy: ExecutablePolicy, state: unknown, work: Work<T>, context: AttemptContext): T | PromiseLike<T> {
+  const observer = policy.options.onEvent;
+  return observer?.runAttempt === undefined ? work(context) : observer.runAttempt(state, work, context);
 }

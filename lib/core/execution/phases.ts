@@ -123,7 +123,7 @@ export function attemptContext<T>(call: Call<T>): Attempt {
  */
 export function boundedAttempt<T>(call: Call<T>, context: Attempt): T | PromiseLike<T> | Promise<T | typeof TIMED_OUT> {
   const bound = context.bound;
-  if (bound === Infinity) return call.work(context);
+  if (bound === Infinity) return attemptWork(call, context);
   const clock = call.clock;
   const deadline = call.byAttemptTimeout ? 0 : call.deadline!;
   return new Promise((resolve, reject) => {
@@ -138,7 +138,7 @@ export function boundedAttempt<T>(call: Call<T>, context: Attempt): T | PromiseL
     );
     let pending: Promise<T>;
     try {
-      pending = Promise.resolve(call.work(context));
+      pending = Promise.resolve(attemptWork(call, context));
     } catch (error) {
       pending = Promise.reject(error);
     }
@@ -153,6 +153,12 @@ export function boundedAttempt<T>(call: Call<T>, context: Attempt): T | PromiseL
       },
     );
   });
+}
+
+/** The work of one attempt, inside the observer's `runAttempt` when it has one (a span's context). */
+function attemptWork<T>(call: Call<T>, context: Attempt): T | PromiseLike<T> {
+  const observer = call.listener;
+  return observer?.runAttempt === undefined ? call.work(context) : observer.runAttempt(call.state, call.work, context);
 }
 
 /** The attempt's bound passed first: its outcome is the abort reason the timer gave its signal. */

@@ -4,7 +4,8 @@ import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import { Classifier } from '../classification/classifier.js';
 import { type Clock, SystemClock } from '../time/clock.js';
 import { Drain } from '../execution/drain.js';
-import type { CallEventListener } from '../execution/events.js';
+import type { AttemptContext } from '../execution/attempt-context.js';
+import type { CallEvent, CallEventListener, DependencyLabel } from '../execution/events.js';
 import { RetryBudget, type RetryBudgetState } from '../budget/retry-budget.js';
 import { ATTEMPTS_RULE, BOOLEAN_RULE, BOUND_RULE, CLOCK_RULE, FUNCTION_RULE, RANDOM_RULE } from '../rules/option-rules.js';
 import { type ValueRule, checkOptions, valueRule } from '../rules/value-rule.js';
@@ -53,16 +54,12 @@ export interface PolicyOptions {
   /** Turns outcomes into verdicts. Default `Classifier.default`. */
   classifier?: Classifier;
   /**
-   * The one event listener (replaces any; `withListener` adds). Setting it also drops `around` unless
-   * `around` is given in the same change: replacing the listener turns off the telemetry and logging
-   * that `withTelemetry()`/`withLogging()` (or `ResilienceModule`) attached.
+   * The policy's one event listener or observer ({@link CallObserver}: call start, attempts, retries,
+   * refusals, call end, breaker transitions); replaces any, so the telemetry and logging that
+   * `withTelemetry()`/`withLogging()` (or `ResilienceModule`) attached stop. `withListener` adds
+   * instead; `onEvent: undefined` removes them all. Default none.
    */
-  onEvent?: CallEventListener;
-  /**
-   * Wraps every logical call (`run`/`tryRun`), e.g. to open a trace span around it; set by
-   * `withTelemetry()`. `undefined` (the default) = none, at no cost.
-   */
-  around?: CallWrapper;
+  onEvent?: CallEventSink;
   /** Time source. Default `SystemClock.instance`. */
   clock?: Clock;
   /** Uniform [0, 1) source for jitter. Default `Math.random`. */
@@ -70,16 +67,50 @@ export interface PolicyOptions {
 }
 
 /**
- * Wraps one logical call of `policy` (the instance running it, so its breaker and budget are the ones
- * in use): it must call `call` exactly once and settle with its outcome (it may run it inside an async
- * context, time it, open a span around it).
+ * The one telemetry seam (DESIGN §7; after Polly's `TelemetryListener` and resilience4j's event
+ * publisher): what a policy tells whoever observes it. For each logical call, in this order:
+ * `callStarted` once, then `event` for each attempt, retry and refusal, then the terminal event
+ * (`succeeded` / `failed` / `rejected`) and `callEnded` once. Breaker transitions (and refusals a
+ * transport makes outside the executor, such as a quota) come through `event` with no call state.
+ *
+ * Every member is optional; the executor calls only what is there and swallows what they throw (an
+ * observer never changes a call's outcome). The OpenTelemetry listener, the logging listener and
+ * plain event listeners (`withListener(fn)`) are all observers; attach with `policy.withListener`.
+ *
+ * @typeParam S the per-call state `callStarted` returns (a span, the attribute set of the call)
  */
-export type CallWrapper = <T>(call: () => Promise<T>, policy: ExecutablePolicy) => Promise<T>;
+export interface CallObserver<S = unknown> {
+  /**
+   * A logical call of `policy` starts (the instance running it: its name, breaker, bucket, and the
+   * `dependency` a keyed instance carries). Returns the state handed back to every later callback
+   * of this call (`undefined` for none).
+   */
+  callStarted?(policy: ExecutablePolicy): S;
+  /**
+   * Runs one attempt's work; must call `work(context)` once, synchronously, and return what it
+   * returns — e.g. inside the call span's context, so that spans the work starts are its children.
+   */
+  runAttempt?<T>(state: S, work: (context: AttemptContext) => T | PromiseLike<T>, context: AttemptContext): T | PromiseLike<T>;
+  /** One event: of this call (with its state) or of the policy (breaker transitions: state `undefined`). */
+  event?(event: CallEvent, state: S | undefined): void;
+  /** The call ended: after its terminal event, once per started call. */
+  callEnded?(state: S, terminal: CallEvent): void;
+}
 
-/** What the executor (and a {@link CallWrapper}) sees of a policy instance: its settings and its resolved state. */
+/** What `onEvent` and `withListener` accept: a plain event listener or an observer. */
+export type CallEventSink = CallEventListener | CallObserver<any>;
+
+/** A plain listener as an observer (events only), or the observer itself. */
+export function toObserver(sink: CallEventSink): CallObserver {
+  return typeof sink === 'function' ? { event: sink } : sink;
+}
+
+/** What the executor (and a {@link CallObserver}) sees of a policy instance: its settings and its resolved state. */
 export interface ExecutablePolicy {
   /** The policy's name (`''` when unnamed). */
   readonly name: string;
+  /** The host or service a keyed instance stands for (per-origin HTTP, per-service gRPC), else `undefined`. */
+  readonly dependency: DependencyLabel | undefined;
   readonly options: ResolvedPolicyOptions;
   /** The retry budget's bucket for this policy instance, or undefined when off. */
   bucket(): RetryBudgetState | undefined;
@@ -100,8 +131,8 @@ export interface ResolvedPolicyOptions {
   readonly useAmbientCriticality: boolean;
   readonly drain: Drain | undefined;
   readonly classifier: Classifier;
-  readonly onEvent: CallEventListener | undefined;
-  readonly around: CallWrapper | undefined;
+  /** The listeners and observers attached, as one observer (a plain listener is wrapped as one). */
+  readonly onEvent: CallObserver | undefined;
   readonly clock: Clock;
   readonly random: () => number;
 }
@@ -120,7 +151,6 @@ export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
   drain: undefined,
   classifier: Classifier.default,
   onEvent: undefined,
-  around: undefined,
   clock: SystemClock.instance,
   random: Math.random,
 });
@@ -142,8 +172,7 @@ const OPTION_RULES: Record<keyof PolicyOptions, ValueRule> = {
   useAmbientCriticality: BOOLEAN_RULE,
   drain: instance('a Drain (new Drain())', (v) => v instanceof Drain),
   classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
-  onEvent: FUNCTION_RULE,
-  around: instance('a function (call, name) => Promise', (v) => typeof v === 'function'),
+  onEvent: instance('a function (event) => void or a CallObserver { callStarted?, runAttempt?, event?, callEnded? }', isEventSink),
   clock: CLOCK_RULE,
   random: RANDOM_RULE,
 };
@@ -157,11 +186,18 @@ export function mergeOptions(base: ResolvedPolicyOptions, changes: PolicyOptions
   const merged = { ...base };
   for (const [key, value] of Object.entries(changes)) {
     // `deadline: undefined` (or `breaker`, …) explicitly removes it; other undefined values keep the base.
-    if (value !== undefined || key === 'deadline' || key === 'attemptTimeout' || key === 'onEvent' || key === 'breaker' || key === 'around') {
-      (merged as Record<string, unknown>)[key] = value;
+    if (value !== undefined || key === 'deadline' || key === 'attemptTimeout' || key === 'onEvent' || key === 'breaker') {
+      (merged as Record<string, unknown>)[key] = key === 'onEvent' && value !== undefined ? toObserver(value as CallEventSink) : value;
     }
   }
-  // Replacing the listener replaces the instrumentation: the call wrapper goes with it.
-  if ('onEvent' in changes && !('around' in changes)) (merged as Record<string, unknown>).around = undefined;
   return Object.freeze(merged);
+}
+
+const OBSERVER_MEMBERS = ['callStarted', 'runAttempt', 'event', 'callEnded'] as const;
+
+function isEventSink(value: unknown): boolean {
+  if (typeof value === 'function') return true;
+  if (value === null || typeof value !== 'object') return false;
+  const members = OBSERVER_MEMBERS.map((name) => (value as Record<string, unknown>)[name]);
+  return members.some((m) => m !== undefined) && members.every((m) => m === undefined || typeof m === 'function');
 }

@@ -1,4 +1,5 @@
 import type { BreakerSnapshot } from '../breaker/breaker-state.js';
+import type { DependencyLabel } from '../execution/events.js';
 import { ClockSweepCache } from './clock-sweep-cache.js';
 import { PolicyConfigError } from '../errors.js';
 import { MAXIMUM_KEYS_RULE } from '../rules/option-rules.js';
@@ -24,6 +25,14 @@ export interface PolicyScopeOptions<K> {
    * cached then.
    */
   shape?: (key: K, policy: Policy) => Policy;
+  /**
+   * What a key stands for in telemetry (DESIGN §7): the dependency's host or service, carried by
+   * every event of the key's policy (`CallEvent.dependency`) and recorded as `nresilience.host` /
+   * `nresilience.service`. Only for keys that name a dependency (the HTTP client labels origins,
+   * the gRPC interceptor services): never a tenant or an id. Called once per key, when its policy
+   * is created. Default none (a key's events carry the template's name only).
+   */
+  label?: (key: K) => DependencyLabel | undefined;
 }
 
 /** A reading of one key of a scope, for health checks and dashboards. */
@@ -38,7 +47,11 @@ export interface PolicyScopeEntry<K> {
   readonly budgetUtilization: number | undefined;
 }
 
-const SCOPE_RULES = { maximumKeys: MAXIMUM_KEYS_RULE, shape: valueRule('must be a function (key, policy) => Policy', (v) => typeof v === 'function') };
+const SCOPE_RULES = {
+  maximumKeys: MAXIMUM_KEYS_RULE,
+  shape: valueRule('must be a function (key, policy) => Policy', (v) => typeof v === 'function'),
+  label: valueRule('must be a function (key) => { host?, service? }', (v) => typeof v === 'function'),
+};
 
 /**
  * A policy per key: per tenant, shard or channel, so one key's failures open only its own breaker
@@ -83,13 +96,14 @@ export class PolicyScope<K> {
   /** The most keys held at once. */
   readonly maximumKeys: number;
   private readonly shape: ((key: K, policy: Policy) => Policy) | undefined;
+  private readonly label: ((key: K) => DependencyLabel | undefined) | undefined;
   private readonly cache: ClockSweepCache<K, Policy>;
 
   /**
    * @param template the policy every key starts from (its settings; its own state is never used by keys)
-   * @param options `{ maximumKeys = 1024, shape? }`
-   * @throws PolicyConfigError naming `template`, `maximumKeys` (an integer in [1, 1000000]), `shape` (a function)
-   *   or an unknown option.
+   * @param options `{ maximumKeys = 1024, shape?, label? }`
+   * @throws PolicyConfigError naming `template`, `maximumKeys` (an integer in [1, 1000000]), `shape` or `label`
+   *   (functions) or an unknown option.
    */
   constructor(template: Policy, options: PolicyScopeOptions<K> = {}) {
     if (!(template instanceof Policy)) {
@@ -100,6 +114,7 @@ export class PolicyScope<K> {
     this.template = template;
     this.maximumKeys = maximumKeys;
     this.shape = options.shape;
+    this.label = options.label;
     this.cache = new ClockSweepCache<K, Policy>(maximumKeys);
   }
 
@@ -131,7 +146,8 @@ export class PolicyScope<K> {
       }
       settings = shaped;
     }
-    const policy = new Policy(settings.options);
+    const label = this.label?.(key);
+    const policy = new Policy(settings.options, label === undefined ? undefined : Object.freeze({ ...label }));
     this.cache.set(key, policy);
     return policy;
   }

@@ -4,9 +4,10 @@ import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import { Classifier } from '../classification/classifier.js';
 import { Breaker } from '../breaker/breaker-value.js';
 import { checkDeadlineFits, checkListenerReplaced } from '../diagnostics/policy-checks.js';
-import { type CallEventListener, breakerTransitionEvent } from '../execution/events.js';
+import type { DependencyLabel } from '../execution/events.js';
 import { type CallContinuation, type Work, execute } from '../execution/executor.js';
-import { type CallWrapper, DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
+import { type CallEventSink, breakerTransitionReporter, composeObservers } from '../execution/observer.js';
+import { DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { PolicyConfigError } from '../errors.js';
 import { ATTEMPTS_RULE } from '../rules/option-rules.js';
@@ -41,8 +42,17 @@ export class Policy implements ExecutablePolicy {
   private resolvedBucket: RetryBudgetState | undefined | null = null;
   private resolvedBreaker: CircuitBreaker | undefined | null = null;
 
-  /** Use `Resilience.default.with(...)` rather than constructing directly. */
-  constructor(readonly options: ResolvedPolicyOptions) {}
+  /**
+   * Use `Resilience.default.with(...)` rather than constructing directly.
+   * @param options the validated settings
+   * @param dependency what this instance stands for in telemetry when it is one key of a keyed
+   *   family (a `PolicyScope` with a `label`): the host (per-origin HTTP) or service (per-service gRPC);
+   *   carried by its events, never by policies derived from it
+   */
+  constructor(
+    readonly options: ResolvedPolicyOptions,
+    readonly dependency: DependencyLabel | undefined = undefined,
+  ) {}
 
   /** The policy's name (`''` when unnamed). */
   get name(): string {
@@ -57,7 +67,7 @@ export class Policy implements ExecutablePolicy {
 
   /**
    * The circuit breaker for this instance (resolved on first use), or undefined without one. Its state
-   * changes are reported to this policy's listener as `breakerOpened` (open, isolated),
+   * changes are reported to this policy's observer as `breakerOpened` (open, isolated),
    * `breakerHalfOpened` (half-open, recovering) and `breakerClosed` events.
    */
   breaker(): CircuitBreaker | undefined {
@@ -65,7 +75,7 @@ export class Policy implements ExecutablePolicy {
       const o = this.options;
       // First use of this instance (every run asks for its breaker): judge the finished shape once.
       checkDeadlineFits(o);
-      this.resolvedBreaker = o.breaker?.resolve(this, o.clock, o.random, (_from, to, breakMs) => o.onEvent?.(breakerTransitionEvent(o.name, to, breakMs)));
+      this.resolvedBreaker = o.breaker?.resolve(this, o.clock, o.random, breakerTransitionReporter(() => this));
     }
     return this.resolvedBreaker;
   }
@@ -74,8 +84,9 @@ export class Policy implements ExecutablePolicy {
    * A new policy with `changes` applied over this one's settings.
    * @throws PolicyConfigError naming the field, the value and the rule (attempts < 1, negative durations,
    *   unknown keys, values of the wrong kind).
-   * Replacing listeners the policy had (`onEvent` without `around`) is reported once per policy name as
-   * a run-time warning (`ResilienceWarningCodes.replacedListeners`, see `setWarningSink`).
+   * Replacing listeners the policy had (`onEvent` set to a new listener) is reported once per policy
+   * name as a run-time warning (`ResilienceWarningCodes.replacedListeners`, see `setWarningSink`);
+   * `onEvent: undefined` removes them without a warning.
    */
   with(changes: PolicyOptions): Policy {
     const policy = new Policy(mergeOptions(this.options, changes));
@@ -84,24 +95,17 @@ export class Policy implements ExecutablePolicy {
   }
 
   /**
-   * A new policy that also calls `listener` for every event (after any listener already set). What is
+   * A new policy that also tells `listener` everything (after whatever is attached already): a plain
+   * event listener, or a {@link CallObserver} (call start and end, attempts run inside it). What is
    * attached stays attached: telemetry and logging keep working (unlike `with({ onEvent })`, which
-   * replaces the listener and turns them off).
+   * replaces them).
+   * @throws PolicyConfigError (field `onEvent`) when `listener` is neither a function nor an observer
    */
-  withListener(listener: CallEventListener): Policy {
-    if (typeof listener !== 'function') return this.with({ onEvent: listener });
+  withListener(listener: CallEventSink): Policy {
+    const added = mergeOptions(this.options, { onEvent: listener }); // validates it, naming the field
     const previous = this.options.onEvent;
-    const onEvent: CallEventListener =
-      previous === undefined
-        ? listener
-        : (event) => {
-            try {
-              previous(event);
-            } finally {
-              listener(event);
-            }
-          };
-    return this.with({ onEvent, around: this.options.around });
+    if (previous === undefined) return new Policy(added);
+    return new Policy(mergeOptions(this.options, { onEvent: composeObservers(previous, added.onEvent!) }));
   }
 
   /**
@@ -117,9 +121,7 @@ export class Policy implements ExecutablePolicy {
     if (attempts !== undefined) checkValue(ATTEMPTS_RULE, 'attempts', attempts);
     const continuing = options?.continuing;
     if (continuing !== undefined) checkContinuation(continuing);
-    const around = this.options.around;
-    if (around === undefined) return execute(this, work as Work<T>, options?.signal, undefined, attempts, continuing);
-    return runAround(around, this, work as Work<T>, options?.signal, undefined, attempts, continuing);
+    return execute(this, work as Work<T>, options?.signal, undefined, attempts, continuing);
   }
 
   /**
@@ -133,10 +135,7 @@ export class Policy implements ExecutablePolicy {
     if (continuing !== undefined) checkContinuation(continuing);
     const log = new CallLog();
     try {
-      const around = this.options.around;
-      const value = await (around === undefined
-        ? execute(this, work as Work<T>, options?.signal, log, attempts, continuing)
-        : runAround(around, this, work as Work<T>, options?.signal, log, attempts, continuing));
+      const value = await execute(this, work as Work<T>, options?.signal, log, attempts, continuing);
       return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration };
     } catch (error) {
       return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration };
@@ -151,22 +150,6 @@ function checkContinuation(continuing: CallContinuation): void {
     throw new PolicyConfigError('continuing.attempts', attempts, 'must be an integer >= 1 (the attempts the call already made)');
   }
   if (typeof deadlineAt !== 'number' || Number.isNaN(deadlineAt)) throw new PolicyConfigError('continuing.deadlineAt', deadlineAt, 'must be a clock reading in ms, or Infinity for no deadline');
-}
-
-/**
- * `execute` inside the policy's call wrapper. A function of its own: a method that builds a closure
- * over its arguments allocates their context on every call, even on the paths that build no closure.
- */
-function runAround<T>(
-  around: CallWrapper,
-  policy: Policy,
-  work: Work<T>,
-  signal: AbortSignal | undefined,
-  log: CallLog | undefined,
-  attempts: number | undefined,
-  continuing: CallContinuation | undefined,
-): Promise<T> {
-  return around(() => execute(policy, work, signal, log, attempts, continuing), policy);
 }
 
 /** Ready-made policies (DESIGN §3.1), and the single-shot scope. */

@@ -3,14 +3,14 @@ import { type FunctionNode, type Node, calledMethod, enclosingFunction, function
 import { defineRule } from '../rule.js';
 
 /** Methods that derive a new policy value from a preset. */
-const BUILDERS = new Set(['with', 'withListener', 'withTelemetry', 'withLogging']);
+const BUILDERS = new Set(['with', 'withListener']);
 
 /** Functions that run once per provider or application, where building a policy is right. */
 const ONCE_PER_INSTANCE = new Set(['constructor', 'onModuleInit', 'onApplicationBootstrap', 'useFactory']);
 
 type What = 'preset' | 'scope' | 'budget';
 
-/** `Resilience.<preset>.with(...)` (or withListener/withTelemetry/withLogging). */
+/** `Resilience.<preset>.with(...)` (or withListener). */
 function isPresetBuild(node: TSESTree.CallExpression): boolean {
   const method = calledMethod(node);
   if (method === undefined || !BUILDERS.has(method)) return false;

@@ -6,23 +6,27 @@ const tester = new RuleTester();
 tester.run('no-replaced-listeners', noReplacedListeners, {
   valid: [
     `const p = Resilience.default.with({ onEvent: log });`,
-    `const p = Resilience.default.withTelemetry().withListener(log);`,
-    `const p = Resilience.default.withTelemetry().with({ attempts: 2 });`,
-    // Passing `around` too says the replacement is meant.
-    `const p = Resilience.default.withTelemetry().with({ onEvent: log, around: undefined });`,
+    `const p = withTelemetry(Resilience.default).withListener(log);`,
+    `const p = withTelemetry(Resilience.default).with({ attempts: 2 });`,
+    // Removing them says the replacement is meant.
+    `const p = withTelemetry(Resilience.default).with({ onEvent: undefined }).withListener(log);`,
     `const base = Resilience.default.with({ name: 'x' }); const p = base.with({ onEvent: log });`,
     `function f(policy: Policy) { return policy.with({ onEvent: log }); }`,
   ],
   invalid: [
     {
-      code: `const p = Resilience.http.withTelemetry().with({ onEvent: log });`,
+      code: `const p = withTelemetry(Resilience.http).with({ onEvent: log });`,
       errors: [
         {
           messageId: 'replaces',
-          data: { why: '.withTelemetry() earlier in its chain' },
-          suggestions: [{ messageId: 'useWithListener', output: `const p = Resilience.http.withTelemetry().withListener(log);` }],
+          data: { why: 'withTelemetry() attached listeners' },
+          suggestions: [{ messageId: 'useWithListener', output: `const p = withTelemetry(Resilience.http).withListener(log);` }],
         },
       ],
+    },
+    {
+      code: `const logged = withLogging(Resilience.http, logger); const p = logged.with({ onEvent: log, attempts: 2 });`,
+      errors: [{ messageId: 'replaces', data: { why: 'withLogging() attached listeners' }, suggestions: [] }],
     },
     {
       code: `const traced = Resilience.http.withListener(a); const p = traced.with({ attempts: 2 }).with({ onEvent: b, attempts: 1 });`,

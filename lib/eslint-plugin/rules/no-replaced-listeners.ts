@@ -4,7 +4,10 @@ import { defineRule } from '../rule.js';
 
 type Context = Readonly<TSESLint.RuleContext<string, readonly unknown[]>>;
 
-const ADDERS = new Set(['withListener', 'withTelemetry', 'withLogging']);
+/** Methods that add a listener to the policy they are called on. */
+const ADDERS = new Set(['withListener']);
+/** Functions of `@nresilience/nestjs/telemetry` returning their first argument with a listener added. */
+const ATTACHERS = new Set(['withTelemetry', 'withLogging']);
 const FROM_MODULE = 'ResilienceModule attached telemetry and logging';
 
 function unwrap(node: TSESTree.Node): TSESTree.Node {
@@ -15,7 +18,8 @@ function unwrap(node: TSESTree.Node): TSESTree.Node {
 
 /**
  * Why the policy `node` evaluates to already has listeners, or undefined when that is not known from
- * the source: a `withListener`/`withTelemetry`/`withLogging` (or an earlier `onEvent`) in its chain, or
+ * the source: a `withListener` (or an earlier `onEvent`) in its chain, a `withTelemetry(policy)` or
+ * `withLogging(policy, logger)` call, or
  * a policy read from the Nest registry (`handle.current`, `registry.get(name)`).
  */
 function listenersOf(context: Context, node: TSESTree.Node, depth = 4): string | undefined {
@@ -25,6 +29,7 @@ function listenersOf(context: Context, node: TSESTree.Node, depth = 4): string |
     return init === undefined ? undefined : listenersOf(context, init, depth - 1);
   }
   if (expression.type === 'MemberExpression' && propertyName(expression) === 'current') return `a PolicyHandle's current policy (${FROM_MODULE})`;
+  if (expression.type === 'CallExpression' && expression.callee.type === 'Identifier' && ATTACHERS.has(expression.callee.name)) return `${expression.callee.name}() attached listeners`;
   if (expression.type !== 'CallExpression' || expression.callee.type !== 'MemberExpression') return undefined;
   const method = calledMethod(expression);
   const receiver = expression.callee.object;
@@ -38,11 +43,18 @@ function listenersOf(context: Context, node: TSESTree.Node, depth = 4): string |
   return undefined;
 }
 
+/** `onEvent: undefined`: removing the listeners is what it says. */
+function isUndefined(property: TSESTree.Property): boolean {
+  const value = unwrap(property.value);
+  return (value.type === 'Identifier' && value.name === 'undefined') || (value.type === 'UnaryExpression' && value.operator === 'void');
+}
+
 /**
  * Flags `policy.with({ onEvent })` on a policy that already has listeners: `onEvent` replaces the
  * policy's one listener, so the telemetry and logging that `withTelemetry()`, `withLogging()`,
  * `withListener()` or `ResilienceModule` attached stop without a word. `withListener(fn)` adds instead.
- * Passing `around` in the same change says the replacement is meant and is not flagged.
+ * `onEvent: undefined` (removing them all, e.g. before `withListener` to replace them on purpose) is
+ * not flagged.
  */
 export const noReplacedListeners = defineRule<'replaces' | 'useWithListener', []>({
   name: 'no-replaced-listeners',
@@ -61,7 +73,7 @@ export const noReplacedListeners = defineRule<'replaces' | 'useWithListener', []
         const options = node.arguments[0];
         if (options?.type !== 'ObjectExpression') return;
         const onEvent = findProperty(options, 'onEvent');
-        if (onEvent === undefined || findProperty(options, 'around') !== undefined) return;
+        if (onEvent === undefined || isUndefined(onEvent)) return;
         const why = listenersOf(context, node.callee.object);
         if (why === undefined) return;
         const callee = node.callee;

@@ -1,0 +1,183 @@
+import { type Attributes, type Counter, type Histogram, type Meter, type ObservableResult, ValueType } from '@opentelemetry/api';
+import type { ExecutablePolicy } from '../core/policy/policy-options.js';
+import { BREAKER_STATE_VALUES, CALL_DURATION_BUCKETS_MS, MetricNames, TelemetryAttributes } from './telemetry-names.js';
+
+// The instruments of one meter and the attribute sets they record with (DESIGN §7): every set built
+// once per (policy, host, service) and reused, so the hot path never builds attributes.
+
+/**
+ * A running total for one attribute set of an observable counter: the hot path adds to a number, the
+ * SDK reads the totals when it collects (OpenTelemetry JS hashes the attributes of every synchronous
+ * `add`, which would cost more than the call being protected). Shared by every listener of one meter.
+ */
+export class Tally {
+  count = 0;
+  constructor(readonly attributes: Attributes) {}
+}
+
+/** The attributes every series of a policy carries: its name, and host and service where known. */
+export function baseAttributes(policy: string, host: string | undefined, service: string | undefined): Attributes {
+  const base: Attributes = { [TelemetryAttributes.policy]: policy };
+  if (host !== undefined) base[TelemetryAttributes.host] = host;
+  if (service !== undefined) base[TelemetryAttributes.service] = service;
+  return Object.freeze(base);
+}
+
+/**
+ * The attribute sets of one (policy, host, service), each built once and reused for every record;
+ * the common ones (a succeeded call, an Ok attempt) one field away.
+ */
+export class AttributeSets {
+  readonly base: Attributes;
+  private succeeded: Tally | undefined = undefined;
+  private ok: Tally | undefined = undefined;
+  private readonly byReason = new Map<string, Tally>();
+  private readonly byVerdict = new Map<string, Tally>();
+  private readonly byRejection = new Map<string, Attributes>();
+
+  constructor(
+    readonly policy: string,
+    host: string | undefined,
+    service: string | undefined,
+    private readonly instruments: Instruments,
+  ) {
+    this.base = baseAttributes(policy, host, service);
+  }
+
+  /** The calls tally for `policy` + `outcome` (terminal kind) + `reason`. */
+  call(outcome: string, reason: string): Tally {
+    if (reason === 'succeeded') return (this.succeeded ??= this.callSlow(outcome, reason));
+    return this.callSlow(outcome, reason);
+  }
+
+  private callSlow(outcome: string, reason: string): Tally {
+    let tally = this.byReason.get(reason);
+    if (tally === undefined || tally.attributes[TelemetryAttributes.outcome] !== outcome) {
+      tally = this.instruments.callTally({ ...this.base, [TelemetryAttributes.outcome]: outcome, [TelemetryAttributes.reason]: reason });
+      this.byReason.set(reason, tally);
+    }
+    return tally;
+  }
+
+  /** The attempts tally for `policy` + `outcome` (the attempt's verdict). */
+  attempt(verdict: string): Tally {
+    if (verdict === 'Ok') return (this.ok ??= this.attemptSlow(verdict));
+    return this.attemptSlow(verdict);
+  }
+
+  private attemptSlow(verdict: string): Tally {
+    let tally = this.byVerdict.get(verdict);
+    if (tally === undefined) {
+      tally = this.instruments.attemptTally({ ...this.base, [TelemetryAttributes.outcome]: verdict });
+      this.byVerdict.set(verdict, tally);
+    }
+    return tally;
+  }
+
+  /** `policy` + `reason` of a refusal. */
+  rejection(reason: string): Attributes {
+    let set = this.byRejection.get(reason);
+    if (set === undefined) {
+      set = Object.freeze({ ...this.base, [TelemetryAttributes.reason]: reason });
+      this.byRejection.set(reason, set);
+    }
+    return set;
+  }
+}
+
+/** A policy the gauges observe: the last instance of that name (and host, service) that ran a call. */
+interface Observed {
+  readonly policy: ExecutablePolicy;
+  readonly attributes: Attributes;
+}
+
+/** The instruments of one meter: created once, shared by every policy recording through that meter. */
+export class Instruments {
+  readonly rejections: Counter;
+  readonly hedges: Counter;
+  readonly stalls: Counter;
+  readonly streamResumed: Counter;
+  readonly configReloads: Counter;
+  readonly duration: Histogram;
+  private readonly observed = new Map<string, Observed>();
+  private readonly calls = new Map<string, Tally>();
+  private readonly attempts = new Map<string, Tally>();
+  private readonly sets = new Map<string, AttributeSets>();
+
+  constructor(meter: Meter) {
+    const int = { valueType: ValueType.INT };
+    meter
+      .createObservableCounter(MetricNames.calls, { ...int, unit: '{call}', description: 'Logical calls, one per call whatever its attempts.' })
+      .addCallback((result) => {
+        for (const tally of this.calls.values()) result.observe(tally.count, tally.attributes);
+      });
+    meter
+      .createObservableCounter(MetricNames.attempts, { ...int, unit: '{attempt}', description: 'Attempts that reached the dependency; attempts / calls is the load multiplier.' })
+      .addCallback((result) => {
+        for (const tally of this.attempts.values()) result.observe(tally.count, tally.attributes);
+      });
+    this.rejections = meter.createCounter(MetricNames.rejections, { ...int, unit: '{call}', description: 'Refusals by a guard of this process, by reason.' });
+    this.hedges = meter.createCounter(MetricNames.hedges, { ...int, unit: '{attempt}', description: 'Hedged attempts started.' });
+    this.stalls = meter.createCounter(MetricNames.stalls, { ...int, unit: '{attempt}', description: 'Attempts ended because their data stalled.' });
+    this.streamResumed = meter.createCounter(MetricNames.streamResumed, { ...int, unit: '{stream}', description: 'Streams resumed after a mid-stream failure.' });
+    this.configReloads = meter.createCounter(MetricNames.configReloads, { ...int, unit: '{reload}', description: 'Config reloads, applied (reloaded) or refused (reloadFailed).' });
+    this.duration = meter.createHistogram(MetricNames.callDuration, {
+      unit: 'ms',
+      description: 'Duration of a logical call, attempts, backoff and pauses included.',
+      advice: { explicitBucketBoundaries: [...CALL_DURATION_BUCKETS_MS] },
+    });
+    meter
+      .createObservableGauge(MetricNames.breakerState, { ...int, description: 'Breaker state: 0 closed, 1 recovering, 2 half-open, 3 open, 4 isolated.' })
+      .addCallback((result) => this.observeEach(result, (policy) => {
+        const breaker = policy.breaker();
+        return breaker === undefined ? undefined : BREAKER_STATE_VALUES[breaker.state];
+      }));
+    meter
+      .createObservableGauge(MetricNames.budgetUtilization, { unit: '1', description: 'Retry-budget utilization: 0 full bucket, 1 empty (retries refused).' })
+      .addCallback((result) => this.observeEach(result, (policy) => policy.bucket()?.utilization));
+  }
+
+  /** The attribute sets of (policy, host, service), shared by every observer of this meter. */
+  setsOf(policy: string, host: string | undefined, service: string | undefined): AttributeSets {
+    const key = JSON.stringify([policy, host, service]);
+    let sets = this.sets.get(key);
+    if (sets === undefined) this.sets.set(key, (sets = new AttributeSets(policy, host, service, this)));
+    return sets;
+  }
+
+  /** The shared calls tally of `attributes` (one per distinct attribute set). */
+  callTally(attributes: Attributes): Tally {
+    return tallyOf(this.calls, attributes);
+  }
+
+  /** The shared attempts tally of `attributes`. */
+  attemptTally(attributes: Attributes): Tally {
+    return tallyOf(this.attempts, attributes);
+  }
+
+  /**
+   * Makes the gauges report `policy`, replacing an earlier instance of the same name, host and service
+   * (so what is held is bounded by the distinct names, and is the instance that actually runs).
+   */
+  observe(policy: ExecutablePolicy, attributes: Attributes): void {
+    if (policy.name === '') return;
+    this.observed.set(JSON.stringify(attributes), { policy, attributes });
+  }
+
+  private observeEach(result: ObservableResult, read: (policy: ExecutablePolicy) => number | undefined): void {
+    for (const entry of this.observed.values()) {
+      const value = read(entry.policy);
+      if (value !== undefined) result.observe(value, entry.attributes);
+    }
+  }
+}
+
+function tallyOf(tallies: Map<string, Tally>, attributes: Attributes): Tally {
+  const key = JSON.stringify(attributes);
+  let tally = tallies.get(key);
+  if (tally === undefined) {
+    tally = new Tally(Object.freeze(attributes));
+    tallies.set(key, tally);
+  }
+  return tally;
+}

@@ -1,0 +1,165 @@
+import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
+import { Ambient } from '../core/ambient/ambient-context.js';
+import type { AttemptContext } from '../core/execution/attempt-context.js';
+import type { CallEvent, DependencyLabel } from '../core/execution/events.js';
+import type { CallObserver } from '../core/execution/observer.js';
+import type { ExecutablePolicy } from '../core/policy/policy-options.js';
+import type { AttributeSets, Instruments } from './otel-instruments.js';
+import { INSTRUMENTATION_NAME, TelemetryAttributes } from './telemetry-names.js';
+
+/** The span of one logical call, and the attribute sets its metrics record with. */
+class CallSpan {
+  constructor(
+    readonly span: Span,
+    /** The caller's context with this span set: what each attempt's work runs in. */
+    readonly scope: Context,
+    readonly sets: AttributeSets,
+  ) {}
+}
+
+/** A call's state: its span when one is recorded, else just its attribute sets (no allocation). */
+type CallState = CallSpan | AttributeSets;
+
+/**
+ * The OpenTelemetry side of the telemetry seam (DESIGN §7): a `CallObserver` recording metrics
+ * through one meter's instruments and, when `tracer` is given, one span per logical call.
+ *
+ * - `callStarted` resolves the attribute sets of the running instance once (policy name, and the
+ *   host or service of a keyed instance, else the configured ones), makes the gauges observe that
+ *   instance, and starts the span (a child of the caller's active context).
+ * - `runAttempt` runs each attempt's work with the span's context active, so spans the work starts
+ *   (an HTTP client's) are children of the call's span.
+ * - `event` counts attempts, refusals, hedges, stalls and terminal calls, and adds span events.
+ * - `callEnded` sets the span's outcome, reason and status and ends it.
+ */
+export class TelemetryObserver implements CallObserver<CallState> {
+  // The last instance seen and its sets: a policy instance runs many calls in a row.
+  private lastPolicy: ExecutablePolicy | undefined = undefined;
+  private lastSets: AttributeSets | undefined = undefined;
+  private readonly byInstance = new WeakMap<ExecutablePolicy, AttributeSets>();
+
+  /**
+   * @param instruments the meter's instruments
+   * @param tracer where spans go; `undefined` records metrics only
+   * @param host `nresilience.host` for instances that carry none of their own
+   * @param service `nresilience.service` for instances that carry none of their own
+   */
+  constructor(
+    private readonly instruments: Instruments,
+    private readonly tracer: Tracer | undefined,
+    private readonly host: string | undefined,
+    private readonly service: string | undefined,
+  ) {}
+
+  callStarted(policy: ExecutablePolicy): CallState {
+    const sets = this.setsOfInstance(policy);
+    const tracer = this.tracer;
+    if (tracer === undefined) return sets;
+    try {
+      const parent = context.active();
+      const span = tracer.startSpan(policy.name === '' ? INSTRUMENTATION_NAME : `${INSTRUMENTATION_NAME} ${policy.name}`, { kind: SpanKind.INTERNAL, attributes: sets.base }, parent);
+      if (!span.isRecording()) {
+        span.end();
+        return sets;
+      }
+      span.setAttribute(TelemetryAttributes.criticality, Ambient.criticality());
+      return new CallSpan(span, trace.setSpan(parent, span), sets);
+    } catch {
+      // Telemetry never changes a call's outcome: a failing tracer only loses the span.
+      return sets;
+    }
+  }
+
+  runAttempt<T>(state: CallState, work: (context: AttemptContext) => T | PromiseLike<T>, attempt: AttemptContext): T | PromiseLike<T> {
+    return state instanceof CallSpan ? context.with(state.scope, work, undefined, attempt) : work(attempt);
+  }
+
+  event(event: CallEvent, state: CallState | undefined): void {
+    const instruments = this.instruments;
+    const sets = state === undefined ? this.setsOfEvent(event) : state instanceof CallSpan ? state.sets : state;
+    switch (event.kind) {
+      case 'attempt':
+        sets.attempt(event.verdict ?? 'unknown').count++;
+        if (event.error === 'AttemptStalledError') instruments.stalls.add(1, sets.base);
+        break;
+      case 'rejected':
+        instruments.rejections.add(1, sets.rejection(event.reason ?? 'rejected'));
+        break;
+      case 'rejectedByQuota':
+        instruments.rejections.add(1, sets.rejection('quota'));
+        break;
+      case 'hedged':
+        instruments.hedges.add(1, sets.base);
+        break;
+      case 'streamResumed':
+        instruments.streamResumed.add(1, sets.base);
+        break;
+    }
+    if (event.isTerminal) {
+      const call = sets.call(event.kind, event.reason ?? event.kind);
+      call.count++;
+      instruments.duration.record(event.duration, call.attributes);
+    }
+    if (state instanceof CallSpan) addSpanEvent(state.span, event);
+  }
+
+  callEnded(state: CallState, terminal: CallEvent): void {
+    if (!(state instanceof CallSpan)) return;
+    const span = state.span;
+    const A = TelemetryAttributes;
+    span.setAttributes({ [A.outcome]: terminal.kind, [A.reason]: terminal.reason ?? terminal.kind, [A.attempt]: terminal.attempt });
+    if (terminal.kind !== 'succeeded') span.setStatus({ code: SpanStatusCode.ERROR, message: terminal.reason ?? terminal.kind });
+    span.end();
+  }
+
+  /** The sets of a running instance, resolved once per instance; a new instance joins the gauges. */
+  private setsOfInstance(policy: ExecutablePolicy): AttributeSets {
+    if (policy === this.lastPolicy) return this.lastSets!;
+    let sets = this.byInstance.get(policy);
+    if (sets === undefined) {
+      sets = this.setsOf(policy.name, policy.dependency);
+      this.byInstance.set(policy, sets);
+      this.instruments.observe(policy, sets.base);
+    }
+    this.lastPolicy = policy;
+    this.lastSets = sets;
+    return sets;
+  }
+
+  /** The sets of an event that belongs to no call (a breaker transition, a quota refusal). */
+  private setsOfEvent(event: CallEvent): AttributeSets {
+    const last = this.lastSets;
+    if (last !== undefined && this.lastPolicy!.name === event.policy && this.lastPolicy!.dependency === event.dependency) return last;
+    return this.setsOf(event.policy, event.dependency);
+  }
+
+  private setsOf(policy: string, dependency: DependencyLabel | undefined): AttributeSets {
+    return this.instruments.setsOf(policy, dependency?.host ?? this.host, dependency?.service ?? this.service);
+  }
+}
+
+function addSpanEvent(span: Span, event: CallEvent): void {
+  const A = TelemetryAttributes;
+  switch (event.kind) {
+    case 'attempt': {
+      const attributes: Attributes = { [A.attempt]: event.attempt, [A.outcome]: event.verdict, [A.duration]: event.duration };
+      if (event.error !== undefined) attributes[A.errorType] = event.error;
+      span.addEvent('attempt', attributes);
+      break;
+    }
+    case 'retrying':
+      span.addEvent('retrying', { [A.attempt]: event.attempt, [A.outcome]: event.verdict, [A.delay]: event.delay });
+      break;
+    case 'succeeded':
+    case 'failed':
+      break;
+    default: {
+      const attributes: Attributes = {};
+      if (event.attempt > 0) attributes[A.attempt] = event.attempt;
+      if (event.reason !== undefined) attributes[A.reason] = event.reason;
+      if (event.delay > 0) attributes[A.delay] = event.delay;
+      if (event.error !== undefined) attributes[A.errorType] = event.error;
+      span.addEvent(event.kind, attributes);
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import type { BreakerState } from '../core/breaker/breaker-state.js';
+
+/** Name of the meter and of the tracer (DESIGN §7; the same as the .NET library's, so fleets read as one). */
+export const INSTRUMENTATION_NAME = 'nresilience';
+
+/** Names of the instruments recorded (DESIGN §7). */
+export const MetricNames = {
+  /** Counter (observable, monotonic): logical calls, one per call, on its terminal event (`policy`, `outcome`, `reason`). */
+  calls: 'nresilience.calls',
+  /** Counter (observable, monotonic): attempts that reached the dependency (`policy`, `outcome` = the attempt's verdict). */
+  attempts: 'nresilience.attempts',
+  /** Counter: refusals by a guard of this process (`policy`, `reason`). */
+  rejections: 'nresilience.rejections',
+  /** Counter: hedged attempts started (`policy`). */
+  hedges: 'nresilience.hedges',
+  /** Counter: attempts ended by a stall (`AttemptStalledError`) (`policy`). */
+  stalls: 'nresilience.stalls',
+  /** Counter: streams that resumed after a failure (`policy`). */
+  streamResumed: 'nresilience.stream_resumed',
+  /** Histogram: duration of a logical call, ms (`policy`, `outcome`, `reason`). */
+  callDuration: 'nresilience.call.duration',
+  /** Observable gauge: breaker state per policy, coded by {@link BREAKER_STATE_VALUES}. */
+  breakerState: 'nresilience.breaker.state',
+  /** Observable gauge: retry-budget utilization per policy, 0 (full bucket) to 1 (empty). */
+  budgetUtilization: 'nresilience.budget.utilization',
+  /** Counter: config reloads of a Nest registry (`outcome` = `reloaded` / `reloadFailed`). */
+  configReloads: 'nresilience.config.reloads',
+} as const;
+
+/** Attribute keys. Values are bounded sets: never a URL path, an id or anything from the protected call. */
+export const TelemetryAttributes = {
+  /** The policy's name. */
+  policy: 'nresilience.policy',
+  /** The dependency's host: a per-origin HTTP policy's `host[:port]`, or `TelemetryOptions.host`. */
+  host: 'nresilience.host',
+  /** The dependency's service: a per-service gRPC policy's `package.Service`, or `TelemetryOptions.service`. */
+  service: 'nresilience.service',
+  /** `succeeded` / `failed` / `rejected` for calls; the verdict (`Ok`, `Transient`, …) for attempts. */
+  outcome: 'nresilience.outcome',
+  /** The stop reason (calls) or the refusal reason (rejections). */
+  reason: 'nresilience.reason',
+  /** Spans: the ambient criticality of the call, by level name (`critical` when unlabeled). */
+  criticality: 'nresilience.criticality',
+  /** Span events: the attempt number. */
+  attempt: 'nresilience.attempt',
+  /** Span events: the attempt's duration (ms). */
+  duration: 'nresilience.duration_ms',
+  /** Span events: the backoff before the next attempt (ms). */
+  delay: 'nresilience.delay_ms',
+  /** Span events: the error's `name`. */
+  errorType: 'exception.type',
+} as const;
+
+/** Values of the `nresilience.breaker.state` gauge, from healthy to cut off. */
+export const BREAKER_STATE_VALUES: Readonly<Record<BreakerState, number>> = Object.freeze({
+  closed: 0,
+  recovering: 1,
+  halfOpen: 2,
+  open: 3,
+  isolated: 4,
+});
+
+/** Bucket boundaries (ms) advised for `nresilience.call.duration`. */
+export const CALL_DURATION_BUCKETS_MS: readonly number[] = Object.freeze([1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000]);
