@@ -355,7 +355,7 @@ describe('PolicyScope', () => {
     it('rejects a non-Policy template, a non-function shape and unknown options', () => {
       expect(() => new PolicyScope({} as Policy)).toThrow('template: {} is invalid: must be a Policy (e.g. Resilience.http.with({ name }))');
       expect(() => new PolicyScope(Resilience.default, { shape: 'premium' as never })).toThrow('shape: "premium" is invalid: must be a function (key, policy) => Policy');
-      expect(() => new PolicyScope(Resilience.default, { maxKeys: 10 } as never)).toThrow('maxKeys: 10 is invalid: is not a known scope option (maximumKeys, shape)');
+      expect(() => new PolicyScope(Resilience.default, { maxKeys: 10 } as never)).toThrow('maxKeys: 10 is invalid: is not a known scope option (maximumKeys, shape, label)');
       expect(new PolicyScope(Resilience.default, { maximumKeys: 1 }).maximumKeys).toBe(1);
     });
   });
