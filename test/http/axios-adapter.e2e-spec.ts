@@ -5,24 +5,18 @@ import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import axios, { type AxiosError } from 'axios';
 import { firstValueFrom } from 'rxjs';
-import { Ambient, type CallEvent, FakeClock, Resilience, RetryBudget } from '../../lib/core/index.js';
+import { Ambient, FakeClock, Resilience, RetryBudget } from '../../lib/core/index.js';
 import { ResilientHttpModule, getResilientHttpServiceToken, installResilientAdapter, markRepeatable } from '../../lib/http/index.js';
 import { ResilienceModule } from '../../lib/nest/index.js';
 import { answer, loopbackServers, reset } from '../support/loopback-server.js';
+import { type PolicyChanges, jumpingPolicy } from '../support/jumping-policy.js';
 
 const { serve, closeAll } = loopbackServers();
 afterEach(closeAll);
 
 /** An axios instance under a policy on a fake clock that jumps each backoff at once. */
-async function resilientAxios(changes: Parameters<typeof Resilience.default.with>[0] = {}) {
-  const clock = new FakeClock();
-  const events: CallEvent[] = [];
-  const policy = Resilience.default
-    .with({ name: 'api', clock, random: () => 0.5, budget: RetryBudget.none, ...changes })
-    .withListener((event) => {
-      events.push(event);
-      if (event.kind === 'retrying') setImmediate(() => void clock.advance(event.delay));
-    });
+async function resilientAxios(changes: PolicyChanges = {}) {
+  const { clock, events, policy } = jumpingPolicy('api', changes);
   const instance = axios.create();
   const counts = { request: 0, response: 0, responseError: 0 };
   instance.interceptors.request.use((config) => {

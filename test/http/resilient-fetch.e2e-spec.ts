@@ -1,24 +1,15 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { Ambient, AttemptStalledError, Backoff, Breaker, type CallEvent, DeadlineExceededError, FakeClock, RateLimitedError, Resilience, RetryBudget, SystemClock } from '../../lib/core/index.js';
+import { Ambient, AttemptStalledError, Backoff, Breaker, DeadlineExceededError, RateLimitedError, Resilience, RetryBudget, SystemClock } from '../../lib/core/index.js';
 import { BodyNotReplayableError, NotRepeatableError, createResilientFetch, markRepeatable, type ResilientFetchOptions } from '../../lib/http/index.js';
 import { type Script, answer, loopbackServers, reset } from '../support/loopback-server.js';
+import { type PolicyChanges, jumpingPolicy } from '../support/jumping-policy.js';
 
 const { serve, closeAll } = loopbackServers();
 afterEach(closeAll);
 
-/**
- * A resilient fetch on a fake clock that jumps each backoff the moment it is scheduled, so retries
- * happen without waiting and `events` shows the exact delays chosen.
- */
-function setup(extra: Partial<ResilientFetchOptions> = {}, policyChanges: Parameters<typeof Resilience.default.with>[0] = {}) {
-  const clock = new FakeClock();
-  const events: CallEvent[] = [];
-  const policy = Resilience.default
-    .with({ name: 'api', clock, random: () => 0.5, budget: RetryBudget.none, ...policyChanges })
-    .withListener((event) => {
-      events.push(event);
-      if (event.kind === 'retrying') setImmediate(() => void clock.advance(event.delay));
-    });
+/** A resilient fetch under {@link jumpingPolicy}: retries happen at once, `events` shows the exact delays. */
+function setup(extra: Partial<ResilientFetchOptions> = {}, policyChanges: PolicyChanges = {}) {
+  const { clock, events, policy } = jumpingPolicy('api', policyChanges);
   const http = createResilientFetch({ policy, ...extra });
   return { clock, events, http, policy };
 }

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type CallEvent, FakeClock, Resilience, RetryBudget } from '../../lib/core/index.js';
+import { Resilience, RetryBudget } from '../../lib/core/index.js';
 import { createResilientFetch, ResumeRefusedError, type ResilientFetchOptions } from '../../lib/http/index.js';
 import { loopbackServers, reset } from '../support/loopback-server.js';
+import { type PolicyChanges, jumpingPolicy } from '../support/jumping-policy.js';
 
 const { serve, closeAll } = loopbackServers();
 afterEach(closeAll);
@@ -65,16 +66,9 @@ async function read(response: Response, atFirstPart: () => void | Promise<void>)
   }
 }
 
-/** A resilient fetch with resumeDownloads on a fake clock that jumps each backoff at once. */
-function setup(extra: Partial<ResilientFetchOptions> = {}, changes: Parameters<typeof Resilience.default.with>[0] = {}) {
-  const clock = new FakeClock();
-  const events: CallEvent[] = [];
-  const policy = Resilience.default
-    .with({ name: 'files', clock, random: () => 0.5, budget: RetryBudget.none, ...changes })
-    .withListener((event) => {
-      events.push(event);
-      if (event.kind === 'retrying') setImmediate(() => void clock.advance(event.delay));
-    });
+/** A resilient fetch with resumeDownloads under {@link jumpingPolicy} (backoffs jump at once). */
+function setup(extra: Partial<ResilientFetchOptions> = {}, changes: PolicyChanges = {}) {
+  const { clock, events, policy } = jumpingPolicy('files', changes);
   return { clock, events, http: createResilientFetch({ policy, resumeDownloads: true, ...extra }) };
 }
 
