@@ -8,11 +8,17 @@ import { ALLOCATION_FLAGS } from '../bench/allocation-flags.js';
  * The allocation gate (issue 15, DESIGN §10): heap bytes per call of each preset's success path, above
  * the raw awaited call's, may not grow past the checked-in ceilings. Runs the built
  * `bench/allocation.ts` in its own process (it needs `--expose-gc` and a young generation no measured
- * loop fills). Allocation counts are a property of the code, not of the machine's load: repeated runs
- * agree within about 1 % (see the README's cost section), so the ceilings carry a few percent of slack.
+ * loop fills), `PROCESSES` times, and holds each preset's lowest excess to its ceiling. Within one
+ * process the rounds agree, but between processes V8's optimising compiler keeps a different number
+ * of values alive per call: breakerOnly measured 352–385 bytes over 14 processes on this machine
+ * (steps of about 8 bytes, one slot), and one CI run failed on a single high process. A change that
+ * really adds a slot raises every process, so the lowest of five is the code's figure and the gate
+ * still fails on it.
  */
 
 const run = promisify(execFile);
+/** Bench processes per gate run; each takes about 0.6 s on this machine. */
+const PROCESSES = 5;
 const bench = fileURLToPath(new URL('../dist-sample/bench/allocation.js', import.meta.url));
 const ceilingsFile = fileURLToPath(new URL('../bench/allocation-ceilings.json', import.meta.url));
 
@@ -37,18 +43,27 @@ function ceilingsFor(major: string): Ceilings {
   return merged;
 }
 
+/** The row of `name` with the lowest excess over the raw call among the processes' reports. */
+function lowest(runs: Row[][], name: string): Row {
+  return runs.map((measured) => measured.find((row) => row.name === name)!).reduce((low, row) => (row.excess < low.excess ? row : low));
+}
+
 describe('allocation gate', () => {
   let rows: Row[];
+  const runs: Row[][] = [];
   const ceilings = ceilingsFor(process.versions.node.split('.')[0]!);
 
   beforeAll(async () => {
     if (!existsSync(bench)) throw new Error(`${bench} is missing: run \`npm run build\` first`);
-    const { stdout } = await run(process.execPath, [...ALLOCATION_FLAGS, bench, '--json'], { timeout: 60_000, killSignal: 'SIGKILL' });
-    ({ rows } = JSON.parse(stdout.trimEnd().split('\n').at(-1)!) as { rows: Row[] });
-  }, 65_000);
+    for (let i = 0; i < PROCESSES; i++) {
+      const { stdout } = await run(process.execPath, [...ALLOCATION_FLAGS, bench, '--json'], { timeout: 30_000, killSignal: 'SIGKILL' });
+      runs.push((JSON.parse(stdout.trimEnd().split('\n').at(-1)!) as { rows: Row[] }).rows);
+    }
+    rows = runs[0]!.map((row) => lowest(runs, row.name));
+  }, PROCESSES * 30_000 + 5_000);
 
-  it('measures every gated preset and the raw call', () => {
-    expect(rows.map((row) => row.name)).toEqual(['raw', ...Object.keys(ceilings)]);
+  it('measures every gated preset and the raw call in every process', () => {
+    for (const measured of runs) expect(measured.map((row) => row.name)).toEqual(['raw', ...Object.keys(ceilings)]);
     expect(rows[0]!.bytes).toBeGreaterThan(0);
   });
 
