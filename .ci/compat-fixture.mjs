@@ -118,7 +118,7 @@ try {
 }
 
 const nest = JSON.parse(readFileSync(join(fixture, 'node_modules/@nestjs/core/package.json'), 'utf8')).version;
-// The built app also runs on every Node binary given after the fixture (.ci/run passes Node 24's).
+// The built app also runs on every Node binary given after the fixture (.ci/run passes Node 24's and Node 22's).
 for (const node of [process.execPath, ...process.argv.slice(3)]) {
   console.log(`\n${manifest.name}: Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}, @nestjs/core ${nest}`);
   const dependency = await startDependency();
