@@ -29,6 +29,16 @@ describe('@nresilience/nestjs/grpc entry', () => {
     expect(withoutGrpc("const m = await import('@nresilience/nestjs'); console.log(typeof m.ResilienceModule, typeof m.Classifier.grpc);")).toBe('function object');
     expect(() => withoutGrpc("await import('@nresilience/nestjs/grpc');")).toThrow(/not installed: @grpc\/grpc-js/);
   });
+
+  it("classifier: 'grpc' in config needs no @grpc/grpc-js: Classifier.grpc is core code reading the status fields", () => {
+    const script =
+      "const { PolicyRegistry } = await import('@nresilience/nestjs');" +
+      "const registry = PolicyRegistry.create({ policies: { inventory: { attempts: 3, backoff: { type: 'none' }, classifier: 'grpc' } } });" +
+      "const status = (code) => Object.assign(new Error('s'), { code, details: '' });" +
+      "const runs = []; for (const code of [14, 5]) { let n = 0; await registry.handle('inventory').run(() => { n++; throw status(code); }).catch(() => {}); runs.push(n); }" +
+      "console.log(JSON.stringify(runs));";
+    expect(JSON.parse(withoutGrpc(script))).toEqual([3, 1]);
+  });
 });
 
 /** Runs `script` in a fresh Node process where every `@grpc/*` import fails, as if the optional peers were absent. */

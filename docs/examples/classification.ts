@@ -5,7 +5,7 @@ import { Classifier, PolicyRegistry, Verdict } from '../../lib/nest/index.js';
 class StaleIndexError extends Error {}
 
 const registry = PolicyRegistry.create({
-  defaults: { classifier: 'http' }, // or 'default'
+  defaults: { classifier: 'http' }, // or 'default', 'grpc' (Classifier.grpc; needs no @grpc/grpc-js)
   policies: {
     payments: { classifier: { base: 'http', permanent: ['ValidationError', 404, 409], transient: ['ECONNRESET'], throttled: [429] } },
     search: {},

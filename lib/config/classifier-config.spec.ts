@@ -1,5 +1,5 @@
 import { HttpException, NotFoundException } from '@nestjs/common';
-import { Classifier, PolicyConfigError, Verdict } from '../core/index.js';
+import { Classifier, GrpcStatus, PolicyConfigError, Verdict } from '../core/index.js';
 import { classifierFromSpec, parseClassifier } from './classifier-config.js';
 import { parseResilienceConfig } from './policy-config.js';
 import { ResilienceConfigError } from './resilience-config.error.js';
@@ -16,9 +16,28 @@ const problems = (value: unknown) => {
 };
 
 describe('classifier in config', () => {
-  it("'default' and 'http' name the built-in classifiers", () => {
+  it("'default', 'http' and 'grpc' name the built-in classifiers", () => {
     expect(classifierFromSpec(spec('default'))).toBe(Classifier.default);
     expect(classifierFromSpec(spec('http'))).toBe(Classifier.http);
+    expect(classifierFromSpec(spec('grpc'))).toBe(Classifier.grpc);
+  });
+
+  it("'grpc' judges gRPC statuses; rules over base 'grpc' come first; the framework's rules stay under it", () => {
+    const status = (code: number, details = '') => Object.assign(new Error(details), { code, details });
+    const grpc = classifierFromSpec(spec({ base: 'grpc', transient: ['StaleRead', 'FAILED_PRECONDITION'], permanent: ['UNAVAILABLE'] }));
+    expect(grpc.classifyError(status(GrpcStatus.NOT_FOUND), context)).toBe(Verdict.permanent);
+    expect(grpc.classifyError(status(GrpcStatus.INTERNAL), context)).toBe(Verdict.transient);
+    expect(grpc.classifyError(status(GrpcStatus.RESOURCE_EXHAUSTED), context).kind).toBe('Throttled');
+    // An entry naming a gRPC status matches the status an error carries, before the base judges it.
+    expect(grpc.classifyError(status(GrpcStatus.UNAVAILABLE), context)).toBe(Verdict.permanent);
+    expect(grpc.classifyError(status(GrpcStatus.FAILED_PRECONDITION), context)).toBe(Verdict.transient);
+    expect(grpc.classifyError(Object.assign(new Error('x'), { name: 'StaleRead' }), context)).toBe(Verdict.transient);
+    expect(grpc.valuesAreOk).toBe(true);
+    const nestLike = classifierFromSpec(spec('grpc'), [(o) => (!o.ok && o.error instanceof HttpException ? Verdict.permanent : undefined)]);
+    expect(nestLike).not.toBe(Classifier.grpc);
+    expect(nestLike.classifyError(new HttpException('x', 500), context)).toBe(Verdict.permanent);
+    expect(nestLike.classifyError(status(GrpcStatus.UNAVAILABLE), context)).toBe(Verdict.transient);
+    expect(nestLike.classifyError(status(GrpcStatus.INVALID_ARGUMENT), context)).toBe(Verdict.permanent);
   });
 
   it('rules match an error by name, code or carried HTTP status, before the base', () => {
@@ -42,10 +61,10 @@ describe('classifier in config', () => {
   });
 
   it('rejects bad rules naming the path, the value and the rule', () => {
-    expect(problems('smart')).toEqual([`policies.p.classifier: "smart" is invalid: must be 'default', 'http' or an object { base?, permanent?, transient?, throttled? } of error names, codes and HTTP statuses`]);
-    expect(problems({ permanent: ['ValidationError', 99, ''], transient: 'ECONNRESET', base: 'grpc', retry: [] })).toEqual([
+    expect(problems('smart')).toEqual([`policies.p.classifier: "smart" is invalid: must be 'default', 'http' or 'grpc' or an object { base?, permanent?, transient?, throttled? } of error names, codes and HTTP statuses`]);
+    expect(problems({ permanent: ['ValidationError', 99, ''], transient: 'ECONNRESET', base: 'thrift', retry: [] })).toEqual([
       'policies.p.classifier.retry: [] is invalid: is not a known classifier key (base, permanent, transient, throttled)',
-      `policies.p.classifier.base: "grpc" is invalid: must be 'default' or 'http'`,
+      `policies.p.classifier.base: "thrift" is invalid: must be 'default', 'http' or 'grpc'`,
       'policies.p.classifier.permanent[1]: 99 is invalid: must be an error name or code (a non-empty string) or an HTTP status (an integer in [100, 599])',
       'policies.p.classifier.permanent[2]: "" is invalid: must be an error name or code (a non-empty string) or an HTTP status (an integer in [100, 599])',
       'policies.p.classifier.transient: "ECONNRESET" is invalid: must be a list of error names, codes or HTTP statuses, e.g. ["ValidationError", 404]',
@@ -54,9 +73,11 @@ describe('classifier in config', () => {
   });
 
   it('is read per policy and from defaults (a policy’s own replaces it); bad rules fail the whole config', () => {
-    const parsed = parseResilienceConfig({ defaults: { classifier: 'http' }, policies: { a: {}, b: { classifier: { permanent: [409] } } } });
+    const parsed = parseResilienceConfig({ defaults: { classifier: 'http' }, policies: { a: {}, b: { classifier: { permanent: [409] } }, c: { classifier: 'grpc' } } });
     expect(parsed.policies.get('a')!.classifier).toEqual({ base: 'http', permanent: [], transient: [], throttled: [] });
     expect(parsed.policies.get('b')!.classifier).toEqual({ base: 'default', permanent: [409], transient: [], throttled: [] });
+    expect(parsed.policies.get('c')!.classifier).toEqual({ base: 'grpc', permanent: [], transient: [], throttled: [] });
+    expect(parseResilienceConfig({ defaults: { classifier: 'grpc' }, policies: { d: {} } }).policies.get('d')!.classifier).toEqual({ base: 'grpc', permanent: [], transient: [], throttled: [] });
     let caught: unknown;
     try {
       parseResilienceConfig({ policies: { a: { classifier: { permanent: [true] } } } });

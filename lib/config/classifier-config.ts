@@ -1,22 +1,33 @@
-import { Classifier, type ClassifierRule, type PolicyConfigError, Verdict, httpFactsOfError } from '../core/index.js';
+import { Classifier, type ClassifierRule, GrpcStatus, type PolicyConfigError, Verdict, grpcStatusOf, grpcStatusRule, httpFactsOfError } from '../core/index.js';
 import { Problems, checkKeys, readObject } from './config-reading.js';
 
 /**
  * A policy's classifier in config (issue 8, DESIGN §4):
  * - `'default'`: the default rules (in Nest, with a thrown `HttpException` judged by its status);
  * - `'http'`: `Classifier.http` (statuses of responses and errors, `Retry-After` pushback);
+ * - `'grpc'`: `Classifier.grpc` (gRPC statuses of errors, `grpc-retry-pushback-ms`, DESIGN §6; in Nest
+ *   a thrown `HttpException` is still judged by its status, as under `'default'`). It is core code:
+ *   configuring it needs no `@grpc/grpc-js`;
  * - an object of simple rules tried first, over `base` (`'default'` unless given): each list names
- *   errors by their `name` (`"ValidationError"`), their `code` (`"ECONNRESET"`) or the HTTP status
- *   they carry (`404`), e.g. `{ base: 'http', permanent: ['ValidationError', 404], transient: ['ECONNRESET'] }`.
+ *   errors by their `name` (`"ValidationError"`), their `code` (`"ECONNRESET"`), the HTTP status
+ *   they carry (`404`) or the gRPC status they carry, by its name (`"UNAVAILABLE"`, see `GrpcStatus`),
+ *   e.g. `{ base: 'http', permanent: ['ValidationError', 404], transient: ['ECONNRESET'] }` or
+ *   `{ base: 'grpc', transient: ['FAILED_PRECONDITION'] }`.
  *   `permanent`: never retried, never breaker evidence; `transient`: retried, evidence; `throttled`:
  *   retried after the throttled backoff, not evidence.
  */
-export type ClassifierConfig = 'default' | 'http' | ClassifierRulesConfig;
+export type ClassifierConfig = ClassifierBase | ClassifierRulesConfig;
+
+/** The built-in classifiers config can name, and the bases its rules can lie over. */
+export type ClassifierBase = 'default' | 'http' | 'grpc';
+
+/** The names of {@link ClassifierBase}, in the order error messages list them. */
+export const CLASSIFIER_BASES: readonly ClassifierBase[] = ['default', 'http', 'grpc'];
 
 /** The rules form of {@link ClassifierConfig}. */
 export interface ClassifierRulesConfig {
   /** What decides what no rule names. Default `'default'`. */
-  base?: 'default' | 'http';
+  base?: ClassifierBase;
   /** Errors that are answers: not retried, not evidence. */
   permanent?: readonly (string | number)[];
   /** Errors that are failures worth retrying and breaker evidence. */
@@ -27,7 +38,7 @@ export interface ClassifierRulesConfig {
 
 /** A validated classifier section: the base and the entries of each list (`[]` when absent). */
 export interface ClassifierSpec {
-  readonly base: 'default' | 'http';
+  readonly base: ClassifierBase;
   readonly permanent: readonly (string | number)[];
   readonly transient: readonly (string | number)[];
   readonly throttled: readonly (string | number)[];
@@ -44,13 +55,13 @@ const ENTRY_RULE = 'must be an error name or code (a non-empty string) or an HTT
  * @returns the spec, or the problems found: each names the path (`….permanent[1]`), the value and the rule
  */
 export function parseClassifier(value: unknown, path: string): { spec: ClassifierSpec } | { problems: PolicyConfigError[] } {
-  if (value === 'default' || value === 'http') return { spec: { base: value, permanent: [], transient: [], throttled: [] } };
+  if (isBase(value)) return { spec: { base: value, permanent: [], transient: [], throttled: [] } };
   const problems = new Problems();
-  const raw = readObject(problems, value, path, "must be 'default', 'http' or an object { base?, permanent?, transient?, throttled? } of error names, codes and HTTP statuses");
+  const raw = readObject(problems, value, path, `must be ${BASE_LIST} or an object { base?, permanent?, transient?, throttled? } of error names, codes and HTTP statuses`);
   if (raw === undefined) return { problems: problems.list };
   checkKeys(problems, raw, path, KEYS, 'classifier');
   const base = raw.base === undefined ? 'default' : raw.base;
-  if (base !== 'default' && base !== 'http') problems.add(`${path}.base`, base, "must be 'default' or 'http'");
+  if (!isBase(base)) problems.add(`${path}.base`, base, `must be ${BASE_LIST}`);
   const seen = new Map<string | number, string>();
   const lists: Record<(typeof LISTS)[number], (string | number)[]> = { permanent: [], transient: [], throttled: [] };
   for (const list of LISTS) {
@@ -74,7 +85,13 @@ export function parseClassifier(value: unknown, path: string): { spec: Classifie
     });
   }
   if (problems.list.length > 0) return { problems: problems.list };
-  return { spec: { base: base as 'default' | 'http', ...lists } };
+  return { spec: { base: base as ClassifierBase, ...lists } };
+}
+
+const BASE_LIST = `${CLASSIFIER_BASES.slice(0, -1).map((name) => `'${name}'`).join(', ')} or '${CLASSIFIER_BASES.at(-1)!}'`;
+
+function isBase(value: unknown): value is ClassifierBase {
+  return CLASSIFIER_BASES.includes(value as ClassifierBase);
 }
 
 /** The rule a spec's lists describe, or `undefined` when every list is empty. Errors only. */
@@ -94,20 +111,33 @@ function listRule(spec: ClassifierSpec): ClassifierRule | undefined {
       if (byCode !== undefined) return byCode;
     }
     const status = httpFactsOfError(error)?.status;
-    return status === undefined ? undefined : verdicts.get(status);
+    const byStatus = status === undefined ? undefined : verdicts.get(status);
+    if (byStatus !== undefined) return byStatus;
+    const grpc = grpcStatusOf(error);
+    return grpc === undefined ? undefined : verdicts.get(GRPC_STATUS_NAMES[grpc.code]!);
   };
 }
 
+/** gRPC status names by code (`GRPC_STATUS_NAMES[14]` = `'UNAVAILABLE'`), for entries naming a status. */
+const GRPC_STATUS_NAMES: readonly string[] = Object.entries(GrpcStatus).reduce<string[]>((names, [name, code]) => {
+  names[code] = name;
+  return names;
+}, []);
+
 /**
- * The classifier a spec describes: its list rule first, then `Classifier.http` for base `'http'`, or
- * for base `'default'` the `defaultRules` a framework adds (the Nest layer judges `HttpException`s)
- * and the default rules, for thrown errors only (returned values stay Ok, unclassified).
+ * The classifier a spec describes: its list rule first, then `Classifier.http` for base `'http'`; for
+ * base `'grpc'` the gRPC status rule of `Classifier.grpc`; then, for bases `'default'` and `'grpc'`,
+ * the `defaultRules` a framework adds (the Nest layer judges `HttpException`s) and the default rules.
+ * Bases `'default'` and `'grpc'` judge thrown errors only (returned values stay Ok, unclassified).
+ * The built-in classifier itself (`Classifier.default`, `.http`, `.grpc`) when nothing is added to it.
  * @param spec a spec from {@link parseClassifier}, or `undefined` for the default base
- * @param defaultRules error rules the hosting framework puts under the default base
+ * @param defaultRules error rules the hosting framework puts under the default and gRPC bases
  */
 export function classifierFromSpec(spec: ClassifierSpec | undefined, defaultRules: readonly ClassifierRule[] = []): Classifier {
   const own = spec === undefined ? undefined : listRule(spec);
   if (spec?.base === 'http') return own === undefined ? Classifier.http : Classifier.http.with(own);
-  const rules = own === undefined ? defaultRules : [own, ...defaultRules];
+  const grpc = spec?.base === 'grpc';
+  if (grpc && own === undefined && defaultRules.length === 0) return Classifier.grpc;
+  const rules = [...(own === undefined ? [] : [own]), ...(grpc ? [grpcStatusRule] : []), ...defaultRules];
   return rules.length === 0 ? Classifier.default : Classifier.forErrors(...rules);
 }

@@ -29,7 +29,7 @@ describe('config hardening (regressions found by fuzzing 26 k configs)', () => {
       [{ breaker: { consecutiveFailures: null } }, 'policies.p.breaker.consecutiveFailures: null is invalid: must be an integer >= 0'],
       [{ scope: { maximumKeys: null } }, 'policies.p.scope.maximumKeys: null is invalid: must be an integer >= 1 (the most keys a scope holds), at most 1000000'],
       [{ useAmbientDeadline: null }, 'policies.p.useAmbientDeadline: null is invalid: must be true or false'],
-      [{ classifier: { base: null } }, "policies.p.classifier.base: null is invalid: must be 'default' or 'http'"],
+      [{ classifier: { base: null } }, "policies.p.classifier.base: null is invalid: must be 'default', 'http' or 'grpc'"],
     ])('%j', (section, message) => {
       expect(problems({ policies: { p: section } })).toEqual([message]);
     });

@@ -89,7 +89,7 @@ export interface PolicyConfig {
   /** Keyed use through `handle.for(key)` (per tenant, shard, channel): `true`, `{ maximumKeys }` or `false` (default). See {@link ScopeConfig}. */
   scope?: ScopeConfig;
   /**
-   * How outcomes become verdicts: `'default'`, `'http'`, or simple rules by error name, code or HTTP
+   * How outcomes become verdicts: `'default'`, `'http'`, `'grpc'`, or simple rules by error name, code or HTTP
    * status over a base (see {@link ClassifierConfig}). A policy's own replaces the one in `defaults`.
    * Default: the preset's (`http`, `conservative`: `'http'`).
    */
