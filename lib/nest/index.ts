@@ -43,7 +43,7 @@ export { ATTEMPT_SIGNAL_METADATA, CRITICALITY_METADATA, INJECT_POLICY_METADATA, 
 export { Resilient, type ResilientOptions } from './resilient.decorator.js';
 export { WARNING_LOGGER_CONTEXT, nestWarningSink } from './nest-warnings.js';
 export { RESILIENCE_CONTEXT_OPTIONS, type RawRequest, type RawResponse, ResilienceContextMiddleware, type ResilienceContextOptions } from './resilience-context.middleware.js';
-export type { ClassifierConfig, ClassifierRulesConfig, ClassifierSpec } from '../config/classifier-config.js';
+export type { ClassifierBase, ClassifierConfig, ClassifierRulesConfig, ClassifierSpec } from '../config/classifier-config.js';
 export { ResilienceContextModule } from './resilience-context.module.js';
 export { UnknownPolicyError } from './unknown-policy.error.js';
 export {
