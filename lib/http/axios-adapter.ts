@@ -1,7 +1,7 @@
 import type { AxiosAdapter, AxiosInstance, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import { Ambient, PolicyConfigError, rejectUnknownKeys } from '../core/index.js';
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
-import { IDEMPOTENCY_KEY_HEADER, isIdempotentMethod } from './idempotency.js';
+import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, isIdempotentMethod } from './idempotency.js';
 import { BodyNotReplayableError } from './request-body.js';
 import { stampAttempt } from './stamp.js';
 
@@ -31,6 +31,11 @@ const OPTION_KEYS = ['policy', 'maximumHosts', 'propagateCriticality', 'wallCloc
  * an axios error's `response.status`), idempotency (POST/PATCH only after 429/503 unless
  * `Idempotency-Key` is set, e.g. by `markRepeatable(config, key)`) are those of the resilient fetch.
  * A stream `data` cannot be sent twice: a retry of one fails with `BodyNotReplayableError`.
+ * Errors are those of the resilient fetch: an answer (a 4xx, a 5xx after the last attempt) is the
+ * usual `AxiosError` with its `response`; what the library decides is its own error —
+ * `NotRepeatableError` (as {@link AxiosNotRepeatableError}, which axios's `isAxiosError` also
+ * accepts), `BodyNotReplayableError`, `DeadlineExceededError`, `CallRejectedError` — with the
+ * transport's `AxiosError` as `cause` where there was one.
  * @returns the per-host state (for health)
  * @throws PolicyConfigError naming the option for a bad option
  */
@@ -53,9 +58,11 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
     const policy = hosts.for(origin);
     const retrying = policy.options.attempts > 1 && facts.repeatable && Ambient.current()?.singleShot !== true;
     let failure: unknown;
+    let attempts = 0;
     return policy.run(
       async (ctx) => {
-        if (ctx.attempt > 1 && !replayable) throw new BodyNotReplayableError(0, { cause: failure });
+        attempts = ctx.attempt;
+        if (ctx.attempt > 1 && !replayable) throw new BodyNotReplayableError(undefined, { cause: failure });
         const headers = axios.AxiosHeaders.from(config.headers);
         stampAttempt((name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)), retrying, ctx.attempt, ctx.bound, propagateCriticality);
         const attempt: InternalAxiosRequestConfig = { ...config, headers, signal: ctx.signal };
@@ -72,8 +79,71 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
         }
       },
       { signal: config.signal as AbortSignal | undefined },
-    );
+    ).catch((error: unknown) => {
+      // As the resilient fetch: a POST that failed once without an answer says why it was not sent
+      // again; a failed answer (a 5xx) is the usual axios error, as fetch returns the Response.
+      if (!hosts.stoppedAsNotRepeatable(error) || attempts >= policy.options.attempts || (error as { response?: unknown }).response !== undefined) throw error;
+      throw new AxiosNotRepeatableError(method, instance.getUri(config), error);
+    });
   };
   instance.defaults.adapter = adapter;
   return hosts;
+}
+
+/**
+ * {@link NotRepeatableError} as the axios seam throws it: a POST or PATCH without an
+ * `Idempotency-Key` that failed without an answer (a reset, a timeout) while attempts were left, so
+ * was sent once (stop reason `notRepeatable`). It is also an axios error to axios's own guard
+ * (`axios.isAxiosError(error)` is true, as an interceptor checks before it reads `error.code`): when
+ * the failure was an `AxiosError` (a reset: `code` `ECONNRESET`), `code`, `config` and `request` are
+ * that error's and `toJSON()` is its snapshot with this name and message; `response` is `undefined`
+ * (there was no answer). `cause` is the failure itself (the `AxiosError`, or the executor's
+ * `AttemptTimeoutError` for an attempt that timed out). `instanceof AxiosError` is false: it is the
+ * library's error, as `DeadlineExceededError` and `CallRejectedError` are on this seam.
+ */
+export class AxiosNotRepeatableError extends NotRepeatableError {
+  /** What `axios.isAxiosError` reads. */
+  readonly isAxiosError = true;
+  /** The failure's axios or socket code (`ECONNRESET`), when it had one. */
+  readonly code: string | undefined;
+  /** The request config of the attempt that failed, when the failure was an `AxiosError`. */
+  readonly config: InternalAxiosRequestConfig | undefined;
+  /** The transport's request object (a `ClientRequest`), when the failure was an `AxiosError`. */
+  readonly request: unknown;
+  /** Always `undefined`: the request got no answer (a failed answer is the usual axios error). */
+  readonly response: undefined = undefined;
+
+  /**
+   * @param method the request's method, upper-case
+   * @param url the request's full URL
+   * @param cause the attempt's failure
+   */
+  constructor(method: string, url: string, cause: unknown) {
+    super(method, url, { cause, marking: 'markRepeatable(config, key)' });
+    const axiosError = isAxiosError(cause) ? cause : undefined;
+    const code = axiosError?.code ?? (cause as { code?: unknown } | undefined)?.code;
+    this.code = typeof code === 'string' ? code : undefined;
+    this.config = axiosError?.config;
+    this.request = axiosError?.request;
+  }
+
+  /** The failure's own `toJSON()` snapshot (axios's, its `redact` rule applied) with this error's name, message and code. */
+  toJSON(): object {
+    const cause = this.cause as { toJSON?: () => object } | undefined;
+    const snapshot = isAxiosError(cause) && typeof cause.toJSON === 'function' ? cause.toJSON() : {};
+    return { ...snapshot, name: this.name, message: this.message, code: this.code };
+  }
+}
+
+interface AxiosErrorLike {
+  readonly isAxiosError: true;
+  readonly code?: string;
+  readonly config?: InternalAxiosRequestConfig;
+  readonly request?: unknown;
+  readonly toJSON?: () => object;
+}
+
+/** axios's own test (`isAxiosError`), without loading axios. */
+function isAxiosError(error: unknown): error is AxiosErrorLike {
+  return typeof error === 'object' && error !== null && (error as { isAxiosError?: unknown }).isAxiosError === true;
 }

@@ -15,8 +15,13 @@ const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'D
 const KEY_CHARACTERS = /^[\x20-\x7e]*$/;
 const MAXIMUM_KEY_LENGTH = 255;
 
-/** Requests marked by {@link markRepeatable} without a key: a key is generated per logical call. */
-const generateKey = new WeakSet<object>();
+/**
+ * The mark {@link markRepeatable} leaves on a request marked without a key: a key is generated per
+ * logical call. An own enumerable property (not a WeakSet entry) so that a copy made by object
+ * spread or `Object.assign` — `{ ...markRepeatable(init), signal }` — keeps it; `Symbol.for` so two
+ * copies of this package loaded side by side read each other's mark.
+ */
+const GENERATE_KEY = Symbol.for('nresilience.idempotencyKey.generate');
 
 /**
  * Declares a POST or PATCH safe to send again and stamps the `Idempotency-Key` header the server
@@ -33,6 +38,9 @@ const generateKey = new WeakSet<object>();
  *   value is sent as given.
  * - Without `key`, the resilient fetch generates a fresh UUID for each logical call made with this
  *   request object, so every attempt of one call carries the same key and two calls never share one.
+ *   The mark is an enumerable symbol-keyed property: a copy by spread or `Object.assign` keeps it; a
+ *   copy that drops symbols (`structuredClone`, JSON) keeps only the key stamped when it was marked,
+ *   which every call made with that copy would then share — mark the copy instead.
  *   A plain object (a `RequestInit` or an axios config) is also stamped with a generated key at once,
  *   because axios copies its config before the adapter sees it: mark an axios config per call.
  *
@@ -48,7 +56,7 @@ export function markRepeatable<T extends object>(request: T, key?: string): T {
   if (request === null || typeof request !== 'object') throw new TypeError('markRepeatable: request must be a RequestInit, a Request or an axios config object');
   if (key !== undefined) checkKey(key);
   if (key === undefined) {
-    generateKey.add(request);
+    Object.defineProperty(request, GENERATE_KEY, { value: true, enumerable: true, configurable: true, writable: true });
     if (request instanceof Request) return request;
   }
   setHeader(request, IDEMPOTENCY_KEY_HEADER, quoteKey(key ?? randomUUID()));
@@ -56,28 +64,32 @@ export function markRepeatable<T extends object>(request: T, key?: string): T {
 }
 
 /**
- * Thrown by the resilient fetch when a request that is not safe to send again (a POST or PATCH
- * without an `Idempotency-Key`) failed in a way that would have been retried for a GET — a reset, a
- * timeout, a stall — while the policy had attempts left: the server may have acted on it, so it was
- * sent once (DESIGN §5; the call's stop reason is `notRepeatable`). `cause` is the failure itself.
- * A failed answer (a 500) is not an error: it comes back as the `Response` it is.
+ * Thrown by the resilient fetch (and the axios seam, as `AxiosNotRepeatableError`) when a
+ * request that is not safe to send again (a POST or PATCH without an `Idempotency-Key`) failed in a
+ * way that would have been retried for a GET — a reset, a timeout, a stall — while the policy had
+ * attempts left: the server may have acted on it, so it was sent once (DESIGN §5; the call's stop
+ * reason is `notRepeatable`). `cause` is the failure itself.
+ * A failed answer (a 500) is not an error: it comes back as the `Response` it is (through axios, as
+ * the usual axios error with its `response`).
  */
 export class NotRepeatableError extends Error {
   override readonly name = 'NotRepeatableError';
   /**
    * @param method the request's method, upper-case
    * @param url the request's URL
-   * @param options `cause`: the attempt's failure (undici's `TypeError` with a `cause.code`, an `AttemptTimeoutError`, …)
+   * @param options `cause`: the attempt's failure (undici's `TypeError` with a `cause.code`, an
+   *   `AxiosError`, an `AttemptTimeoutError`, …); `marking`: how the message tells the caller to mark
+   *   the request, default `markRepeatable(init, key)`
    */
   constructor(
     readonly method: string,
     readonly url: string,
-    options: { cause: unknown },
+    options: { cause: unknown; marking?: string },
   ) {
     super(
       `${method} ${url} failed (${failureName(options.cause)}) and was not retried: ${method} is not idempotent and the server may have acted on it. ` +
-        'If the server deduplicates by Idempotency-Key, mark the request with markRepeatable(init, key) to let it retry',
-      options,
+        `If the server deduplicates by Idempotency-Key, mark the request with ${options.marking ?? 'markRepeatable(init, key)'} to let it retry`,
+      { cause: options.cause },
     );
   }
 }
@@ -92,7 +104,7 @@ function failureName(failure: unknown): string {
 
 /** Whether `request` was marked by {@link markRepeatable} to get a generated key per call. */
 export function wantsGeneratedKey(request: object | undefined): boolean {
-  return request !== undefined && generateKey.has(request);
+  return request !== undefined && (request as { [GENERATE_KEY]?: unknown })[GENERATE_KEY] === true;
 }
 
 /** A fresh idempotency key header value: a UUID as a structured-field string. */

@@ -21,18 +21,28 @@ export interface PreparedBody {
   readonly streaming: boolean;
 }
 
-/** Thrown instead of sending attempt 2 of a call whose body could be sent only once. */
+/**
+ * Thrown instead of sending attempt 2 of a call whose body could be sent only once: on the resilient
+ * fetch a stream larger than `maximumReplayBytes`; on the axios seam any stream `data` (axios pipes
+ * it to the socket as it reads it, so nothing is kept to send again).
+ */
 export class BodyNotReplayableError extends Error {
   override readonly name = 'BodyNotReplayableError';
   /**
-   * @param limit the replay cap in bytes the stream body exceeded (`maximumReplayBytes`)
+   * @param limit the replay cap in bytes the stream body exceeded (`maximumReplayBytes`), or
+   *   `undefined` on the axios seam, which holds no copy of a stream `data`
    * @param options `cause`: the failure of the attempt that consumed the body
    */
   constructor(
-    readonly limit: number,
+    readonly limit: number | undefined,
     options?: { cause?: unknown },
   ) {
-    super(`the request body is a stream larger than ${limit} bytes (maximumReplayBytes) and is not replayable: not sending it again`, options);
+    super(
+      limit === undefined
+        ? 'the request data is a stream, which axios sends as it reads it and cannot send again: not retrying it (pass a Buffer or a string as data to let it retry)'
+        : `the request body is a stream larger than ${limit} bytes (maximumReplayBytes) and is not replayable: not sending it again`,
+      options,
+    );
   }
 }
 

@@ -3,10 +3,19 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { HttpModule, HttpService } from '@nestjs/axios';
 import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { Readable } from 'node:stream';
 import axios, { type AxiosError } from 'axios';
 import { firstValueFrom } from 'rxjs';
 import { Ambient, FakeClock, Resilience, RetryBudget } from '../../lib/core/index.js';
-import { ResilientHttpModule, getResilientHttpServiceToken, installResilientAdapter, markRepeatable } from '../../lib/http/index.js';
+import {
+  type AxiosNotRepeatableError,
+  BodyNotReplayableError,
+  NotRepeatableError,
+  ResilientHttpModule,
+  getResilientHttpServiceToken,
+  installResilientAdapter,
+  markRepeatable,
+} from '../../lib/http/index.js';
 import { ResilienceModule } from '../../lib/nest/index.js';
 import { answer, loopbackServers, reset } from '../support/loopback-server.js';
 import { type PolicyChanges, jumpingPolicy } from '../support/jumping-policy.js';
@@ -67,21 +76,81 @@ describe('axios adapter seam', () => {
     expect([failure.response?.status, failure.response?.data, server.seen.length]).toEqual([409, { error: 'conflict' }, 1]);
   });
 
-  it('sends a POST once after a reset unless it carries an Idempotency-Key, and the same body each attempt', async () => {
-    const server = await serve((n, req, res) => (n % 2 === 0 ? reset(req) : answer(res, 201)));
-    const { events, instance } = await resilientAxios();
-    // The usual axios error reaches the caller (its interceptors expect one); the stop reason says why.
-    expect(((await instance.post(`${server.url}/orders`, { item: 1 }).catch((e: unknown) => e)) as AxiosError).code).toBe('ECONNRESET');
+  it('rejects a POST reset once with NotRepeatableError that axios also takes for its error, sent once', async () => {
+    const server = await serve((_n, req) => reset(req));
+    const { counts, events, instance } = await resilientAxios();
+    const failure = (await instance.post(`${server.url}/orders`, { item: 1 }).catch((e: unknown) => e)) as AxiosNotRepeatableError;
+    expect(failure).toBeInstanceOf(NotRepeatableError);
+    expect(failure.message).toBe(
+      `POST ${server.url}/orders failed (ECONNRESET) and was not retried: POST is not idempotent and the server may have acted on it. ` +
+        'If the server deduplicates by Idempotency-Key, mark the request with markRepeatable(config, key) to let it retry',
+    );
+    // What an interceptor or a catchError written for axios reads keeps working.
+    expect([axios.isAxiosError(failure), failure.code, failure.response, failure.config?.url, failure.method]).toEqual([true, 'ECONNRESET', undefined, `${server.url}/orders`, 'POST']);
+    const cause = failure.cause as AxiosError;
+    expect([axios.isAxiosError(cause), cause.code]).toEqual([true, 'ECONNRESET']);
+    expect(failure.toJSON()).toMatchObject({ name: 'NotRepeatableError', message: failure.message, code: 'ECONNRESET', config: expect.objectContaining({ method: 'post' }) });
+    expect(server.seen).toHaveLength(1);
+    expect(counts).toEqual({ request: 1, response: 0, responseError: 1 });
+    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.verdict])).toEqual([['failed', 'notRepeatable', 'Transient']]);
+  });
+
+  it('rejects a POST whose attempt timed out with NotRepeatableError, its cause the attempt timeout', async () => {
+    let arrived!: () => void;
+    const received = new Promise<void>((resolve) => (arrived = resolve));
+    const server = await serve(() => arrived());
+    const { clock, events, instance } = await resilientAxios({ attemptTimeout: 100 });
+    const call = instance.post(`${server.url}/orders`, { item: 1 }).catch((e: unknown) => e);
+    await received;
+    await clock.advance(100);
+    const failure = (await call) as AxiosNotRepeatableError;
+    expect(failure).toBeInstanceOf(NotRepeatableError);
+    expect(failure.message).toContain(`POST ${server.url}/orders failed (AttemptTimeoutError) and was not retried`);
+    expect([(failure.cause as Error).name, axios.isAxiosError(failure), failure.code]).toEqual(['AttemptTimeoutError', true, undefined]);
     expect(server.seen).toHaveLength(1);
     expect(events.filter((e) => e.isTerminal).map((e) => e.reason)).toEqual(['notRepeatable']);
-    events.length = 0;
-    server.seen.length = 0;
+  });
+
+  it('gives a 5xx to a POST as the usual axios error (as fetch returns the Response), sent once', async () => {
+    const server = await serve((n, _req, res) => answer(res, 502, { n }));
+    const { events, instance } = await resilientAxios();
+    const failure = (await instance.post(`${server.url}/orders`, { item: 1 }).catch((e: unknown) => e)) as AxiosError;
+    expect([failure instanceof NotRepeatableError, failure.isAxiosError, failure.response?.status, failure.response?.data]).toEqual([false, true, 502, { n: 0 }]);
+    expect(server.seen).toHaveLength(1);
+    expect(events.filter((e) => e.isTerminal).map((e) => e.reason)).toEqual(['notRepeatable']);
+  });
+
+  it('gives the usual axios error to a POST under a single-attempt policy (attemptsExhausted)', async () => {
+    const server = await serve((_n, req) => reset(req));
+    const { events, instance } = await resilientAxios({ attempts: 1 });
+    const failure = (await instance.post(`${server.url}/orders`, { item: 1 }).catch((e: unknown) => e)) as AxiosError;
+    expect([failure instanceof NotRepeatableError, failure.code]).toEqual([false, 'ECONNRESET']);
+    expect(events.filter((e) => e.isTerminal).map((e) => e.reason)).toEqual(['attemptsExhausted']);
+  });
+
+  it('retries a POST with an Idempotency-Key, sending the same key and body on each attempt', async () => {
+    const server = await serve((n, req, res) => (n % 2 === 0 ? reset(req) : answer(res, 201)));
+    const { instance } = await resilientAxios();
     const response = await instance.post(`${server.url}/orders`, { item: 2 }, markRepeatable({}, 'order-2'));
     expect(response.status).toBe(201);
     expect(server.seen.map((r) => [r.headers['idempotency-key'], r.body.toString()])).toEqual([
       ['"order-2"', '{"item":2}'],
       ['"order-2"', '{"item":2}'],
     ]);
+  });
+
+  it('refuses to send a stream data again, saying why in axios terms', async () => {
+    const server = await serve((_n, req) => reset(req));
+    const { instance } = await resilientAxios();
+    const data = Readable.from([Buffer.from('part 1,'), Buffer.from('part 2')]);
+    const failure = (await instance.put(`${server.url}/upload`, data).catch((e: unknown) => e)) as BodyNotReplayableError;
+    expect(failure).toBeInstanceOf(BodyNotReplayableError);
+    expect([failure.message, failure.limit, (failure.cause as AxiosError).code]).toEqual([
+      'the request data is a stream, which axios sends as it reads it and cannot send again: not retrying it (pass a Buffer or a string as data to let it retry)',
+      undefined,
+      'ECONNRESET',
+    ]);
+    expect(server.seen.map((r) => r.body.toString())).toEqual(['part 1,part 2']);
   });
 
   it('hands axios the attempt bound as its timeout (never 0) and issues nothing with no time left', async () => {

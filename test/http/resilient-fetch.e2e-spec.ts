@@ -90,6 +90,22 @@ describe('idempotency on a connection reset after the server read the request', 
     expect(server.seen.map((r) => r.body.toString())).toEqual(Array(4).fill('{"amount":42}'));
   });
 
+  it('a spread or Object.assign copy of a request marked without a key still gets a fresh key per call', async () => {
+    const server = await serve((n, req, res) => (n % 2 === 0 ? reset(req) : answer(res, 201)));
+    const { http } = setup();
+    const marked = markRepeatable({ method: 'POST', body: 'b' });
+    const controller = new AbortController();
+    for (const copy of [{ ...marked, signal: controller.signal }, { ...marked }, Object.assign({}, marked)]) {
+      expect((await http(`${server.url}/charges`, copy)).status).toBe(201);
+    }
+    const keys = server.seen.map((r) => r.headers['idempotency-key']);
+    // Two attempts (reset, then 201) per call: the same key within a call, a new one for each call.
+    expect([keys[1] === keys[0], keys[3] === keys[2], keys[5] === keys[4]]).toEqual([true, true, true]);
+    expect(new Set([keys[0], keys[2], keys[4]]).size).toBe(3);
+    // The key stamped on the original when it was marked is none of them.
+    expect(keys).not.toContain((marked.headers as Record<string, string>)['idempotency-key']);
+  });
+
   it('markRepeatable with a key sends that key as a structured-field string', async () => {
     const server = await serve(resetThenOk);
     const { http } = setup();
