@@ -93,7 +93,7 @@ describe('idempotency on a connection reset after the server read the request', 
   it('a spread or Object.assign copy of a request marked without a key still gets a fresh key per call', async () => {
     const server = await serve((n, req, res) => (n % 2 === 0 ? reset(req) : answer(res, 201)));
     const { http } = setup();
-    const marked = markRepeatable({ method: 'POST', body: 'b' });
+    const marked = markRepeatable<RequestInit>({ method: 'POST', body: 'b' });
     const controller = new AbortController();
     for (const copy of [{ ...marked, signal: controller.signal }, { ...marked }, Object.assign({}, marked)]) {
       expect((await http(`${server.url}/charges`, copy)).status).toBe(201);
