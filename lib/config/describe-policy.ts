@@ -1,5 +1,13 @@
-import { Backoff, Jitter, type Policy, type ResolvedBreakerSettings } from '../core/index.js';
+import { Backoff, Classifier, Jitter, type Policy, type ResolvedBreakerSettings } from '../core/index.js';
+import type { ClassifierBase, ClassifierSpec } from './classifier-config.js';
 import type { PolicyPlan, PresetName } from './policy-config.js';
+
+/**
+ * A policy's classifier as described: the built-in one it is (`'default'`, `'http'`, `'grpc'`),
+ * `'custom'` for one given in code (`forRoot({ classifiers })`, a preset's own), or the config's
+ * simple rules with their base, every list filled in (`[]` when empty).
+ */
+export type ResolvedClassifierConfig = ClassifierBase | 'custom' | ClassifierSpec;
 
 /** A backoff as resolved (ms). `custom` curves are code: only their cap is known. */
 export type ResolvedBackoffConfig =
@@ -30,10 +38,15 @@ export interface ResolvedPolicyConfig {
   /** Every breaker setting, or `false` for none (`recovery` is `false` when off). */
   readonly breaker: false | (Omit<ResolvedBreakerSettings, 'recovery'> & { recovery: false | NonNullable<ResolvedBreakerSettings['recovery']> });
   readonly scope: false | { maximumKeys: number };
+  /** The classifier (see {@link ResolvedClassifierConfig}). In Nest, `'default'` and `'grpc'` also judge a thrown `HttpException` by its status. */
+  readonly classifier: ResolvedClassifierConfig;
 }
 
-/** The resolved config of a policy built from `plan` (see {@link ResolvedPolicyConfig}). */
-export function describePolicy(plan: PolicyPlan, policy: Policy): ResolvedPolicyConfig {
+/**
+ * The resolved config of a policy built from `plan` (see {@link ResolvedPolicyConfig}).
+ * @param codeClassifier true when a classifier given in code replaced the plan's (described `'custom'`)
+ */
+export function describePolicy(plan: PolicyPlan, policy: Policy, codeClassifier = false): ResolvedPolicyConfig {
   const o = policy.options;
   const budget = plan.budget;
   return {
@@ -49,7 +62,18 @@ export function describePolicy(plan: PolicyPlan, policy: Policy): ResolvedPolicy
     budget: budget.kind === 'none' ? false : budget.kind === 'shared' ? { ...budget.options, shared: budget.sharedName } : { ...budget.options },
     breaker: plan.breaker === undefined ? false : { ...plan.breaker, recovery: plan.breaker.recovery ?? false },
     scope: plan.scope === undefined ? false : { maximumKeys: plan.scope.maximumKeys },
+    classifier: codeClassifier ? 'custom' : describeClassifier(plan),
   };
+}
+
+function describeClassifier(plan: PolicyPlan): ResolvedClassifierConfig {
+  const spec = plan.classifier;
+  if (spec !== undefined) {
+    const bare = spec.permanent.length === 0 && spec.transient.length === 0 && spec.throttled.length === 0;
+    return bare ? spec.base : { base: spec.base, permanent: [...spec.permanent], transient: [...spec.transient], throttled: [...spec.throttled] };
+  }
+  const own = plan.preset.options.classifier;
+  return own === Classifier.default ? 'default' : own === Classifier.http ? 'http' : own === Classifier.grpc ? 'grpc' : 'custom';
 }
 
 function describeBackoff(backoff: Backoff): ResolvedBackoffConfig {

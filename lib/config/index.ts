@@ -9,4 +9,4 @@ export { type PlanState, policyFromPlan, unpinnedBreaker, unpinnedBudget } from 
 export { PinnedPolicies, type PinnedPoliciesOptions } from './pinned-policies.js';
 export { ConfigFileError, type ConfigFileProblem, configFileFormat, parseConfigText, readConfigFile } from './config-file.js';
 export { ConfigFileSource, type ConfigFileSourceOptions, DEFAULT_CONFIG_DEBOUNCE_MS } from './config-file-source.js';
-export { type ResolvedBackoffConfig, type ResolvedPolicyConfig, describePolicy } from './describe-policy.js';
+export { type ResolvedBackoffConfig, type ResolvedClassifierConfig, type ResolvedPolicyConfig, describePolicy } from './describe-policy.js';

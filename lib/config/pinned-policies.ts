@@ -94,7 +94,7 @@ export class PinnedPolicies {
    */
   describe(name: string): ResolvedPolicyConfig | undefined {
     const plan = this.plans.get(name);
-    return plan === undefined ? undefined : describePolicy(plan, this.policies.get(name)!);
+    return plan === undefined ? undefined : describePolicy(plan, this.policies.get(name)!, this.classifiers.has(name));
   }
 
   /**

@@ -59,6 +59,7 @@ describe('presets, extends and defaults in config', () => {
       // maximumBreak unset follows a longer breakDuration (no doubling).
       breaker: { ...BREAKER_DEFAULTS, breakDuration: 20_000, maximumBreak: 20_000, consecutiveFailures: 8, recovery: false },
       scope: false,
+      classifier: 'http', // the http preset's
     });
     expect(policies.describe('base')).toMatchObject({ attempts: 4, deadline: 5000, extends: [] });
   });

@@ -28,7 +28,7 @@ export {
 export { PolicyHandle, type PolicySource } from './policy-handle.js';
 export { PolicyRegistry } from './policy-registry.js';
 export { ResilienceConfigError } from '../config/resilience-config.error.js';
-export type { ResolvedBackoffConfig, ResolvedPolicyConfig } from '../config/describe-policy.js';
+export type { ResolvedBackoffConfig, ResolvedClassifierConfig, ResolvedPolicyConfig } from '../config/describe-policy.js';
 export { ConfigFileError, type ConfigFileProblem, readConfigFile } from '../config/config-file.js';
 export { ConfigFileSource, type ConfigFileSourceOptions, DEFAULT_CONFIG_DEBOUNCE_MS } from '../config/config-file-source.js';
 export { type ConfigChanges, type ConfigServiceLike, ResilienceConfigSource } from './resilience-config-source.js';

@@ -1,4 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
+import { Classifier } from '../core/classification/classifier.js';
+import { Verdict } from '../core/classification/verdict.js';
 import { FakeClock } from '../core/time/fake-clock.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
@@ -149,5 +151,33 @@ describe('PolicyRegistry', () => {
     registry.onModuleInit();
     expect(registry.get('a').name).toBe('a');
     registry.onModuleDestroy();
+  });
+});
+
+describe('PolicyRegistry.describe(name).classifier', () => {
+  it("names the built-in classifier, lists the rules with their base, says 'custom' for code, and follows a reload", () => {
+    const registry = PolicyRegistry.create({
+      defaults: { classifier: 'grpc' },
+      policies: {
+        inventory: {},
+        api: { preset: 'http' },
+        plain: { classifier: 'default' },
+        payments: { classifier: { base: 'http', permanent: ['ValidationError', 409] } },
+        search: {},
+      },
+      classifiers: { search: Classifier.http.with(Classifier.when(RangeError, Verdict.permanent)) },
+    });
+    const described = (name: string) => registry.describe(name).classifier;
+    expect(described('inventory')).toBe('grpc');
+    // defaults apply to every policy: the preset's own classifier shows only without them.
+    expect(described('api')).toBe('grpc');
+    expect(described('plain')).toBe('default');
+    expect(described('payments')).toEqual({ base: 'http', permanent: ['ValidationError', 409], transient: [], throttled: [] });
+    expect(described('search')).toBe('custom');
+    registry.reload({ policies: { inventory: { classifier: { base: 'grpc', transient: ['FAILED_PRECONDITION'] } }, api: { preset: 'http' }, plain: {}, payments: {}, search: {} } });
+    expect(described('inventory')).toEqual({ base: 'grpc', permanent: [], transient: ['FAILED_PRECONDITION'], throttled: [] });
+    expect([described('api'), described('plain'), described('payments'), described('search')]).toEqual(['http', 'default', 'default', 'custom']);
+    // The description is plain JSON: what a health page or a log line can serve as it is.
+    expect(JSON.parse(JSON.stringify(registry.describe('inventory'))).classifier).toEqual(described('inventory'));
   });
 });
