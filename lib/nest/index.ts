@@ -41,6 +41,7 @@ export type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilien
 export { ResilienceModule } from './resilience.module.js';
 export { ATTEMPT_SIGNAL_METADATA, CRITICALITY_METADATA, INJECT_POLICY_METADATA, RESILIENCE_MODULE_OPTIONS, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 export { Resilient, type ResilientOptions } from './resilient.decorator.js';
+export type { ResilientClassifier } from './method-classifier.js';
 export { WARNING_LOGGER_CONTEXT, nestWarningSink } from './nest-warnings.js';
 export { RESILIENCE_CONTEXT_OPTIONS, type RawRequest, type RawResponse, ResilienceContextMiddleware, type ResilienceContextOptions } from './resilience-context.middleware.js';
 export type { ClassifierBase, ClassifierConfig, ClassifierRulesConfig, ClassifierSpec } from '../config/classifier-config.js';

@@ -12,3 +12,6 @@ export const INJECT_POLICY_METADATA = 'nresilience:inject-policy';
 
 /** Metadata key set by `@Criticality(level)` on the method's wrapper (value: the level). */
 export const CRITICALITY_METADATA = 'nresilience:criticality';
+
+/** Metadata key `@Resilient(name, { classifier })` puts on the wrapped method: its `MethodClassifier`. @internal */
+export const RESILIENT_CLASSIFIER_METADATA = 'nresilience:resilient-classifier';

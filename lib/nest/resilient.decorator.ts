@@ -8,7 +8,8 @@ import { BOUND_REGISTRY, registryFor } from './resilient-binding.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { checkManagedClass, checkReturnType } from './resilient-checks.js';
 import { type Criticality, withCriticality } from './criticality.decorator.js';
-import { CRITICALITY_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+import { MethodClassifier, type ResilientClassifier } from './method-classifier.js';
+import { CRITICALITY_METADATA, RESILIENT_CLASSIFIER_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';
 
 /** Options of {@link Resilient}. */
@@ -21,6 +22,16 @@ export interface ResilientOptions {
    * (esbuild, SWC without metadata) or the return type is not declared.
    */
   returns?: 'promise' | 'observable';
+  /**
+   * How this method's outcomes become verdicts, instead of the policy's classifier: a `Classifier`
+   * written in code (`Classifier.http.with(Classifier.when(StaleIndexError, Verdict.permanent))`) or the
+   * config form (`'grpc'`, `{ base: 'http', permanent: [409] }`; see {@link ResilientClassifier}). Only
+   * this method's calls use it; the breaker, the retry budget, the listeners and every other setting
+   * stay the named policy's (its breaker counts this method's failures with the others'), and a reload
+   * of the policy keeps it. Checked at `app.init()`: a bad one rejects start-up with a
+   * `ResilienceConfigError` naming the class, the method, the value and the rule. Default: the policy's.
+   */
+  classifier?: ResilientClassifier;
 }
 
 /**
@@ -76,7 +87,8 @@ export function Resilient(name: string, options: ResilientOptions = {}): MethodD
     const observable = options.returns === undefined ? isObservableType(returnType) : options.returns === 'observable';
     if (options.returns === undefined) checkReturnType(name, label, returnType, observable);
     if (typeof target !== 'function') injectRegistry(target);
-    const context: WrapContext = { name, label, method, target, key, signalIndex: undefined };
+    const classifier = options.classifier === undefined ? undefined : new MethodClassifier(options.classifier, `@Resilient('${name}') on ${label}`);
+    const context: WrapContext = { name, label, method, target, key, signalIndex: undefined, classifier };
     const plain = observable ? observableWrapper(context) : promiseWrapper(context);
     // @Criticality below @Resilient: the policy's retry decisions must see the level too.
     const level: unknown = Reflect.getMetadata(CRITICALITY_METADATA, original);
@@ -86,6 +98,7 @@ export function Resilient(name: string, options: ResilientOptions = {}): MethodD
       Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, method), wrapper);
     }
     Reflect.defineMetadata(RESILIENT_POLICY_METADATA, name, wrapper);
+    if (classifier !== undefined) Reflect.defineMetadata(RESILIENT_CLASSIFIER_METADATA, classifier, wrapper);
     Object.defineProperty(wrapper, 'name', { value: method.name, configurable: true });
     Object.defineProperty(wrapper, 'length', { value: method.length, configurable: true });
     descriptor.value = wrapper as T;
@@ -101,6 +114,8 @@ interface WrapContext {
   readonly key: string | symbol;
   /** Index of the `@AttemptSignal()` parameter, read on first call (-1 = none). */
   signalIndex: number | undefined;
+  /** The method's own classifier (`options.classifier`), if given. */
+  readonly classifier: MethodClassifier | undefined;
 }
 
 /** Declares, once per class, the optional property through which Nest hands each instance its application's registry. */
@@ -127,7 +142,8 @@ function policyFor(context: WrapContext, instance: unknown): Policy {
   if (!registry.has(context.name)) {
     throw new UnknownPolicyError([context.name], registry.names(), new Map([[context.name, [`@Resilient on ${context.label}`]]]));
   }
-  return registry.get(context.name);
+  const policy = registry.get(context.name);
+  return context.classifier === undefined ? policy : context.classifier.apply(policy);
 }
 
 function signalIndexOf(context: WrapContext): number {

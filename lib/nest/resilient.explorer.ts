@@ -2,8 +2,11 @@ import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { attemptSignalIndex } from './attempt-signal.decorator.js';
+import { ResilienceConfigError } from '../config/resilience-config.error.js';
+import type { PolicyConfigError } from '../core/index.js';
+import type { MethodClassifier } from './method-classifier.js';
 import { PolicyRegistry } from './policy-registry.js';
-import { INJECT_POLICY_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+import { INJECT_POLICY_METADATA, RESILIENT_CLASSIFIER_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 import { bindInstance, bindRegistry, unbindRegistry } from './resilient-binding.js';
 
 /**
@@ -27,7 +30,8 @@ export class ResilientExplorer implements OnApplicationShutdown {
    * Scans, binds and checks; then unmanaged instances may use this registry (see `resilient-binding`).
    * Called by `ResilienceModule` once the registry has loaded its config.
    * @throws UnknownPolicyError naming each unknown name and where it is used;
-   *   TypeError for `@AttemptSignal()` on a method without `@Resilient`.
+   *   TypeError for `@AttemptSignal()` on a method without `@Resilient`;
+   *   ResilienceConfigError for a bad `@Resilient(name, { classifier })`, naming class and method.
    */
   explore(): void {
     const usages = new Map<string, string[]>();
@@ -37,6 +41,7 @@ export class ResilientExplorer implements OnApplicationShutdown {
       usages.set(name, list);
     };
     const orphanSignals: string[] = [];
+    const classifierProblems: PolicyConfigError[] = [];
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const type: unknown = wrapper.metatype;
       if (typeof type !== 'function' || wrapper.inject) continue; // factory providers: nothing decorated
@@ -51,6 +56,7 @@ export class ResilientExplorer implements OnApplicationShutdown {
         if (typeof name === 'string') {
           resilient = true;
           use(name, `@Resilient on ${type.name}.${method}`);
+          checkClassifier(fn as object, classifierProblems);
         } else if (attemptSignalIndex(prototype, method) >= 0) {
           orphanSignals.push(`${type.name}.${method}`);
         }
@@ -60,6 +66,7 @@ export class ResilientExplorer implements OnApplicationShutdown {
     if (orphanSignals.length > 0) {
       throw new TypeError(`@AttemptSignal() needs @Resilient(name) on the same method: ${orphanSignals.join(', ')}`);
     }
+    if (classifierProblems.length > 0) throw new ResilienceConfigError(classifierProblems);
     this.registry.require(usages);
     bindRegistry(this.registry);
   }
@@ -67,6 +74,17 @@ export class ResilientExplorer implements OnApplicationShutdown {
   /** The application has shut down: unmanaged instances stop using its registry. Called by Nest. */
   onApplicationShutdown(): void {
     unbindRegistry(this.registry);
+  }
+}
+
+/** Reads a method's own classifier now, so a bad one stops start-up; its problems are pushed (once per method). */
+function checkClassifier(method: object, problems: PolicyConfigError[]): void {
+  const own = Reflect.getMetadata(RESILIENT_CLASSIFIER_METADATA, method) as MethodClassifier | undefined;
+  try {
+    void own?.classifier;
+  } catch (error) {
+    if (!(error instanceof ResilienceConfigError)) throw error;
+    for (const problem of error.problems) if (!problems.some((seen) => seen.message === problem.message)) problems.push(problem);
   }
 }
 
