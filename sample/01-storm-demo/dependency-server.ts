@@ -79,6 +79,17 @@ export class DependencyServer {
     }
   }
 
+  /**
+   * Forgets what it has counted so far (requests, calls, keys, shed answers): the warm-up's traffic
+   * is not part of the run. Call it once the dependency is quiet.
+   */
+  forgetCounts(): void {
+    this.received.clear();
+    this.calls.clear();
+    this.seen.clear();
+    this.shed = 0;
+  }
+
   /** Stops answering, drops pending answers and every connection, and closes the listener. */
   async close(): Promise<void> {
     for (const timer of this.pending) clearTimeout(timer);

@@ -1,4 +1,6 @@
 import { Agent, request } from 'node:http';
+import { once } from 'node:events';
+import type { Socket } from 'node:net';
 import { PerSecond, type Timeline } from './timeline.js';
 
 /** What the driver sends and for how long. */
@@ -40,6 +42,7 @@ export class LoadDriver {
   private readonly succeeded = new PerSecond();
   private readonly statuses = new Map<string, number>();
   private readonly agent: Agent;
+  private readonly sockets = new Set<Socket>();
   private inFlight = 0;
   private issued = 0;
   private skipped = 0;
@@ -52,7 +55,7 @@ export class LoadDriver {
     this.agent = new Agent({ keepAlive: true, maxSockets: plan.concurrency });
   }
 
-  /** Sends the whole plan, waits for every call to settle, then releases the sockets. */
+  /** Sends the whole plan, waits for every call to settle, then closes its sockets and waits until they have closed. */
   async run(): Promise<LoadResult> {
     const total = Math.round((this.plan.rate * this.plan.durationMs) / 1000);
     await new Promise<void>((resolve) => {
@@ -77,6 +80,8 @@ export class LoadDriver {
       tick();
     });
     this.agent.destroy();
+    // destroy() only starts closing: wait for each socket's 'close', so none outlives the run.
+    await Promise.all([...this.sockets].map((socket) => (socket.closed ? undefined : once(socket, 'close'))));
     return this.live;
   }
 
@@ -90,9 +95,13 @@ export class LoadDriver {
     this.sent.add(second);
     this.inFlight++;
     let settled = false;
+    // A hard bound on the whole call, not just socket idle time; cleared as soon as the call settles.
+    const abandon = new AbortController();
+    const timeout = setTimeout(() => abandon.abort(), this.plan.callTimeoutMs);
     const settle = (status: string): void => {
       if (settled) return;
       settled = true;
+      clearTimeout(timeout);
       this.inFlight--;
       this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
       if (status.startsWith('2')) this.succeeded.add(second);
@@ -101,8 +110,7 @@ export class LoadDriver {
     const call = request(`${this.plan.url}/checkout`, {
       method: 'POST',
       agent: this.agent,
-      // A hard bound on the whole call, not just socket idle time.
-      signal: AbortSignal.timeout(this.plan.callTimeoutMs),
+      signal: abandon.signal,
       // No body: the checkout needs none, and parsing one would only take CPU from the app under test.
       headers: { 'content-length': '0' },
     });
@@ -112,6 +120,11 @@ export class LoadDriver {
       response.on('error', () => settle('error'));
     });
     call.on('error', () => settle('error'));
+    call.on('socket', (socket: Socket) => {
+      if (this.sockets.has(socket)) return;
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
     call.end();
   }
 }

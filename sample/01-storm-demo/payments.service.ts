@@ -36,13 +36,14 @@ export class PaymentsService {
    * Captures a charge.
    * @param orderId also the idempotency key: retrying a POST is only safe because the dependency can
    *   recognise a repeat, and `markRepeatable` is what lets the client retry it
+   * @param signal the caller's: aborting it cancels the call (the attempt in flight and any retry)
    */
-  async charge(orderId: string, amount: number): Promise<Charge> {
+  async charge(orderId: string, amount: number, signal?: AbortSignal): Promise<Charge> {
     let response: Response;
     try {
       response = await this.http(
         `${this.baseUrl}/charges`,
-        markRepeatable({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ orderId, amount }) }, orderId),
+        markRepeatable({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ orderId, amount }), signal }, orderId),
       );
     } catch (error) {
       // A refused or reset connection after the last attempt; the library's own errors (budget,

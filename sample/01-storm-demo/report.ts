@@ -1,5 +1,6 @@
 import type { DependencyServer } from './dependency-server.js';
 import type { LoadResult } from './load-driver.js';
+import type { MachineReading } from './machine.js';
 import type { Timeline } from './timeline.js';
 
 /** One run's outcome, as printed in the table and in `--json`. */
@@ -19,6 +20,15 @@ export interface RunSummary {
   readonly availability: number;
   /** Requests per call, over the calls that first reached the dependency during its degraded phase. */
   readonly degradedLoadMultiplier: number;
+  /**
+   * Share of the calls sent during the healthy phase that were answered 2xx, 0..1: the machine check.
+   * The dependency then answers every request in about 20 ms and the policy never retries, so what is
+   * lost there was lost to the machine, not to the library. The phase's last second is left out (when
+   * it has more than one): calls sent at its very end reach a dependency that has already degraded.
+   */
+  readonly healthyAvailability: number;
+  /** How much of the machine the run got. */
+  readonly machine: MachineReading;
 }
 
 /** Everything a run recorded. */
@@ -28,6 +38,7 @@ export interface RunRecord {
   readonly timeline: Timeline;
   /** Planned calls per second, to tell a full second from the ragged edges of the run. */
   readonly rate: number;
+  readonly machine: MachineReading;
 }
 
 /** Computes the summary of one run. */
@@ -55,7 +66,22 @@ export function summarize(run: RunRecord): RunSummary {
     worstSecond: round(worstSecond, 3),
     availability: round(ratio(load.succeeded.total(), calls), 4),
     degradedLoadMultiplier: round(ratio(degradedRequests, degradedCalls), 3),
+    healthyAvailability: round(healthyAvailability(run), 4),
+    machine: run.machine,
   };
+}
+
+function healthyAvailability({ load, timeline }: RunRecord): number {
+  const first = timeline.phases[0];
+  if (first?.name !== 'healthy') return 0;
+  const seconds = first.seconds > 1 ? first.seconds - 1 : first.seconds;
+  let sent = 0;
+  let succeeded = 0;
+  for (let s = 0; s < seconds; s++) {
+    sent += load.sent.at(s);
+    succeeded += load.succeeded.at(s);
+  }
+  return ratio(succeeded, sent);
 }
 
 /** The line printed for one finished second. */
@@ -85,12 +111,15 @@ export function table(on: RunSummary, off: RunSummary, extra: { on: RunExtras; o
     ['load multiplier', times(on.loadMultiplier), times(off.loadMultiplier)],
     ['  during the degraded phase', times(on.degradedLoadMultiplier), times(off.degradedLoadMultiplier)],
     ['worst-second amplification', times(on.worstSecond), times(off.worstSecond)],
-    ['availability (2xx)', `${(100 * on.availability).toFixed(1)}%`, `${(100 * off.availability).toFixed(1)}%`],
+    ['availability (2xx)', percent(on.availability), percent(off.availability)],
     ['  502: payments failed, retries spent', count(extra.on, '502'), count(extra.off, '502')],
     ['  503: retry refused by the budget', count(extra.on, '503'), count(extra.off, '503')],
     ['  any other failure', other(extra.on), other(extra.off)],
     ['shed by the dependency (at capacity)', String(extra.on.shed), String(extra.off.shed)],
     ['calls skipped by the driver (cap)', String(extra.on.skipped), String(extra.off.skipped)],
+    ['machine check: healthy-phase 2xx', percent(on.healthyAvailability), percent(off.healthyAvailability)],
+    ['  event-loop delay p99 / max', delays(on.machine), delays(off.machine)],
+    ['  CPU used (cores)', on.machine.cpuPerSecond.toFixed(2), off.machine.cpuPerSecond.toFixed(2)],
   ];
   return rows.map(([name, a, b]) => `${name.padEnd(38)}${a.padStart(12)}${b.padStart(12)}`).join('\n');
 }
@@ -122,6 +151,16 @@ function round(value: number, digits: number): number {
   return Math.round(value * scale) / scale;
 }
 
-function times(value: number): string {
+/** A 0..1 share as a percentage with one decimal, e.g. `72.2%`. */
+export function percent(share: number): string {
+  return `${(100 * share).toFixed(1)}%`;
+}
+
+function delays(machine: MachineReading): string {
+  return `${Math.round(machine.loopDelayP99Ms)}/${Math.round(machine.loopDelayMaxMs)} ms`;
+}
+
+/** A multiplier with two decimals, e.g. `1.05x`. */
+export function times(value: number): string {
   return `${value.toFixed(2)}x`;
 }

@@ -36,6 +36,13 @@ export interface Scenario {
   readonly concurrency: number;
   /** A `/checkout` call that takes longer than this is abandoned by the driver, ms. */
   readonly callTimeoutMs: number;
+  /**
+   * Seconds of unmeasured healthy traffic at `rate` before the run. A fresh process runs its first
+   * few hundred calls through cold code (Nest's router, undici, the policy), several times slower:
+   * without a warm-up, the first run's healthy seconds queued up on a busy machine and reached the
+   * dependency after it had degraded.
+   */
+  readonly warmUpSeconds: number;
   readonly phases: readonly Phase[];
   readonly dependency: DependencyProfile;
 }
@@ -55,11 +62,12 @@ const dependency: DependencyProfile = {
   capacity: 30,
 };
 
-/** About 17 s for both runs together. */
+/** About 22 s for both runs together (warm-ups included). */
 export const QUICK: Scenario = {
   rate: 150,
   concurrency: 400,
   callTimeoutMs: 5000,
+  warmUpSeconds: 2,
   phases: [
     { name: 'healthy', seconds: 2 },
     { name: 'degraded', seconds: 5 },
@@ -68,7 +76,7 @@ export const QUICK: Scenario = {
   dependency,
 };
 
-/** About 55 s for both runs together. */
+/** About 60 s for both runs together (warm-ups included). */
 export const FULL: Scenario = {
   ...QUICK,
   phases: [

@@ -56,6 +56,11 @@ export class PerSecond {
     return this.counts[index] ?? 0;
   }
 
+  /** Forgets every count. */
+  clear(): void {
+    this.counts.length = 0;
+  }
+
   /** One past the last second that has a count. */
   get length(): number {
     return this.counts.length;

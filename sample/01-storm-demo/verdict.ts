@@ -1,0 +1,89 @@
+import type { MachineLoad } from './machine.js';
+import { type RunSummary, percent, times } from './report.js';
+
+/**
+ * What the demo concludes from its two runs:
+ * - `held`: the machine kept up with both runs and the retry budget did what the demo claims;
+ * - `notHeld`: the machine kept up, and the budget did not (a finding about the library);
+ * - `machineTooSlow`: a run did not get enough CPU for its numbers to say anything about the library.
+ */
+export type VerdictKind = 'held' | 'notHeld' | 'machineTooSlow';
+
+/** The verdict, with the reasons printed under it. */
+export interface Verdict {
+  readonly kind: VerdictKind;
+  /** One sentence per check that decided it. */
+  readonly reasons: readonly string[];
+}
+
+/** Where the verdict draws its lines. */
+export interface VerdictLimits {
+  /**
+   * Least healthy-phase 2xx share for a run to count. The healthy dependency fails nothing, so a
+   * machine that keeps up answers about every call there.
+   */
+  readonly minHealthyAvailability: number;
+  /**
+   * Most event-loop delay (p99, ms) for a run to count: beyond it, answers, backoffs and timeouts
+   * all run late by that much, and the dependency holds its capacity slots longer than it should.
+   */
+  readonly maxLoopDelayP99Ms: number;
+  /**
+   * Most requests per call the dependency may get during its degraded phase with the budget on.
+   * Bound from the scenario (see `scenario.ts`): 1 + (30 + 3·T)/(R·T) + 0.1 is at most 1.16 at the
+   * quick run's T = 5 s, R = 150 calls/s; 1.2 leaves room for the retries of the phase's last calls.
+   */
+  readonly maxDegradedLoadWithBudget: number;
+}
+
+/** The limits the demo uses. */
+export const DEFAULT_LIMITS: VerdictLimits = { minHealthyAvailability: 0.95, maxLoopDelayP99Ms: 250, maxDegradedLoadWithBudget: 1.2 };
+
+/** Exit code of each verdict (1 = the demo itself failed, 2 = watchdog, 3 = handles left open). */
+export const EXIT_CODES: Readonly<Record<VerdictKind, number>> = { held: 0, notHeld: 4, machineTooSlow: 5 };
+
+/**
+ * Judges the library by the two runs, after checking that each run measured the library rather
+ * than the machine. The machine is checked first: a starved run fails calls with the dependency
+ * healthy and cannot send retries on time, so its load numbers are the machine's.
+ */
+export function judge(on: RunSummary, off: RunSummary, limits: VerdictLimits = DEFAULT_LIMITS): Verdict {
+  const starved: string[] = [];
+  for (const [label, run] of [
+    ['budget on', on],
+    ['budget off', off],
+  ] as const) {
+    if (run.healthyAvailability < limits.minHealthyAvailability) {
+      starved.push(
+        `${label}: with the dependency healthy only ${percent(run.healthyAvailability)} of calls got a 2xx (a machine that keeps up answers at least ${percent(limits.minHealthyAvailability)})`,
+      );
+    }
+    if (run.machine.loopDelayP99Ms > limits.maxLoopDelayP99Ms) {
+      starved.push(`${label}: the event loop ran ${Math.round(run.machine.loopDelayP99Ms)} ms late (p99; at most ${limits.maxLoopDelayP99Ms} ms for the timings to hold)`);
+    }
+  }
+  if (starved.length > 0) return { kind: 'machineTooSlow', reasons: starved };
+
+  const failed: string[] = [];
+  const passed: string[] = [];
+  const check = (ok: boolean, text: string): void => void (ok ? passed : failed).push(text);
+  check(
+    on.degradedLoadMultiplier <= limits.maxDegradedLoadWithBudget,
+    `with the budget on the dependency got ${times(on.degradedLoadMultiplier)} its calls while degraded (at most ${times(limits.maxDegradedLoadWithBudget)})`,
+  );
+  check(off.degradedLoadMultiplier > on.degradedLoadMultiplier, `with the budget off it got ${times(off.degradedLoadMultiplier)} (more than with it on)`);
+  check(on.worstSecond < off.worstSecond, `worst second: ${times(on.worstSecond)} with the budget on, ${times(off.worstSecond)} off (lower with it on)`);
+  return failed.length > 0 ? { kind: 'notHeld', reasons: failed } : { kind: 'held', reasons: passed };
+}
+
+/** The verdict as the demo prints it, with the machine's load for a too-slow one. */
+export function verdictText(verdict: Verdict, load: MachineLoad): string {
+  const head = {
+    held: 'verdict: the retry budget held',
+    notHeld: 'verdict: the retry budget did NOT hold',
+    machineTooSlow:
+      `verdict: none — this machine was too slow for the numbers above to mean anything (load average ${load.loadAverage} on ${load.cores} cores). ` +
+      'They measure the machine, not the library; run the demo again when the machine is less busy',
+  }[verdict.kind];
+  return [head, ...verdict.reasons.map((reason) => `  - ${reason}`)].join('\n');
+}
