@@ -19,7 +19,7 @@ interface RunSummary {
   availability: number;
   degradedLoadMultiplier: number;
   healthyAvailability: number;
-  machine: { loopDelayP99Ms: number; loopDelayMaxMs: number; cpuPerSecond: number };
+  machine: { loopDelayP99Ms: number; loopDelayMaxMs: number; cpuPerSecond: number; cpuWaitShare: number | null };
 }
 
 interface Output {
@@ -66,8 +66,9 @@ describe('storm demo (--quick --json)', () => {
     if (output.verdict.kind === 'machineTooSlow') {
       expect(code).toBe(MACHINE_TOO_SLOW);
       expect(stdout).toContain(`verdict: none — this machine was too slow for the numbers above to mean anything (load average ${output.load.loadAverage}`);
-      // The verdict rests on the runs' own machine check.
-      const starved = (run: RunSummary) => run.healthyAvailability < 0.95 || run.machine.loopDelayP99Ms > 250;
+      // The verdict rests on the runs' own machine check: distorted, and waiting for a CPU.
+      const starved = (run: RunSummary) =>
+        (run.healthyAvailability < 0.95 || run.machine.loopDelayP99Ms > 250) && (run.machine.cpuWaitShare === null || run.machine.cpuWaitShare >= 0.5);
       expect(starved(budgetOn) || starved(budgetOff)).toBe(true);
     } else {
       expect([code, output.verdict.kind]).toEqual([0, 'held']);

@@ -120,6 +120,7 @@ export function table(on: RunSummary, off: RunSummary, extra: { on: RunExtras; o
     ['machine check: healthy-phase 2xx', percent(on.healthyAvailability), percent(off.healthyAvailability)],
     ['  event-loop delay p99 / max', delays(on.machine), delays(off.machine)],
     ['  CPU used (cores)', on.machine.cpuPerSecond.toFixed(2), off.machine.cpuPerSecond.toFixed(2)],
+    ['  waiting for a CPU (run queue)', waiting(on.machine), waiting(off.machine)],
   ];
   return rows.map(([name, a, b]) => `${name.padEnd(38)}${a.padStart(12)}${b.padStart(12)}`).join('\n');
 }
@@ -154,6 +155,10 @@ function round(value: number, digits: number): number {
 /** A 0..1 share as a percentage with one decimal, e.g. `72.2%`. */
 export function percent(share: number): string {
   return `${(100 * share).toFixed(1)}%`;
+}
+
+function waiting(machine: MachineReading): string {
+  return machine.cpuWaitShare === null ? 'n/a' : percent(machine.cpuWaitShare);
 }
 
 function delays(machine: MachineReading): string {

@@ -5,7 +5,7 @@ import { CheckoutModule } from './checkout.module.js';
 import { DependencyServer } from './dependency-server.js';
 import { networkHandles, networkHandlesClosed } from './handles.js';
 import { LoadDriver } from './load-driver.js';
-import { MachineMeter } from './machine.js';
+import { type MachineReading, MachineMeter } from './machine.js';
 import { type RunExtras, type RunRecord, type RunSummary, secondLine, summarize } from './report.js';
 import { type Scenario, totalSeconds } from './scenario.js';
 import { Timeline } from './timeline.js';
@@ -67,7 +67,7 @@ export async function runOnce(label: string, budget: boolean, scenario: Scenario
     }
     const driver = new LoadDriver({ ...plan, durationMs: totalSeconds(scenario) * 1000 }, timeline);
 
-    let machine = { loopDelayP99Ms: 0, loopDelayMaxMs: 0, cpuPerSecond: 0 };
+    let machine: MachineReading = { loopDelayP99Ms: 0, loopDelayMaxMs: 0, cpuPerSecond: 0, cpuWaitShare: null };
     const record = (load: RunRecord['load']): RunRecord => ({ load, dependency, timeline, rate: scenario.rate, machine });
     let printed = 0;
     const printFinishedSeconds = (load: RunRecord['load'], upTo: number): void => {
