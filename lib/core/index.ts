@@ -27,5 +27,6 @@ export { AmbientHeaders, MAXIMUM_WIRE_REMAINING_MS, ambientFromHeaders, parseRem
 export * from './budget/sliding-window-budget.js';
 export * from './classification/http-classifier.js';
 export { Drain } from './execution/drain.js';
+export { stopReasonOf } from './execution/stop-reasons.js';
 export { type CallEventSink, type CallObserver, breakerTransitionReporter, composeObservers, reportEvent, toObserver } from './execution/observer.js';
 export { AmbientCriticality } from './ambient/ambient-criticality.js';

@@ -33,7 +33,14 @@ export { ConfigFileError, type ConfigFileProblem, readConfigFile } from '../conf
 export { ConfigFileSource, type ConfigFileSourceOptions, DEFAULT_CONFIG_DEBOUNCE_MS } from '../config/config-file-source.js';
 export { type ConfigChanges, type ConfigServiceLike, ResilienceConfigSource } from './resilience-config-source.js';
 export type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
-export { PROBLEM_JSON, ProblemTypes, type ResilienceProblem, ResilienceExceptionFilter } from './resilience-exception.filter.js';
+export {
+  PROBLEM_JSON,
+  ProblemTypes,
+  ResilienceBadGatewayFilter,
+  ResilienceExceptionFilter,
+  type ResilienceProblem,
+  type ResilienceProblemOptions,
+} from './resilience-exception.filter.js';
 export { type GrpcRefusal, grpcRefusalAnswer, type InboundMetadata } from './grpc-refusal-answer.js';
 export { ResilienceRpcContextInterceptor } from './resilience-rpc-context.interceptor.js';
 export type { ResilienceForRootAsyncOptions, ResilienceForRootOptions } from './resilience-module-definition.js';

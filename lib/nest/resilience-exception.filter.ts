@@ -1,8 +1,9 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpStatus, Injectable, Optional } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { BaseExceptionFilter, HttpAdapterHost } from '@nestjs/core';
 import type { Observable } from 'rxjs';
 import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from '../core/errors.js';
 import { formatRetryAfter } from '../core/backoff/retry-after.js';
+import { stopReasonOf } from '../core/execution/stop-reasons.js';
 import { grpcRefusalAnswer } from './grpc-refusal-answer.js';
 
 /** Media type of the bodies {@link ResilienceExceptionFilter} writes (RFC 9457). */
@@ -14,12 +15,25 @@ export const ProblemTypes = {
   callRejected: 'urn:nresilience:problem:call-rejected',
   /** The call's deadline passed; status 504. */
   deadlineExceeded: 'urn:nresilience:problem:deadline-exceeded',
+  /** The call's attempts ran out on the work's own error (opt-in, {@link ResilienceBadGatewayFilter}); status 502. */
+  attemptsExhausted: 'urn:nresilience:problem:attempts-exhausted',
 } as const;
+
+/** Options of {@link ResilienceExceptionFilter.problemFor}. */
+export interface ResilienceProblemOptions {
+  /**
+   * Answer 502 Bad Gateway (body type `urn:nresilience:problem:attempts-exhausted`, reason
+   * `AttemptsExhausted`, no `Retry-After`) for an error a policy call rejected with because its
+   * attempts ran out on the work's own error (stop reason `attemptsExhausted`, see `stopReasonOf`).
+   * Default `false`: that error is not the library's, and goes to the application's handling.
+   */
+  badGateway?: boolean;
+}
 
 /**
  * An RFC 9457 problem document as written by {@link ResilienceExceptionFilter}. `reason` is an
  * extension member: the `CallRejectedError.reason` (`BudgetExhausted`, `DependencyUnavailable`, …),
- * `DeadlineExceeded` or `AttemptTimeout`. Never carries a stack trace, a policy name or the underlying error's message.
+ * `DeadlineExceeded`, `AttemptTimeout` or (opt-in 502) `AttemptsExhausted`. Never carries a stack trace, a policy name or the underlying error's message.
  */
 export interface ResilienceProblem {
   type: string;
@@ -44,14 +58,16 @@ export interface ResilienceProblem {
  * `grpcRefusalAnswer`), never touching HTTP APIs; other contexts (other RPC transports, WebSocket,
  * GraphQL) get the exception rethrown untouched for their own handling.
  * Register it globally with `ResilienceModule.forRoot({ exceptionFilter: true })`, or per controller
- * with `@UseFilters(ResilienceExceptionFilter)`. Uses Nest's `HttpAdapterHost` (any platform); without
+ * with `@UseFilters(ResilienceExceptionFilter)`. It catches the library's errors only: when the
+ * attempts run out on the work's own error, that error gets Nest's usual handling (an
+ * `HttpException` its status, anything else 500); {@link ResilienceBadGatewayFilter} answers 502 then. Uses Nest's `HttpAdapterHost` (any platform); without
  * one (constructed by hand) it writes through the Node/Express response API.
  */
 @Catch(CallRejectedError, DeadlineExceededError, AttemptTimeoutError)
 @Injectable()
 export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedError | DeadlineExceededError | AttemptTimeoutError> {
   /** @param adapterHost Nest's HTTP adapter host (injected); optional. */
-  constructor(@Optional() private readonly adapterHost?: HttpAdapterHost) {}
+  constructor(@Optional() protected readonly adapterHost?: HttpAdapterHost) {}
 
   /**
    * Writes the problem response for `exception`.
@@ -64,8 +80,8 @@ export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedEr
       if (answer !== undefined) return answer;
     }
     if (host.getType() !== 'http') throw exception;
-    const answer = ResilienceExceptionFilter.problemFor(exception);
-    if (answer === undefined) throw exception;
+    const answer = ResilienceExceptionFilter.problemFor(exception, this.problemOptions);
+    if (answer === undefined) return this.unanswered(exception, host);
     const response = host.switchToHttp().getResponse<Record<string, unknown>>();
     const adapter = this.adapterHost?.httpAdapter;
     if (adapter !== undefined) {
@@ -88,12 +104,23 @@ export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedEr
     raw.end(JSON.stringify(answer.body));
   }
 
+  /** What {@link ResilienceExceptionFilter.problemFor} answers in this filter. @internal */
+  protected get problemOptions(): ResilienceProblemOptions {
+    return NO_OPTIONS;
+  }
+
+  /** An HTTP exception this filter has no answer for: handed back to Nest (rethrown). @internal */
+  protected unanswered(exception: unknown, _host: ArgumentsHost): void {
+    throw exception;
+  }
+
   /**
    * The problem body and `Retry-After` value (whole seconds as a string) for an error, or undefined
    * when it is not one of the library's refusals. Exposed for custom filters (Fastify, RPC bridges).
    * @param exception any thrown value
+   * @param options `badGateway: true` also answers 502 for attempts exhausted on the work's own error
    */
-  static problemFor(exception: unknown): { body: ResilienceProblem; retryAfter: string | undefined } | undefined {
+  static problemFor(exception: unknown, options: ResilienceProblemOptions = NO_OPTIONS): { body: ResilienceProblem; retryAfter: string | undefined } | undefined {
     if (exception instanceof CallRejectedError) {
       const retryAfter = exception.retryAfter === undefined ? undefined : formatRetryAfter(exception.retryAfter);
       return {
@@ -122,6 +149,60 @@ export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedEr
         },
       };
     }
+    if (options.badGateway === true && stopReasonOf(exception) === 'attemptsExhausted') {
+      return {
+        retryAfter: undefined,
+        body: {
+          type: ProblemTypes.attemptsExhausted,
+          title: 'Bad Gateway',
+          status: HttpStatus.BAD_GATEWAY,
+          detail: 'A dependency of this service failed on every attempt allowed for this request.',
+          reason: 'AttemptsExhausted',
+        },
+      };
+    }
     return undefined;
+  }
+}
+
+const NO_OPTIONS: ResilienceProblemOptions = Object.freeze({});
+const BAD_GATEWAY: ResilienceProblemOptions = Object.freeze({ badGateway: true });
+
+/**
+ * {@link ResilienceExceptionFilter} with the opt-in 502 of DESIGN §4: also answers 502 Bad Gateway
+ * with the problem body (`urn:nresilience:problem:attempts-exhausted`, reason `AttemptsExhausted`, no
+ * `Retry-After`: nothing says when the dependency will be back) when a call's attempts ran out on the
+ * work's own error — the dependency failed on every attempt allowed, a gateway's failure rather than
+ * this service's. Refusals, deadlines and attempt timeouts get the same answers as in the parent
+ * filter; an error that stopped a call for any other reason (an answer such as a 404, a permanent
+ * verdict, a caller's abort), or that no call rejected with, gets Nest's own handling
+ * (`BaseExceptionFilter`: an `HttpException` its status, anything else 500).
+ *
+ * It catches every exception (`@Catch()`), so register it where the application has no catch-all of
+ * its own: `ResilienceModule.forRoot({ exceptionFilter: { badGateway: true } })`, or
+ * `app.useGlobalFilters(new ResilienceBadGatewayFilter(app.get(HttpAdapterHost)))`. A catch-all of
+ * your own calls `ResilienceExceptionFilter.problemFor(exception, { badGateway: true })` instead.
+ * Errors of calls whose policy adds nothing (one attempt, no budget, breaker, bound or listener) carry
+ * no stop reason (see `stopReasonOf`) and get Nest's handling.
+ */
+@Catch()
+@Injectable()
+export class ResilienceBadGatewayFilter extends ResilienceExceptionFilter {
+  // Made at the first unanswered error: a testing module builds its filters before the HTTP adapter exists.
+  private fallback: BaseExceptionFilter | undefined;
+
+  /** @param adapterHost Nest's HTTP adapter host (injected); without an adapter, unanswered errors are rethrown. */
+  constructor(@Optional() adapterHost?: HttpAdapterHost) {
+    super(adapterHost);
+  }
+
+  protected override get problemOptions(): ResilienceProblemOptions {
+    return BAD_GATEWAY;
+  }
+
+  protected override unanswered(exception: unknown, host: ArgumentsHost): void {
+    const adapter = this.adapterHost?.httpAdapter;
+    if (adapter === undefined) throw exception;
+    (this.fallback ??= new BaseExceptionFilter(adapter)).catch(exception, host);
   }
 }

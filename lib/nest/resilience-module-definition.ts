@@ -1,9 +1,12 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Provider } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
+import { PolicyConfigError } from '../core/errors.js';
+import { BOOLEAN_RULE } from '../core/rules/option-rules.js';
+import { checkOptions, isPlainObject } from '../core/rules/value-rule.js';
 import { getPolicyToken, injectedPolicyNames } from './inject-policy.decorator.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
-import { ResilienceExceptionFilter } from './resilience-exception.filter.js';
+import { ResilienceBadGatewayFilter, ResilienceExceptionFilter } from './resilience-exception.filter.js';
 import type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilience-module-options.interface.js';
 
 /**
@@ -14,7 +17,8 @@ import type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilien
  */
 function defineModule(definition: DynamicModule, extras: ResilienceModuleExtras): DynamicModule {
   const base: Provider[] = [...(definition.providers ?? [])];
-  if (extras.exceptionFilter === true) base.push({ provide: APP_FILTER, useClass: ResilienceExceptionFilter });
+  const filter = exceptionFilterClass(extras.exceptionFilter);
+  if (filter !== undefined) base.push({ provide: APP_FILTER, useClass: filter });
   const handles = (): Provider[] =>
     [...injectedPolicyNames].map((name) => ({
       provide: getPolicyToken(name),
@@ -31,6 +35,18 @@ function defineModule(definition: DynamicModule, extras: ResilienceModuleExtras)
       return [PolicyRegistry, ...[...injectedPolicyNames].map(getPolicyToken)];
     },
   };
+}
+
+/**
+ * The filter class `exceptionFilter` asks for, or `undefined` for none.
+ * @throws PolicyConfigError naming `exceptionFilter`, the value and the rule for anything but a boolean or `{ badGateway?: boolean }`
+ */
+function exceptionFilterClass(value: unknown): typeof ResilienceExceptionFilter | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return ResilienceExceptionFilter;
+  if (!isPlainObject(value)) throw new PolicyConfigError('exceptionFilter', value, 'must be true, false or { badGateway?: boolean }');
+  const options = checkOptions(value, { badGateway: BOOLEAN_RULE }, 'exceptionFilter', 'exceptionFilter option');
+  return options.badGateway === true ? ResilienceBadGatewayFilter : ResilienceExceptionFilter;
 }
 
 const {

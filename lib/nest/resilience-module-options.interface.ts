@@ -82,6 +82,11 @@ export interface ResilienceModuleExtras {
    * `false` to import it explicitly where needed).
    */
   isGlobal?: boolean;
-  /** Register `ResilienceExceptionFilter` as a global filter (`APP_FILTER`). Default `false`. */
-  exceptionFilter?: boolean;
+  /**
+   * Register `ResilienceExceptionFilter` as a global filter (`APP_FILTER`): `true`; or
+   * `{ badGateway: true }` to register `ResilienceBadGatewayFilter` instead, which also answers 502
+   * when a call's attempts ran out on the work's own error (and catches every exception, handing the
+   * others to Nest's own handling). Default `false`.
+   */
+  exceptionFilter?: boolean | { badGateway?: boolean };
 }

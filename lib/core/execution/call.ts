@@ -10,6 +10,7 @@ import type { AttemptContext } from './attempt-context.js';
 import type { CallLog } from './call-result.js';
 import { CallEvent, type CallEventInit, type CallEventKind, type StopReason } from './events.js';
 import { type CallObserver, ended, tell } from './observer.js';
+import { recordStop } from './stop-reasons.js';
 
 /** The function a policy protects. */
 export type Work<T> = (context: AttemptContext) => T | PromiseLike<T>;
@@ -152,7 +153,10 @@ export class Call<T> {
         ended(this.listener, this.state, CallEvent.of(init, this.policy.dependency));
       }
     }
-    if (!succeeded && this.threw) throw this.error;
+    if (!succeeded && this.threw) {
+      recordStop(this.error, reason);
+      throw this.error;
+    }
     return this.value as T;
   }
 
