@@ -6,6 +6,8 @@ import request, { type Response } from 'supertest';
 import { CallRejectedError, DeadlineExceededError, FakeClock, PolicyRegistry, ResilienceModule, Resilient } from '../lib/nest/index.js';
 
 let scarceCalls = 0;
+let guarded: 'fail' | 'hang' = 'fail';
+let releaseProbe: (() => void) | undefined;
 
 @Controller('refuse')
 class RefusingController {
@@ -29,6 +31,13 @@ class RefusingController {
     throw new NotFoundException('no such order');
   }
 
+  @Get('guarded')
+  @Resilient('guarded')
+  async guarded(): Promise<string> {
+    if (guarded === 'fail') throw new Error('dependency down');
+    return new Promise<string>((resolve) => (releaseProbe = () => resolve('probe answered')));
+  }
+
   @Get('scarce')
   @Resilient('scarce')
   async scarce(): Promise<string> {
@@ -43,7 +52,10 @@ async function boot(exceptionFilter: boolean): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
     imports: [
       ResilienceModule.forRoot({
-        policies: { scarce: { attempts: 3, backoff: { type: 'none' }, budget: { fraction: 0, minimumPerSecond: 1 } } },
+        policies: {
+          scarce: { attempts: 3, backoff: { type: 'none' }, budget: { fraction: 0, minimumPerSecond: 1 } },
+          guarded: { attempts: 1, budget: false, breaker: { consecutiveFailures: 5, failureRateFloor: 0, breakDuration: '3s', jitter: 'none', probeTimeout: '10s' } },
+        },
         clock,
         exceptionFilter,
       }),
@@ -118,6 +130,28 @@ describe('ResilienceExceptionFilter registered by forRoot({ exceptionFilter: tru
     expect(scarceCalls).toBe(1);
     // After the pause the floor (1 token/s) accrued about 0.1 token; the missing ~0.9 s rounds up to 1.
     expect(response.headers['retry-after']).toBe('1');
+  });
+});
+
+describe('a breaker refusal while half-open with the probe out', () => {
+  it('answers every refused request 503 with Retry-After: the break last served (3 s), shorter than the probe timeout left', async () => {
+    app = await boot(true);
+    guarded = 'fail';
+    for (let i = 0; i < 5; i++) expect((await request(app.getHttpServer()).get('/refuse/guarded')).status).toBe(500);
+    expect(app.get(PolicyRegistry).breaker('guarded')!.state).toBe('open');
+    await clock.advance(3000);
+    guarded = 'hang';
+    const probe = request(app.getHttpServer()).get('/refuse/guarded').then((response) => response);
+    for (let i = 0; i < 2000 && releaseProbe === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    const timersBefore = clock.pending;
+    const refused = Array.from({ length: 40 }, () => request(app!.getHttpServer()).get('/refuse/guarded').then((response) => response));
+    // Each refused request waits out the guarded pause on the fake clock: wait until all 40 are there.
+    for (let i = 0; i < 5000 && clock.pending < timersBefore + 40; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    await clock.advance(100);
+    const answers = await Promise.all(refused);
+    expect(answers.map((response) => [response.status, response.headers['retry-after'], response.body.reason])).toEqual(Array.from({ length: 40 }, () => [503, '3', 'DependencyUnavailable']));
+    releaseProbe!();
+    expect((await probe).status).toBe(200);
   });
 });
 

@@ -52,7 +52,10 @@ export type RejectionReason = 'BudgetExhausted' | 'DependencyUnavailable' | 'Rat
 /**
  * A guard of this process refused to start an attempt: the retry budget is empty (`BudgetExhausted`)
  * or the breaker is open (`DependencyUnavailable`). Reported after the 100 ms guarded pause
- * (DESIGN §3.7). `retryAfter` (ms) is when asking again may succeed, `undefined` when unknown.
+ * (DESIGN §3.7). `retryAfter` (ms) is when asking again may succeed: for a breaker refusal always set
+ * (the break left while open; while half-open with its probes out, the probe timeout left capped at
+ * the break last served — see `CircuitBreaker.refusalRetryAfter`), for a budget refusal `undefined`
+ * only when its floor is 0.
  * `cause` is the attempt failure that led to the refused retry, when there was one.
  */
 export class CallRejectedError extends Error {

@@ -166,6 +166,28 @@ export class CircuitBreaker {
   }
 
   /**
+   * The hint (ms) an attempt refused now carries (`CallRejectedError.retryAfter`, the filter's
+   * `Retry-After`), always > 0:
+   * - open or isolated: {@link retryAfter}, the break left;
+   * - half-open with every probe slot held: the time until the first probe's verdict is due at the
+   *   latest (its `probeTimeout` frees the slot), capped at the break last served (`breakDuration`
+   *   before any), at least 1 ms. A half-open breaker is nearer to recovery than the open one before
+   *   it, so it never asks callers to stay away longer than that break did; and a probe usually
+   *   settles within an attempt, so with the defaults (1 s break, 30 s probe timeout) callers are
+   *   told 1 s — when they come back the probe has answered: the breaker admits the next probe or
+   *   closes, or it re-opened and its refusal carries the new break;
+   * - otherwise (recovering, or a slot came back during the guarded pause): 1 ms, the smallest hint
+   *   — the breaker admits (some) attempts now.
+   */
+  refusalRetryAfter(): number {
+    const left = this.retryAfter();
+    if (left > 0) return left;
+    if (this.current !== 'halfOpen' || this.probes.held < this.config.halfOpenProbes) return 1;
+    const lastBreak = this.served > 0 ? this.served : this.config.breakDuration;
+    return Math.max(1, Math.min(this.probes.untilFirstRelease(this.clock.now()), lastBreak));
+  }
+
+  /**
    * Holds the breaker open (state `isolated`) until the returned function has been called; nested
    * isolations stack and the last release ends it. On release the breaker is `open` if the break it
    * was serving has time left, otherwise `halfOpen` (probes confirm the dependency before traffic

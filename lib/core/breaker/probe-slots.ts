@@ -33,6 +33,16 @@ export class ProbeSlots {
     return this.admittedAt.length;
   }
 
+  /**
+   * Ms from `now` until the first held slot comes back at the latest (its probe's timeout frees it if
+   * the probe has not settled before); `Infinity` when no slot is held.
+   */
+  untilFirstRelease(now: number): number {
+    let due = Infinity;
+    for (const timer of this.timers) if (timer.due < due) due = timer.due;
+    return due - now;
+  }
+
   /** Holds a slot admitted at `now`, freed after `timeoutMs` if it has not settled by then. */
   hold(now: number, timeoutMs: number): void {
     this.admittedAt.push(now);

@@ -132,7 +132,7 @@ describe('executor with a circuit breaker', () => {
 });
 
 describe('half-open refusals', () => {
-  it('a call refused while the probe slot is taken gets no Retry-After hint', async () => {
+  it('a call refused while the probe slot is taken gets a hint: the break last served (15 s), the probe timeout left being longer', async () => {
     const t = setup();
     await trip(t);
     await t.clock.advance(15_000);
@@ -141,7 +141,7 @@ describe('half-open refusals', () => {
     const refused = t.policy.tryRun(t.work);
     await t.clock.advance(100);
     const error = (await refused).error as CallRejectedError;
-    expect([error.reason, error.retryAfter]).toEqual(['DependencyUnavailable', undefined]);
+    expect([error.reason, error.retryAfter]).toEqual(['DependencyUnavailable', 15_000]);
     release();
     expect((await probe).ok).toBe(true);
   });
@@ -178,5 +178,64 @@ describe('budget and breaker together', () => {
     await clock.advance(5_100);
     const result = await call;
     expect([result.reason, result.attempts.length, bucket.level]).toEqual(['dependencyUnavailable', 1, 10]);
+  });
+});
+
+describe('the retry-after hint of a breaker refusal', () => {
+  /** Five failed one-attempt calls trip a seed-numbers breaker (15 s break, no jitter) with a 5 s probe timeout. */
+  async function halfOpenWithProbeOut() {
+    const clock = new FakeClock();
+    const breaker = Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none', probeTimeout: 5000 });
+    const policy = Resilience.default.with({ clock, random: () => 0.5, attempts: 1, budget: RetryBudget.none, backoff: Backoff.none, breaker });
+    for (let i = 0; i < 5; i++) await policy.tryRun(() => Promise.reject(new Down('down')));
+    const refusedWhileOpen = policy.tryRun(() => 'never');
+    await clock.advance(100);
+    const open = (await refusedWhileOpen).error as CallRejectedError;
+    await clock.advance(15_000 - 100);
+    let settle!: (outcome: 'ok' | 'down') => void;
+    const probe = policy.tryRun(() => new Promise<string>((resolve, reject) => (settle = (o) => (o === 'ok' ? resolve('ok') : reject(new Down('down'))))));
+    return { clock, policy, open, probe, settle: (o: 'ok' | 'down') => settle(o) };
+  }
+
+  async function refusal(t: { clock: FakeClock; policy: ReturnType<typeof Resilience.default.with> }, during?: () => void): Promise<CallRejectedError> {
+    const call = t.policy.tryRun(() => 'admitted');
+    during?.();
+    await t.clock.advance(100); // the guarded pause
+    const result = await call;
+    expect(result.reason).toBe('dependencyUnavailable');
+    return result.error as CallRejectedError;
+  }
+
+  it('open: the break left after the guarded pause', async () => {
+    const t = await halfOpenWithProbeOut();
+    expect([t.open.reason, t.open.retryAfter]).toEqual(['DependencyUnavailable', 14_900]);
+  });
+
+  it('half-open with the probe out: until its verdict is due at the latest (the probe timeout left), capped at the break last served', async () => {
+    const t = await halfOpenWithProbeOut();
+    expect((await refusal(t)).retryAfter).toBe(4900);
+    await t.clock.advance(2900);
+    expect((await refusal(t)).retryAfter).toBe(1900);
+    // The probe fails: the breaker re-opens with the doubled break, and refusals carry it.
+    t.settle('down');
+    expect((await t.probe).reason).toBe('attemptsExhausted');
+    expect((await refusal(t)).retryAfter).toBe(29_900);
+  });
+
+  it('capped at the break served: a probe timeout longer than the break never asks for more than the break', async () => {
+    const clock = new FakeClock();
+    const policy = Resilience.default.with({ clock, random: () => 0.5, attempts: 1, budget: RetryBudget.none, backoff: Backoff.none, breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }) });
+    for (let i = 0; i < 5; i++) await policy.tryRun(() => Promise.reject(new Down('down')));
+    await clock.advance(15_000);
+    void policy.tryRun(() => new Promise(() => undefined)); // a probe that never settles (30 s probe timeout)
+    expect((await refusal({ clock, policy })).retryAfter).toBe(15_000);
+  });
+
+  it('a slot that came back during the guarded pause: the smallest hint, 1 ms (the filter says 1 s)', async () => {
+    const t = await halfOpenWithProbeOut();
+    // The probe succeeds while the refused call waits out its pause: one good probe of two, the slot is free.
+    const error = await refusal(t, () => t.settle('ok'));
+    expect((await t.probe).ok).toBe(true);
+    expect(error.retryAfter).toBe(1);
   });
 });

@@ -93,9 +93,8 @@ async function refuse<T>(call: Call<T>): Promise<T> {
     call.refusal = undefined;
     return drained(call);
   }
-  // A half-open breaker whose probe slot is taken has no break left to report: when a slot frees is
-  // unknown, and `Retry-After: 0` would invite an immediate retry, so no hint is given.
-  const retryAfter = refusal === 'BudgetExhausted' ? call.bucket!.retryAfter() : call.breaker!.retryAfter() || undefined;
+  // A breaker's refusal always has a hint, half-open ones included (see refusalRetryAfter).
+  const retryAfter = refusal === 'BudgetExhausted' ? call.bucket!.retryAfter() : call.breaker!.refusalRetryAfter();
   call.fail(REFUSAL_REASONS[refusal], new CallRejectedError(refusal, retryAfter, { cause: call.error, policy: call.options.name || undefined }));
   return call.settle();
 }
