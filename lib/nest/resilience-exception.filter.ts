@@ -67,7 +67,10 @@ export interface ResilienceProblem {
 @Injectable()
 export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedError | DeadlineExceededError | AttemptTimeoutError> {
   /** @param adapterHost Nest's HTTP adapter host (injected); optional. */
-  constructor(@Optional() protected readonly adapterHost?: HttpAdapterHost) {}
+  constructor(
+    /** Nest's HTTP adapter host, through which answers are written (the Node response API without it). */
+    @Optional() protected readonly adapterHost?: HttpAdapterHost,
+  ) {}
 
   /**
    * Writes the problem response for `exception`.
@@ -196,10 +199,12 @@ export class ResilienceBadGatewayFilter extends ResilienceExceptionFilter {
     super(adapterHost);
   }
 
+  /** Answers 502 for attempts exhausted too (`badGateway: true`). @internal */
   protected override get problemOptions(): ResilienceProblemOptions {
     return BAD_GATEWAY;
   }
 
+  /** Any other exception gets Nest's own handling (`BaseExceptionFilter`); rethrown without an HTTP adapter. @internal */
   protected override unanswered(exception: unknown, host: ArgumentsHost): void {
     const adapter = this.adapterHost?.httpAdapter;
     if (adapter === undefined) throw exception;
