@@ -50,6 +50,9 @@ describe('nresilience simulate (CLI)', () => {
     const result = await cli('simulate', '--config', config, '--policy', 'payments', '--seed', 'x');
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('--seed: "x" is invalid: must be an integer in [0, 4294967295]');
+    const rate = await cli('simulate', '--config', config, '--policy', 'payments', '--rate', '100001');
+    expect(rate.code).toBe(2);
+    expect(rate.stderr).toContain('--rate: "100001" is invalid: must be a number of calls per second in (0, 100000]');
     const compare = await cli('simulate', '--config', config, '--policy', 'payments', '--compare', 'attempts=0');
     expect(compare.code).toBe(2);
     expect(compare.stderr).toContain('--compare attempts=0: Invalid resilience config (1 problem):\n  - policies.payments.attempts: 0 is invalid: must be an integer >= 1');

@@ -4,7 +4,9 @@ import type { Policy } from '../core/policy/policy.js';
 import { ConfigFileError, parseConfigText } from '../config/config-file.js';
 import { parseDuration, parseResilienceConfig } from '../config/policy-config.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
-import { MAX_SEED } from '../testing/seeded-random.js';
+import type { ValueRule } from '../core/rules/value-rule.js';
+import { MAX_SEED, SEED_RULE } from '../testing/seeded-random.js';
+import { SIMULATED_RATE_RULE } from '../testing/simulation/matrix.js';
 import type { SimulationReport } from '../testing/simulation/report.js';
 import { Simulate } from '../testing/simulation/simulate.js';
 import { matrixCommand } from './matrix-command.js';
@@ -54,11 +56,10 @@ interface Variant {
   readonly policy: Policy;
 }
 
-function parseInteger(flag: string, text: string, min: number, max: number): number {
+/** The number `text` writes, when it is written as `pattern` says and `rule` accepts it. @throws UsageError naming `flag` */
+function parseNumber(flag: string, text: string, pattern: RegExp, rule: ValueRule<number>): number {
   const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isInteger(n) || n < min || n > max) {
-    throw new UsageError(flag, text, `must be an integer in [${min}, ${max}]`);
-  }
+  if (!pattern.test(text) || !rule.accepts(n)) throw new UsageError(flag, text, rule.rule);
   return n;
 }
 
@@ -191,7 +192,7 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
   if (values.policy === undefined) throw new UsageError('--policy', undefined, 'is required: the name of a policy in the config');
   const scenarioName = values.scenario as ScenarioName;
   if (!SCENARIOS.includes(scenarioName)) throw new UsageError('--scenario', values.scenario, `must be one of ${SCENARIOS.join(', ')}`);
-  const seed = parseInteger('--seed', values.seed, 0, MAX_SEED);
+  const seed = parseNumber('--seed', values.seed, /^\s*\d+\s*$/, SEED_RULE);
   let duration: number;
   try {
     duration = parseDuration(values.duration, '--duration', { positive: true });
@@ -199,10 +200,7 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
     throw new UsageError('--duration', values.duration, (error as PolicyConfigError).rule);
   }
   if (duration > 3_600_000) throw new UsageError('--duration', values.duration, 'must be at most 1h of simulated time');
-  const rate = Number(values.rate);
-  if (!/^\d+(\.\d+)?$/.test(values.rate) || !(rate > 0) || rate > 100_000) {
-    throw new UsageError('--rate', values.rate, 'must be a number of calls per second in (0, 100000]');
-  }
+  const rate = parseNumber('--rate', values.rate, /^\d+(\.\d+)?$/, SIMULATED_RATE_RULE);
   const model = values.dependency === undefined ? {} : parseDependencySpec(values.dependency);
   for (const spec of values.compare) parseCompareSpec(spec);
 

@@ -1,6 +1,6 @@
 import type { Policy } from '../core/index.js';
 import { MATRIX_SCENARIOS, MATRIX_SEEDS, MATRIX_VARIANTS, ScenarioMatrix, type MatrixVariant } from '../testing/index.js';
-import { MAX_SEED } from '../testing/seeded-random.js';
+import { SEED_RULE } from '../testing/seeded-random.js';
 import type { CliIo } from './cli-io.js';
 import { UsageError } from './usage-error.js';
 
@@ -21,8 +21,8 @@ export function parseSeeds(text: string | undefined): readonly number[] {
   if (text === undefined) return MATRIX_SEEDS;
   const parts = text.split(',').map((p) => p.trim());
   const seeds = parts.map(Number);
-  if (parts.length === 0 || parts.some((p, i) => !/^\d+$/.test(p) || seeds[i]! > MAX_SEED)) {
-    throw new UsageError('--seeds', text, `must be a comma-separated list of integers in [0, ${MAX_SEED}], e.g. 1,2,3`);
+  if (parts.some((p, i) => !/^\d+$/.test(p) || !SEED_RULE.accepts(seeds[i]))) {
+    throw new UsageError('--seeds', text, `must be a comma-separated list of seeds, each ${SEED_RULE.rule.replace(/^must be /, '')}, e.g. 1,2,3`);
   }
   return seeds;
 }

@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeClock } from '../core/index.js';
+import { FakeClock, PolicyConfigError } from '../core/index.js';
 import { ConfigFileError, readConfigFile } from './config-file.js';
 import { ConfigFileSource } from './config-file-source.js';
 
@@ -225,6 +225,9 @@ describe('ConfigFileSource', () => {
     await clock.advance(1);
     await source!.idle();
     expect(configs).toEqual([5]);
-    expect(() => new ConfigFileSource({ path, validate, onConfig: () => {}, debounce: -1 })).toThrow('debounce: -1 is invalid: must be a finite number of ms >= 0');
+    const withDebounce = (debounce: unknown) => () => new ConfigFileSource({ path, validate, onConfig: () => {}, debounce: debounce as number });
+    expect(withDebounce(-1)).toThrow(new PolicyConfigError('debounce', -1, 'must be a finite duration in ms >= 0'));
+    expect(withDebounce(Infinity)).toThrow('debounce: Infinity is invalid: must be a finite duration in ms >= 0');
+    expect(withDebounce(null)).toThrow('debounce: null is invalid: must be a finite duration in ms >= 0');
   });
 });

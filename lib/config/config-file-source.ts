@@ -2,6 +2,8 @@ import { type FSWatcher, realpathSync, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { type Clock, SystemClock, type TimerHandle } from '../core/index.js';
+import { DELAY_RULE } from '../core/rules/option-rules.js';
+import { checkValue, given } from '../core/rules/value-rule.js';
 import { ConfigFileError, parseConfigText, readConfigText, unreadable } from './config-file.js';
 
 /** Quiet time after the last file event before the file is read again, in ms (ConfigFileSourceOptions.debounce). */
@@ -86,15 +88,11 @@ export class ConfigFileSource<T> {
 
   /**
    * @param options see {@link ConfigFileSourceOptions}
-   * @throws RangeError when `debounce` is negative or not a finite number.
+   * @throws PolicyConfigError (field `debounce`) when `debounce` is not a finite number of ms >= 0.
    */
   constructor(private readonly options: ConfigFileSourceOptions<T>) {
-    const debounce = options.debounce ?? DEFAULT_CONFIG_DEBOUNCE_MS;
-    if (typeof debounce !== 'number' || !Number.isFinite(debounce) || debounce < 0) {
-      throw new RangeError(`debounce: ${String(debounce)} is invalid: must be a finite number of ms >= 0`);
-    }
+    this.debounce = checkValue(DELAY_RULE, 'debounce', given(options.debounce, DEFAULT_CONFIG_DEBOUNCE_MS));
     this.path = resolve(options.path);
-    this.debounce = debounce;
     this.clock = options.clock ?? SystemClock.instance;
   }
 

@@ -29,9 +29,10 @@ describe('telemetry and logging module options, field by field', () => {
 
   it('refuses a bad profile, sampling, null and objects that are not plain', () => {
     expect(messages(undefined, { profile: null })).toEqual(["logging.profile: null is invalid: must be 'off', 'default' or 'verbose'"]);
-    expect(messages(undefined, { sampling: { oneIn: 2, every: 3 } })).toEqual([
-      'logging.sampling: {"oneIn":2,"every":3} is invalid: must be LogSampling.oneIn(n) or { oneIn: n } with an integer n >= 1',
-    ]);
+    expect(messages(undefined, { sampling: { oneIn: 2, every: 3 } })).toEqual(['logging.sampling.every: 3 is invalid: is not a known sampling option (oneIn)']);
+    expect(messages(undefined, { sampling: { oneIn: 0 } })).toEqual(['logging.sampling.oneIn: 0 is invalid: must be an integer >= 1 (keep one traffic record in n)']);
+    expect(messages(undefined, { sampling: {} })).toEqual(['logging.sampling.oneIn: undefined is invalid: must be an integer >= 1 (keep one traffic record in n)']);
+    expect(messages(undefined, { sampling: null })).toEqual([`logging.sampling: null is invalid: ${PLAIN}`]);
     expect(messages(undefined, new Map())).toEqual([`logging: Map(0) is invalid: ${PLAIN}`]);
     expect(messages(undefined, 'loud')).toEqual(["logging: \"loud\" is invalid: must be 'off', 'default' or 'verbose'"]);
     expect(resolveLogging({ profile: 'verbose', sampling: LogSampling.oneIn(4) })).toEqual({ profile: 'verbose', sampling: { oneIn: 4 } });

@@ -1,7 +1,7 @@
-import { type LoggingProfile, LogSampling } from '../telemetry/logging-listener.js';
+import { type LoggingProfile, LogSampling, samplingProblems } from '../telemetry/logging-listener.js';
 import { PolicyConfigError } from '../core/errors.js';
 import { BOOLEAN_RULE } from '../core/rules/option-rules.js';
-import { PLAIN_OBJECT_RULE, type ValueRule, isPlainObject, optionProblems, valueRule } from '../core/rules/value-rule.js';
+import { PLAIN_OBJECT_RULE, type ValueRule, isPlainObject, oneOfRule, optionProblems, valueRule } from '../core/rules/value-rule.js';
 
 /**
  * The `telemetry` and `logging` module options checked field by field, with paths
@@ -24,8 +24,7 @@ const TELEMETRY_RULES = {
 };
 
 const PROFILES = ['off', 'default', 'verbose'] as const;
-const PROFILE_RULE = valueRule<LoggingProfile>("must be 'off', 'default' or 'verbose'", (v) => (PROFILES as readonly unknown[]).includes(v));
-const SAMPLING_RULE = 'must be LogSampling.oneIn(n) or { oneIn: n } with an integer n >= 1';
+const PROFILE_RULE = oneOfRule<LoggingProfile>(PROFILES);
 const LOGGING_RULES = { profile: PROFILE_RULE, sampling: null };
 
 /** Problems of the `telemetry` module option (`true`, `false` or `{ meterProvider?, tracerProvider?, traces? }`). */
@@ -56,21 +55,9 @@ export function readLogging(logging: unknown): { logging: ResolvedLogging } | { 
     return { problems: [new PolicyConfigError('logging', logging, rule)] };
   }
   const problems = optionProblems(logging, LOGGING_RULES, 'logging', 'logging option');
-  const sampling = readSampling(logging.sampling);
-  if (sampling === undefined) problems.push(new PolicyConfigError('logging.sampling', logging.sampling, SAMPLING_RULE));
+  if (logging.sampling !== undefined) problems.push(...samplingProblems(logging.sampling, 'logging.sampling'));
   if (problems.length > 0) return { problems };
   const profile = (logging.profile ?? 'default') as LoggingProfile;
-  return { logging: profile === 'off' ? undefined : { profile, sampling: sampling! } };
-}
-
-/** `LogSampling.all` when absent; `LogSampling.oneIn(n)` (a frozen `{ oneIn: n }`) or the plain `{ oneIn: n }`; `undefined` when invalid. */
-function readSampling(sampling: unknown): LogSampling | undefined {
-  if (sampling === undefined) return LogSampling.all;
-  if (!isPlainObject(sampling) || Object.keys(sampling).some((key) => key !== 'oneIn')) return undefined;
-  try {
-    return LogSampling.oneIn(sampling.oneIn as number);
-  } catch (error) {
-    if (error instanceof PolicyConfigError) return undefined;
-    throw error;
-  }
+  const sampling = logging.sampling === undefined ? LogSampling.all : LogSampling.oneIn((logging.sampling as LogSampling).oneIn);
+  return { logging: profile === 'off' ? undefined : { profile, sampling } };
 }

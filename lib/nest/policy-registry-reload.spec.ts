@@ -263,10 +263,16 @@ describe('PolicyRegistry config sources and triggers', () => {
       expect((error as ResilienceConfigError).problems.map((p) => p.message)).toEqual([
         'configFile: "" is invalid: must be the path of a YAML or JSON file (relative to the working directory)',
         'policies: {"payments":{}} is invalid: cannot be given with configFile: the config comes from there',
-        'watch: {"debounce":-1} is invalid: must be true, false or { debounce } with debounce a number of ms >= 0',
+        'watch.debounce: -1 is invalid: must be a finite duration in ms >= 0',
         "reloadOnSignal: \"SIGTERM\" is invalid: must be 'SIGHUP' (or left out)",
       ]);
     }
     expect(() => PolicyRegistry.create({ policies: { payments: {} }, watch: true })).toThrow('watch: true is invalid: needs configFile: it watches that file');
+    const watching = (watch: unknown) => () => PolicyRegistry.create({ configFile: 'resilience.yaml', watch } as never);
+    expect(watching({ debounce: Infinity })).toThrow('watch.debounce: Infinity is invalid: must be a finite duration in ms >= 0');
+    expect(watching({ debounce: null })).toThrow('watch.debounce: null is invalid: must be a finite duration in ms >= 0');
+    expect(watching({ debounc: 100 })).toThrow('watch.debounc: 100 is invalid: is not a known watch option (debounce)');
+    expect(watching('yes')).toThrow('watch: "yes" is invalid: must be true, false or { debounce }');
+    expect(watching(new Map())).toThrow(/^Invalid resilience config \(1 problem\):\n {2}- watch: Map\(0\) is invalid: must be a plain object /);
   });
 });

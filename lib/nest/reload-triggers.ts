@@ -1,6 +1,8 @@
 import { ConfigFileSource } from '../config/config-file-source.js';
 import type { ParsedResilienceConfig } from '../config/policy-config.js';
 import { type Clock, PolicyConfigError } from '../core/index.js';
+import { DELAY_RULE } from '../core/rules/option-rules.js';
+import { optionProblems } from '../core/rules/value-rule.js';
 import type { ReloadTrigger } from './reload-event.js';
 import type { ResilienceConfigSource } from './resilience-config-source.js';
 
@@ -142,10 +144,9 @@ export function reloadSettingsProblems(settings: Record<keyof Omit<ReloadSetting
   for (const key of ['policies', 'defaults']) {
     if (from !== undefined && config[key] !== undefined) problems.push(new PolicyConfigError(key, config[key], `cannot be given with ${from}: the config comes from there`));
   }
-  const debounce = (watch as { debounce?: unknown } | null)?.debounce;
-  if (watch !== undefined && typeof watch !== 'boolean' && (watch === null || typeof watch !== 'object' || (debounce !== undefined && !(typeof debounce === 'number' && debounce >= 0 && Number.isFinite(debounce))))) {
-    problems.push(new PolicyConfigError('watch', watch, 'must be true, false or { debounce } with debounce a number of ms >= 0'));
-  } else if (watch !== undefined && watch !== false && configFile === undefined) {
+  const watchProblems = watchOptionProblems(watch);
+  problems.push(...watchProblems);
+  if (watchProblems.length === 0 && watch !== undefined && watch !== false && configFile === undefined) {
     problems.push(new PolicyConfigError('watch', watch, 'needs configFile: it watches that file'));
   }
   if (reloadOnSignal !== undefined && reloadOnSignal !== 'SIGHUP') {
@@ -154,4 +155,11 @@ export function reloadSettingsProblems(settings: Record<keyof Omit<ReloadSetting
     problems.push(new PolicyConfigError('reloadOnSignal', reloadOnSignal, 'needs configFile or configSource: the signal re-reads it'));
   }
   return problems;
+}
+
+/** `watch`: a switch, or `{ debounce? }` (own keys only) with `debounce` the quiet time in ms. */
+function watchOptionProblems(watch: unknown): PolicyConfigError[] {
+  if (watch === undefined || typeof watch === 'boolean') return [];
+  if (typeof watch !== 'object' || watch === null) return [new PolicyConfigError('watch', watch, 'must be true, false or { debounce }')];
+  return optionProblems(watch, { debounce: DELAY_RULE }, 'watch', 'watch option');
 }

@@ -269,7 +269,28 @@ describe('sampling: oneIn(n) (verbose profile)', () => {
     expect(() => LogSampling.oneIn(0)).toThrow(PolicyConfigError);
     expect(() => LogSampling.oneIn(2.5)).toThrow('sampling.oneIn: 2.5 is invalid: must be an integer >= 1');
     const clock = new FakeClock();
-    expect(() => new LoggingListener(new RecordingLogger(), clock, { profile: 'loud' as never })).toThrow('logging.profile');
-    expect(() => new LoggingListener(new RecordingLogger(), clock, { sampling: { oneIn: -1 } })).toThrow('logging.sampling.oneIn');
+    const listen = (options: Parameters<typeof withLogging>[2]) => () => new LoggingListener(new RecordingLogger(), clock, options);
+    expect(listen({ profile: 'loud' as never })).toThrow(`logging.profile: "loud" is invalid: must be 'default' or 'verbose' for a listener ('off' attaches none)`);
+    expect(listen({ profile: null as never })).toThrow(`logging.profile: null is invalid: must be 'default' or 'verbose' for a listener ('off' attaches none)`);
+    expect(listen({ sampling: { oneIn: -1 } })).toThrow('logging.sampling.oneIn: -1 is invalid: must be an integer >= 1 (keep one traffic record in n)');
+    expect(listen({ sampling: { oneIn: 2, every: 3 } as never })).toThrow('logging.sampling.every: 3 is invalid: is not a known sampling option (oneIn)');
+    expect(listen({ sampling: null as never })).toThrow(/^logging\.sampling: null is invalid: must be a plain object /);
+    expect(listen({ repeatWindow: -1 })).toThrow('logging.repeatWindow: -1 is invalid: must be a duration in ms >= 0 (or Infinity)');
+    expect(listen({ repeatWindow: null as never })).toThrow('logging.repeatWindow: null is invalid: must be a duration in ms >= 0 (or Infinity)');
+    expect(listen({ incidentWindow: Number.NaN })).toThrow('logging.incidentWindow: NaN is invalid: must be a duration in ms >= 0 (or Infinity)');
+    expect(listen({ incidentWindow: '60s' as never })).toThrow('logging.incidentWindow: "60s" is invalid: must be a duration in ms >= 0 (or Infinity)');
+  });
+
+  it('a repeat window of Infinity warns once per reason for ever (the rest demoted to debug)', async () => {
+    const clock = new FakeClock();
+    const logger = new RecordingLogger();
+    const listener = new LoggingListener(logger, clock, { repeatWindow: Infinity });
+    listener.record(incident);
+    await clock.advance(24 * 3_600_000);
+    listener.record(incident);
+    expect(logger.take()).toEqual([
+      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      'debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+    ]);
   });
 });

@@ -1,5 +1,7 @@
 import type { Clock } from '../core/time/clock.js';
 import { PolicyConfigError } from '../core/errors.js';
+import { SPAN_RULE } from '../core/rules/option-rules.js';
+import { checkValue, given, integerRule, oneOfRule, optionProblems } from '../core/rules/value-rule.js';
 import type { CallEvent } from '../core/execution/events.js';
 import type { CallObserver } from '../core/execution/observer.js';
 import type { Policy } from '../core/policy/policy.js';
@@ -45,6 +47,22 @@ export interface LogSampling {
   readonly oneIn: number;
 }
 
+const ONE_IN_RULE = integerRule(1, Number.MAX_SAFE_INTEGER, 'keep one traffic record in n');
+
+/**
+ * The problems of a sampling given at `path` (`logging.sampling`): it must be a plain object
+ * `{ oneIn }` (what `LogSampling.oneIn(n)` makes) with `oneIn` an integer >= 1 and no other key.
+ * The listener and the module's `logging` option both check with it. @internal
+ */
+export function samplingProblems(sampling: unknown, path: string): PolicyConfigError[] {
+  const problems = optionProblems(sampling, { oneIn: ONE_IN_RULE }, path, 'sampling option');
+  if (problems.length === 0 && (sampling as Partial<LogSampling>).oneIn === undefined) problems.push(new PolicyConfigError(`${path}.oneIn`, undefined, ONE_IN_RULE.rule));
+  return problems;
+}
+
+/** The profiles a listener runs (`'off'` is a profile of `withLogging` and the module option, not of a listener). */
+const LISTENER_PROFILE_RULE = oneOfRule(['default', 'verbose'] as const, "must be 'default' or 'verbose' for a listener ('off' attaches none)");
+
 /** Sampling constructors. */
 export const LogSampling = {
   /** Every record (the default). */
@@ -55,8 +73,7 @@ export const LogSampling = {
    * @throws PolicyConfigError when `n` is not an integer >= 1.
    */
   oneIn(n: number): LogSampling {
-    checkOneIn(n, 'sampling.oneIn');
-    return Object.freeze({ oneIn: n });
+    return Object.freeze({ oneIn: checkValue(ONE_IN_RULE, 'sampling.oneIn', n) });
   },
 } as const;
 
@@ -129,16 +146,13 @@ export class LoggingListener implements CallObserver<undefined> {
     private readonly clock: Clock,
     options: Omit<LoggingOptions, 'clock'> = {},
   ) {
-    const profile = options.profile ?? 'default';
-    if (profile !== 'default' && profile !== 'verbose') {
-      throw new PolicyConfigError('logging.profile', profile, "must be 'default' or 'verbose' for a listener ('off' attaches none)");
-    }
-    this.profile = profile;
-    const sampling = options.sampling ?? LogSampling.all;
-    checkOneIn(sampling?.oneIn, 'logging.sampling.oneIn');
+    this.profile = checkValue(LISTENER_PROFILE_RULE, 'logging.profile', given(options.profile, 'default'));
+    const sampling = given(options.sampling, LogSampling.all);
+    const problems = samplingProblems(sampling, 'logging.sampling');
+    if (problems.length > 0) throw problems[0];
     this.oneIn = sampling.oneIn;
-    this.repeatWindow = checkWindow(options.repeatWindow ?? REPEAT_WINDOW_MS, 'logging.repeatWindow');
-    this.incidentWindow = checkWindow(options.incidentWindow ?? INCIDENT_WINDOW_MS, 'logging.incidentWindow');
+    this.repeatWindow = checkValue(SPAN_RULE, 'logging.repeatWindow', given(options.repeatWindow, REPEAT_WINDOW_MS));
+    this.incidentWindow = checkValue(SPAN_RULE, 'logging.incidentWindow', given(options.incidentWindow, INCIDENT_WINDOW_MS));
   }
 
   /** Logs one event (the observer's `event`). */
@@ -263,15 +277,4 @@ export function withLogging(policy: Policy, logger: ResilienceLogger, options: L
   if (options.profile === 'off') return policy;
   const listener = new LoggingListener(logger, options.clock ?? policy.options.clock, options);
   return policy.withListener(listener);
-}
-
-function checkOneIn(n: unknown, field: string): void {
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) {
-    throw new PolicyConfigError(field, n, 'must be an integer >= 1 (keep one traffic record in n)');
-  }
-}
-
-function checkWindow(ms: unknown, field: string): number {
-  if (typeof ms !== 'number' || Number.isNaN(ms) || ms < 0) throw new PolicyConfigError(field, ms, 'must be a duration in ms >= 0');
-  return ms;
 }

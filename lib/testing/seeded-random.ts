@@ -1,10 +1,13 @@
 import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { RandomGenerator } from 'pure-rand/types/RandomGenerator';
-import { PolicyConfigError } from '../core/errors.js';
+import { checkValue, integerRule } from '../core/rules/value-rule.js';
 
 /** The largest seed {@link SeededRandom} accepts (2^32 - 1). */
 export const MAX_SEED = 0xffff_ffff;
+
+/** A seed: of `SeededRandom`, `Chaos`, a simulation run, the matrix, the CLI's `--seed`. @internal */
+export const SEED_RULE = integerRule(0, MAX_SEED, '');
 
 /**
  * A seeded source of uniform numbers in [0, 1) whose output is identical on every platform and Node
@@ -23,10 +26,7 @@ export class SeededRandom {
    * @throws PolicyConfigError naming `seed` when it is not such an integer.
    */
   constructor(readonly seed: number) {
-    if (typeof seed !== 'number' || !Number.isInteger(seed) || seed < 0 || seed > MAX_SEED) {
-      throw new PolicyConfigError('seed', seed, `must be an integer in [0, ${MAX_SEED}]`);
-    }
-    const generator = xoroshiro128plus(seed | 0);
+    const generator = xoroshiro128plus(checkValue(SEED_RULE, 'seed', seed) | 0);
     generator.jump();
     this.generator = generator;
   }

@@ -2,6 +2,8 @@ import { Backoff } from '../backoff/backoff.js';
 import { Breaker } from '../breaker/breaker-value.js';
 import { Classifier } from '../classification/classifier.js';
 import type { CallEvent } from './events.js';
+import type { CallContinuation } from './executor.js';
+import { PolicyConfigError } from '../errors.js';
 import { FakeClock } from '../time/fake-clock.js';
 import { Jitter } from '../backoff/jitter.js';
 import { Resilience } from '../policy/policy.js';
@@ -143,7 +145,25 @@ describe('carrying on a call (RunOptions.continuing)', () => {
 
   it('rejects a malformed continuation by field', () => {
     const { policy } = setup();
-    expect(() => policy.run(() => 1, { continuing: { attempts: 0, error: broke, deadlineAt: Infinity } })).toThrow('continuing.attempts: 0 is invalid');
-    expect(() => policy.run(() => 1, { continuing: { attempts: 1, error: broke, deadlineAt: Number.NaN } })).toThrow('continuing.deadlineAt: NaN is invalid');
+    expect(() => policy.run(() => 1, { continuing: { attempts: 0, error: broke, deadlineAt: Infinity } })).toThrow(
+      new PolicyConfigError('continuing.attempts', 0, 'must be an integer >= 1 (the attempts the call already made)'),
+    );
+    expect(() => policy.run(() => 1, { continuing: { attempts: 1.5, error: broke, deadlineAt: Infinity } })).toThrow(
+      'continuing.attempts: 1.5 is invalid: must be an integer >= 1 (the attempts the call already made)',
+    );
+    expect(() => policy.run(() => 1, { continuing: { attempts: 1, error: broke, deadlineAt: Number.NaN } })).toThrow(
+      'continuing.deadlineAt: NaN is invalid: must be a clock reading in ms, or Infinity for no deadline',
+    );
+    expect(() => policy.run(() => 1, { continuing: null as unknown as CallContinuation })).toThrow(
+      'continuing: null is invalid: must be { attempts, error, deadlineAt }',
+    );
+  });
+
+  it('rejects a malformed continuation from tryRun as run throws, before any attempt', async () => {
+    const { policy } = setup();
+    let ran = 0;
+    const result = policy.tryRun(() => ++ran, { continuing: { attempts: 2, error: broke, deadlineAt: '5' as unknown as number } });
+    await expect(result).rejects.toThrow('continuing.deadlineAt: "5" is invalid: must be a clock reading in ms, or Infinity for no deadline');
+    expect(ran).toBe(0);
   });
 });

@@ -10,7 +10,7 @@ import { type CallEventSink, breakerTransitionReporter, composeObservers } from 
 import { DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { PolicyConfigError } from '../errors.js';
-import { ATTEMPTS_RULE } from '../rules/option-rules.js';
+import { ATTEMPTS_RULE, CONTINUATION_RULES } from '../rules/option-rules.js';
 import { checkValue } from '../rules/value-rule.js';
 import { Ambient } from '../ambient/ambient-context.js';
 
@@ -145,11 +145,8 @@ export class Policy implements ExecutablePolicy {
 
 function checkContinuation(continuing: CallContinuation): void {
   if (typeof continuing !== 'object' || continuing === null) throw new PolicyConfigError('continuing', continuing, 'must be { attempts, error, deadlineAt }');
-  const { attempts, deadlineAt } = continuing;
-  if (typeof attempts !== 'number' || !Number.isInteger(attempts) || attempts < 1) {
-    throw new PolicyConfigError('continuing.attempts', attempts, 'must be an integer >= 1 (the attempts the call already made)');
-  }
-  if (typeof deadlineAt !== 'number' || Number.isNaN(deadlineAt)) throw new PolicyConfigError('continuing.deadlineAt', deadlineAt, 'must be a clock reading in ms, or Infinity for no deadline');
+  checkValue(CONTINUATION_RULES.attempts, 'continuing.attempts', continuing.attempts);
+  checkValue(CONTINUATION_RULES.deadlineAt, 'continuing.deadlineAt', continuing.deadlineAt);
 }
 
 /** Ready-made policies (DESIGN §3.1), and the single-shot scope. */

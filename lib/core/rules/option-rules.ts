@@ -31,6 +31,26 @@ export const DELAY_RULE = numberRule('must be a finite duration in ms >= 0', (v)
  */
 export const BOUND_RULE = numberRule('must be a finite duration in ms > 0', (v) => v > 0);
 
+/**
+ * A window or a wait that may have no end, ms, `Infinity` meaning for ever: a logging listener's
+ * repeat and incident windows, how long a simulation follows calls in flight, the time left of an
+ * ambient deadline. NaN and negatives are refused. A value a timer is armed with takes
+ * {@link DELAY_RULE} instead (a timer needs a finite delay).
+ */
+export const SPAN_RULE: ValueRule<number> = valueRule('must be a duration in ms >= 0 (or Infinity)', (v) => typeof v === 'number' && v >= 0);
+
+/** A positive window that may have no end, ms (`Infinity`: never), e.g. a period between progress reports. */
+export const POSITIVE_SPAN_RULE: ValueRule<number> = valueRule('must be a duration in ms > 0 (or Infinity)', (v) => typeof v === 'number' && v > 0);
+
+/**
+ * `continuing` of `policy.run` / `tryRun` (a call carried on after its accepted value broke,
+ * `CallContinuation`): both fields are required; `error` may be anything.
+ */
+export const CONTINUATION_RULES = {
+  attempts: integerRule(1, Number.MAX_SAFE_INTEGER, 'the attempts the call already made'),
+  deadlineAt: valueRule<number>('must be a clock reading in ms, or Infinity for no deadline', (v) => typeof v === 'number' && !Number.isNaN(v)),
+} as const;
+
 /** The jitter names config and `Backoff.exponential({ jitter })` and breaker settings accept (DESIGN §3.4, §3.6). */
 export const JITTER_NAMES = ['full', 'equal', 'none'] as const;
 

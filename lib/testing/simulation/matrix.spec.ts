@@ -58,8 +58,10 @@ describe('ScenarioMatrix (mechanics)', () => {
 
   it('rejects bad options naming the field', async () => {
     await expect(ScenarioMatrix.run(Resilience.default, { seeds: [] })).rejects.toThrow(PolicyConfigError);
-    await expect(ScenarioMatrix.run(Resilience.default, { seeds: [1.5] })).rejects.toThrow(/seeds/);
-    await expect(ScenarioMatrix.run(Resilience.default, { rate: 0 })).rejects.toThrow(/rate/);
+    await expect(ScenarioMatrix.run(Resilience.default, { seeds: [] })).rejects.toThrow('seeds: [] is invalid: must be a non-empty array of seeds');
+    await expect(ScenarioMatrix.run(Resilience.default, { seeds: [1, 1.5] })).rejects.toThrow('seeds[1]: 1.5 is invalid: must be an integer in [0, 4294967295]');
+    await expect(ScenarioMatrix.run(Resilience.default, { rate: 0 })).rejects.toThrow('rate: 0 is invalid: must be a number of calls per second in (0, 100000]');
+    await expect(ScenarioMatrix.run(Resilience.default, { maximumDuration: -1 })).rejects.toThrow('maximumDuration: -1 is invalid: must be a duration in ms > 0 (or Infinity)');
     await expect(ScenarioMatrix.run(Resilience.default, { scenarios: ['nope'] })).rejects.toThrow(/scenario: "nope" is invalid/);
     await expect(ScenarioMatrix.run(Resilience.default, { variants: ['other' as 'policy'] })).rejects.toThrow(/variants/);
   });

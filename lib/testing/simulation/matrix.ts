@@ -1,5 +1,7 @@
 import { type CallEvent, type Policy, PolicyConfigError } from '../../core/index.js';
-import { MAX_SEED } from '../seeded-random.js';
+import { POSITIVE_SPAN_RULE } from '../../core/rules/option-rules.js';
+import { checkValue, given, numberRule } from '../../core/rules/value-rule.js';
+import { SEED_RULE } from '../seeded-random.js';
 import { AdaptiveThrottle } from './adaptive-throttle.js';
 import type { FaultWindow } from './dependency.js';
 import { Load } from './load.js';
@@ -118,15 +120,19 @@ async function runCell(policy: Policy, scenario: MatrixScenario, variant: Matrix
   });
 }
 
+/**
+ * The rate of a matrix run or a CLI simulation, calls per second: at most 100 000 (a library bound:
+ * a simulated second then already settles 100 000 calls, minutes of real time per simulated minute).
+ * @internal
+ */
+export const SIMULATED_RATE_RULE = numberRule('must be a number of calls per second in (0, 100000]', (v) => v > 0 && v <= 100_000);
+
 function checkOptions(options: MatrixOptions): { seeds: readonly number[]; rate: number; scenarios: readonly MatrixScenario[]; variants: readonly MatrixVariant[] } {
-  const maximum = options.maximumDuration ?? Infinity;
-  if (typeof maximum !== 'number' || !(maximum > 0)) throw new PolicyConfigError('maximumDuration', maximum, 'must be a duration in ms > 0');
-  const seeds = options.seeds ?? MATRIX_SEEDS;
-  if (!Array.isArray(seeds) || seeds.length === 0 || seeds.some((s) => typeof s !== 'number' || !Number.isInteger(s) || s < 0 || s > MAX_SEED)) {
-    throw new PolicyConfigError('seeds', seeds, `must be a non-empty array of integers in [0, ${MAX_SEED}]`);
-  }
-  const rate = options.rate ?? MATRIX_RATE;
-  if (typeof rate !== 'number' || !(rate > 0) || rate > 100_000) throw new PolicyConfigError('rate', rate, 'must be a number of calls per second in (0, 100000]');
+  const maximum = checkValue(POSITIVE_SPAN_RULE, 'maximumDuration', given(options.maximumDuration, Infinity));
+  const seeds = given(options.seeds, MATRIX_SEEDS);
+  if (!Array.isArray(seeds) || seeds.length === 0) throw new PolicyConfigError('seeds', seeds, 'must be a non-empty array of seeds');
+  seeds.forEach((seed, index) => checkValue(SEED_RULE, `seeds[${index}]`, seed));
+  const rate = checkValue(SIMULATED_RATE_RULE, 'rate', given(options.rate, MATRIX_RATE));
   const scenarios = (options.scenarios === undefined ? MATRIX_SCENARIOS : options.scenarios.map(matrixScenario)).map((s) => capped(s, maximum));
   const variants = options.variants ?? MATRIX_VARIANTS;
   for (const v of variants) {

@@ -107,6 +107,15 @@ describe('Simulate', () => {
     expect(() => Simulate.policy({} as never)).toThrow('policy');
   });
 
+  it('refuses bad run options and durations with the field, the value and the rule', async () => {
+    await expect(golden().run(2 ** 32)).rejects.toThrow('seed: 4294967296 is invalid: must be an integer in [0, 4294967295]');
+    await expect(golden().run(1, { progressEvery: 0 })).rejects.toThrow('progressEvery: 0 is invalid: must be a duration in ms > 0 (or Infinity)');
+    await expect(golden().run(1, { progressEvery: null as never })).rejects.toThrow('progressEvery: null is invalid: must be a duration in ms > 0 (or Infinity)');
+    await expect(golden().run(1, { drainLimit: -1 })).rejects.toThrow('drainLimit: -1 is invalid: must be a duration in ms >= 0 (or Infinity)');
+    await expect(golden().run(1, { drainLimit: Number.NaN })).rejects.toThrow('drainLimit: NaN is invalid: must be a duration in ms >= 0 (or Infinity)');
+    expect(() => Simulate.policy(Resilience.default).for(Infinity)).toThrow('duration: Infinity is invalid: must be a finite duration in ms > 0');
+  });
+
   it('reports progress in simulated time', async () => {
     const seen: number[] = [];
     await golden().run(42, { onProgress: (at, total) => seen.push(at / total), progressEvery: 2500 });

@@ -4,7 +4,9 @@ import { PolicyConfigError } from '../../core/errors.js';
 import type { CallEvent, StopReason } from '../../core/execution/events.js';
 import type { Policy } from '../../core/policy/policy.js';
 import { RetryBudget, type RetryBudgetOptions } from '../../core/budget/retry-budget.js';
-import { SeededRandom, MAX_SEED } from '../seeded-random.js';
+import { BOUND_RULE, POSITIVE_SPAN_RULE, SPAN_RULE } from '../../core/rules/option-rules.js';
+import { checkValue, given } from '../../core/rules/value-rule.js';
+import { SEED_RULE, SeededRandom } from '../seeded-random.js';
 import { THROTTLE_REFUSAL, type AdaptiveThrottle } from './adaptive-throttle.js';
 import type { Dependency } from './dependency.js';
 import type { Load } from './load.js';
@@ -92,10 +94,7 @@ export class SimulationBuilder {
    * @throws PolicyConfigError naming `duration` unless it is a finite number of ms > 0.
    */
   for(ms: number): SimulationBuilder {
-    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) {
-      throw new PolicyConfigError('duration', ms, 'must be a finite duration in ms > 0');
-    }
-    return new SimulationBuilder(this.policy, this.dependency, this.load, ms, this.throttle);
+    return new SimulationBuilder(this.policy, this.dependency, this.load, checkValue(BOUND_RULE, 'duration', ms), this.throttle);
   }
 
   /**
@@ -118,23 +117,15 @@ export class SimulationBuilder {
    *   option of `options` is out of range.
    */
   async run(seed: number, options: SimulationRunOptions = {}): Promise<SimulationReport> {
-    if (typeof seed !== 'number' || !Number.isInteger(seed) || seed < 0 || seed > MAX_SEED) {
-      throw new PolicyConfigError('seed', seed, `must be an integer in [0, ${MAX_SEED}]`);
-    }
+    checkValue(SEED_RULE, 'seed', seed);
     const dependency = this.dependency;
     const load = this.load;
     const duration = this.duration;
     if (dependency === undefined) throw new PolicyConfigError('dependency', undefined, 'is required: call .against(Dependency.healthy({ p50, p99 }))');
     if (load === undefined) throw new PolicyConfigError('load', undefined, 'is required: call .under(Load.constant({ perSecond }))');
     if (duration === undefined) throw new PolicyConfigError('duration', undefined, 'is required: call .for(ms)');
-    const progressEvery = options.progressEvery ?? 10_000;
-    if (typeof progressEvery !== 'number' || !(progressEvery > 0)) {
-      throw new PolicyConfigError('progressEvery', progressEvery, 'must be a duration in ms > 0');
-    }
-    const drainLimit = options.drainLimit ?? 120_000;
-    if (typeof drainLimit !== 'number' || !(drainLimit >= 0)) {
-      throw new PolicyConfigError('drainLimit', drainLimit, 'must be a duration in ms >= 0');
-    }
+    const progressEvery = checkValue(POSITIVE_SPAN_RULE, 'progressEvery', given(options.progressEvery, 10_000));
+    const drainLimit = checkValue(SPAN_RULE, 'drainLimit', given(options.drainLimit, 120_000));
     const onProgress = options.onProgress;
 
     const clock = new VirtualClock();
