@@ -46,7 +46,7 @@ describe('nresilience simulate --matrix', () => {
   it('exits 2 naming a bad --seeds or --scenarios value', async () => {
     const seeds = await cli('--policy', 'api', '--matrix', '--seeds', '1,x');
     expect(seeds.code).toBe(2);
-    expect(seeds.stderr).toContain('--seeds: "1,x" is invalid: must be a comma-separated list of integers');
+    expect(seeds.stderr).toContain('--seeds: "1,x" is invalid: must be a comma-separated list of seeds, each an integer in [0, 4294967295], e.g. 1,2,3\n');
     const scenarios = await cli('--policy', 'api', '--matrix', '--scenarios', 'healthy,typo');
     expect(scenarios.code).toBe(2);
     expect(scenarios.stderr).toContain('--scenarios: "typo" is invalid: must be among healthy, failing-1');

@@ -1,4 +1,3 @@
-import { describe, expect, it } from '@jest/globals';
 import { MATRIX_SEEDS } from '../testing/simulation/matrix.js';
 import { parseSeeds } from './matrix-command.js';
 import { UsageError } from './usage-error.js';

@@ -34,8 +34,8 @@ export const BOUND_RULE = numberRule('must be a finite duration in ms > 0', (v) 
 /**
  * A window or a wait that may have no end, ms, `Infinity` meaning for ever: a logging listener's
  * repeat and incident windows, how long a simulation follows calls in flight, the time left of an
- * ambient deadline. NaN and negatives are refused. A value a timer is armed with takes
- * {@link DELAY_RULE} instead (a timer needs a finite delay).
+ * ambient deadline. NaN and negatives are refused. Where `Infinity` would mean that nothing ever
+ * happens (a debounce, a backoff delay) the value takes {@link DELAY_RULE} instead.
  */
 export const SPAN_RULE: ValueRule<number> = valueRule('must be a duration in ms >= 0 (or Infinity)', (v) => typeof v === 'number' && v >= 0);
 
