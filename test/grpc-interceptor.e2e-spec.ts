@@ -371,4 +371,13 @@ describe('createResilienceInterceptor options', () => {
   ])('rejects a bad %s, naming it', (field, options) => {
     expect(() => createResilienceInterceptor(options as unknown as ResilienceInterceptorOptions)).toThrow(expect.objectContaining({ name: 'PolicyConfigError', field }));
   });
+
+  it('says the rule of scopeBy, maximumServices and propagateCriticality', () => {
+    const create = (options: Record<string, unknown>) => () => createResilienceInterceptor({ policy: Resilience.default, ...options } as ResilienceInterceptorOptions);
+    expect(create({ scopeBy: 'host' })).toThrow(`scopeBy: "host" is invalid: must be 'service' or 'method'`);
+    expect(create({ maximumServices: 0 })).toThrow('maximumServices: 0 is invalid: must be an integer >= 1 (the most services or methods with their own state), at most 1000000');
+    // The bound becomes the services' scope's maximumKeys: refused here, by its own name, not at the first call.
+    expect(create({ maximumServices: 2_000_000 })).toThrow('maximumServices: 2000000 is invalid: must be an integer >= 1 (the most services or methods with their own state), at most 1000000');
+    expect(create({ propagateCriticality: 'yes' })).toThrow('propagateCriticality: "yes" is invalid: must be true or false');
+  });
 });

@@ -1,4 +1,5 @@
 import { Classifier, type ClassifierRule, GrpcStatus, type PolicyConfigError, Verdict, grpcStatusOf, grpcStatusRule, httpFactsOfError } from '../core/index.js';
+import { HTTP_STATUS_RULE } from '../core/rules/option-rules.js';
 import { Problems, checkKeys, readObject } from './config-reading.js';
 
 /**
@@ -46,7 +47,7 @@ export interface ClassifierSpec {
 
 const LISTS = ['permanent', 'transient', 'throttled'] as const;
 const KEYS = ['base', ...LISTS];
-const ENTRY_RULE = 'must be an error name or code (a non-empty string) or an HTTP status (an integer in [100, 599])';
+const ENTRY_RULE = `must be an error name or code (a non-empty string) or an HTTP status (${HTTP_STATUS_RULE.rule.replace(/^must be /, '')})`;
 
 /**
  * Reads a classifier section.
@@ -73,7 +74,7 @@ export function parseClassifier(value: unknown, path: string): { spec: Classifie
     }
     entries.forEach((entry: unknown, index) => {
       const at = `${path}.${list}[${index}]`;
-      const valid = (typeof entry === 'string' && entry.trim().length > 0) || (typeof entry === 'number' && Number.isInteger(entry) && entry >= 100 && entry <= 599);
+      const valid = (typeof entry === 'string' && entry.trim().length > 0) || HTTP_STATUS_RULE.accepts(entry);
       if (!valid) {
         problems.add(at, entry, ENTRY_RULE);
         return;

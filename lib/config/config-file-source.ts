@@ -88,7 +88,7 @@ export class ConfigFileSource<T> {
 
   /**
    * @param options see {@link ConfigFileSourceOptions}
-   * @throws PolicyConfigError (field `debounce`) when `debounce` is not a finite number of ms >= 0.
+   * @throws PolicyConfigError (field `debounce`) when `debounce` is not a finite duration in ms >= 0.
    */
   constructor(private readonly options: ConfigFileSourceOptions<T>) {
     this.debounce = checkValue(DELAY_RULE, 'debounce', given(options.debounce, DEFAULT_CONFIG_DEBOUNCE_MS));

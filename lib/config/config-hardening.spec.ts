@@ -25,7 +25,7 @@ describe('config hardening (regressions found by fuzzing 26 k configs)', () => {
       [{ attempts: null }, 'policies.p.attempts: null is invalid: must be an integer >= 1 (total attempts, including the first), at most 100'],
       [{ backoff: { factor: null } }, 'policies.p.backoff.factor: null is invalid: must be a finite number >= 1'],
       [{ backoff: { jitter: null } }, "policies.p.backoff.jitter: null is invalid: must be 'full', 'equal' or 'none'"],
-      [{ breaker: { breakDuration: null } }, 'policies.p.breaker.breakDuration: null is invalid: must be a finite number of ms > 0, written as a ms number or a string such as "250ms", "10s", "2m"'],
+      [{ breaker: { breakDuration: null } }, 'policies.p.breaker.breakDuration: null is invalid: must be a finite duration in ms > 0, written as a ms number or a string such as "250ms", "10s", "2m"'],
       [{ breaker: { consecutiveFailures: null } }, 'policies.p.breaker.consecutiveFailures: null is invalid: must be an integer >= 0'],
       [{ scope: { maximumKeys: null } }, 'policies.p.scope.maximumKeys: null is invalid: must be an integer >= 1 (the most keys a scope holds), at most 1000000'],
       [{ useAmbientDeadline: null }, 'policies.p.useAmbientDeadline: null is invalid: must be true or false'],
@@ -132,7 +132,7 @@ describe('config hardening (regressions found by fuzzing 26 k configs)', () => {
 
   it('a cross-field breaker rule is checked once the defaults are merged, at the policy path', () => {
     expect(problems({ defaults: { breaker: { breakDuration: '10s' } }, policies: { p: { breaker: { maximumBreak: '5s' } } } })).toEqual([
-      'policies.p.breaker.maximumBreak: 5000 is invalid: must be a finite number of ms >= breakDuration (10000)',
+      'policies.p.breaker.maximumBreak: 5000 is invalid: must be a finite duration in ms >= breakDuration (10000)',
     ]);
   });
 });

@@ -2,7 +2,7 @@ import type { ExponentialBackoffOptions } from '../core/backoff/backoff.js';
 import { breakerSettingProblems } from '../core/breaker/breaker-settings.js';
 import {
   ATTEMPTS_RULE,
-  BACKOFF_FACTOR_RULE,
+  MULTIPLIER_RULE,
   BOOLEAN_RULE,
   BOUND_RULE,
   BREAKER_DURATION_KEYS,
@@ -135,7 +135,7 @@ function parseBackoff(problems: Problems, value: unknown, path: string): Section
   for (const key of ['transientBase', 'throttledBase', 'maximumDelay'] as const) {
     if (fields[key] !== undefined) options[key] = readDuration(problems, fields[key], join(path, key), DELAY_RULE);
   }
-  if (fields.factor !== undefined) options.factor = problems.check(BACKOFF_FACTOR_RULE, join(path, 'factor'), fields.factor);
+  if (fields.factor !== undefined) options.factor = problems.check(MULTIPLIER_RULE, join(path, 'factor'), fields.factor);
   if (fields.jitter !== undefined) options.jitter = problems.check(JITTER_NAME_RULE, join(path, 'jitter'), fields.jitter);
   return { type: 'exponential', options };
 }

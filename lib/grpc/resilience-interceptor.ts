@@ -1,5 +1,7 @@
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { Ambient, Classifier, Policy, PolicyConfigError, rejectUnknownKeys } from '../core/index.js';
+import { BOOLEAN_RULE, keyBoundRule } from '../core/rules/option-rules.js';
+import { checkValue, oneOfRule } from '../core/rules/value-rule.js';
 import { type GrpcMethod, grpcMethodOf } from './grpc-method.js';
 import { ResilientCall } from './resilient-call.js';
 import { type PolicySourceOption, ServicePolicies } from './service-policies.js';
@@ -60,6 +62,10 @@ export interface ResilienceInterceptor extends Interceptor {
   policyFor(key: string): Policy;
 }
 
+const SCOPE_BY_RULE = oneOfRule(['service', 'method']);
+/** `maximumServices`: it becomes the `maximumKeys` of the services' scope. */
+const MAXIMUM_SERVICES_RULE = keyBoundRule('services or methods with their own state');
+
 const OPTION_KEYS = ['policy', 'scopeBy', 'maximumServices', 'repeatable', 'repeatableWhen', 'classifier', 'propagateCriticality'];
 
 /**
@@ -97,16 +103,14 @@ export function createResilienceInterceptor(options: ResilienceInterceptorOption
   if (!(policy instanceof Policy) && typeof policy !== 'function') {
     throw new PolicyConfigError('policy', policy, 'must be a Policy or a function returning the current Policy');
   }
-  if (scopeBy !== 'service' && scopeBy !== 'method') throw new PolicyConfigError('scopeBy', scopeBy, "must be 'service' or 'method'");
-  if (typeof maximumServices !== 'number' || !Number.isInteger(maximumServices) || maximumServices < 1) {
-    throw new PolicyConfigError('maximumServices', maximumServices, 'must be an integer >= 1');
-  }
+  checkValue(SCOPE_BY_RULE, 'scopeBy', scopeBy);
+  checkValue(MAXIMUM_SERVICES_RULE, 'maximumServices', maximumServices);
   if (!Array.isArray(repeatable) || repeatable.some((name) => typeof name !== 'string' || name.length === 0)) {
     throw new PolicyConfigError('repeatable', repeatable, "must be an array of service ('package.Service') or method ('package.Service/Method') names");
   }
   if (repeatableWhen !== undefined && typeof repeatableWhen !== 'function') throw new PolicyConfigError('repeatableWhen', repeatableWhen, 'must be a function (method) => boolean');
   if (classifier !== undefined && !(classifier instanceof Classifier)) throw new PolicyConfigError('classifier', classifier, 'must be a Classifier (e.g. Classifier.grpc.with(...rules))');
-  if (typeof propagateCriticality !== 'boolean') throw new PolicyConfigError('propagateCriticality', propagateCriticality, 'must be a boolean');
+  checkValue(BOOLEAN_RULE, 'propagateCriticality', propagateCriticality);
 
   const marked = new Set(repeatable.map((name) => name.replace(/^\//, '')));
   const isRepeatable = repeatableWhen ?? ((method: GrpcMethod) => marked.has(method.service) || marked.has(method.qualified));

@@ -1,8 +1,13 @@
 import { Classifier, type ClassifierRule, Policy, PolicyConfigError, PolicyScope, type PolicyScopeEntry, Verdict, httpRule, httpRuleAt, isRetryable } from '../core/index.js';
+import { keyBoundRule } from '../core/rules/option-rules.js';
+import { checkValue } from '../core/rules/value-rule.js';
 import { BodyNotReplayableError } from './request-body.js';
 
 /** Default of `maximumHosts`: origins holding their own breaker, budget and estimators at once. */
 export const DEFAULT_MAXIMUM_HOSTS = 64;
+
+/** `maximumHosts`: it becomes the `maximumKeys` of the hosts' scope. */
+const MAXIMUM_HOSTS_RULE = keyBoundRule('hosts with their own state');
 
 /** Where the per-host policies take their settings from: a policy value or a handle whose `current` follows reloads. */
 export type PolicySourceLike = Policy | { readonly current: Policy };
@@ -65,7 +70,7 @@ export class HostPolicies {
     readonly maximumHosts: number = DEFAULT_MAXIMUM_HOSTS,
     private readonly wallClock?: () => number,
   ) {
-    if (!Number.isInteger(maximumHosts) || maximumHosts < 1) throw new PolicyConfigError('maximumHosts', maximumHosts, 'must be an integer >= 1 (the most hosts with their own state)');
+    checkValue(MAXIMUM_HOSTS_RULE, 'maximumHosts', maximumHosts);
     // A handle is not read here: a Nest registry loads its policies only when the app initializes.
     if (!(source instanceof Policy) && !(typeof source === 'object' && source !== null && 'current' in source)) {
       throw new PolicyConfigError('policy', source, 'must be a Policy or a handle with a current Policy (e.g. registry.handle(name))');

@@ -6,6 +6,8 @@ import { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES, type PreparedBody
 import { abortableResponse, bufferedResponse, discard, gapBoundedResponse } from './response-body.js';
 import { resumableResponse } from './resume-download.js';
 import { stampAttempt } from './stamp.js';
+import { POSITIVE_SPAN_RULE } from '../core/rules/option-rules.js';
+import { checkValue, given, integerRule } from '../core/rules/value-rule.js';
 
 /** A function with `fetch`'s signature: Node's own, undici's, or any compatible one. */
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -50,6 +52,9 @@ export interface ResilientFetch extends FetchFunction {
   /** Per-origin breakers and budgets (`size`, `entries(limit)`, `unhealthy()`). */
   readonly hosts: HostPolicies;
 }
+
+/** `maximumReplayBytes`: a request body up to this size is kept to be sent again. */
+const REPLAY_BYTES_RULE = integerRule(0, Number.MAX_SAFE_INTEGER, 'bytes');
 
 const OPTION_KEYS = ['policy', 'fetch', 'maximumHosts', 'maximumReplayBytes', 'bufferResponses', 'resumeDownloads', 'bodyGapTimeout', 'propagateCriticality', 'quota', 'wallClock'];
 // RequestInit fields a `Request` input carries that a fresh `fetch(url, init)` must be given again.
@@ -98,10 +103,8 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
   rejectUnknownKeys(options, OPTION_KEYS, '', 'resilient fetch option');
   const transport = options.fetch ?? globalThis.fetch;
   if (typeof transport !== 'function') throw new PolicyConfigError('fetch', options.fetch, 'must be a fetch-compatible function');
-  const limit = options.maximumReplayBytes ?? DEFAULT_MAXIMUM_REPLAY_BYTES;
-  if (!Number.isInteger(limit) || limit < 0) throw new PolicyConfigError('maximumReplayBytes', limit, 'must be an integer >= 0 (bytes)');
-  const gapOption = options.bodyGapTimeout;
-  if (gapOption !== undefined && !(typeof gapOption === 'number' && gapOption > 0)) throw new PolicyConfigError('bodyGapTimeout', gapOption, 'must be a duration in ms > 0');
+  const limit = checkValue(REPLAY_BYTES_RULE, 'maximumReplayBytes', given(options.maximumReplayBytes, DEFAULT_MAXIMUM_REPLAY_BYTES));
+  const gapOption = options.bodyGapTimeout === undefined ? undefined : checkValue(POSITIVE_SPAN_RULE, 'bodyGapTimeout', options.bodyGapTimeout);
   const quota = options.quota === undefined ? Quota.reserving(0.1) : options.quota;
   if (quota !== false && !(quota instanceof Quota)) throw new PolicyConfigError('quota', quota, 'must be Quota.reserving(fraction) or false');
   const wallClock = options.wallClock ?? defaultWallClock;

@@ -1,5 +1,6 @@
 import { type DynamicModule, Inject, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
-import { PolicyConfigError } from '../core/index.js';
+import { SPAN_RULE } from '../core/rules/option-rules.js';
+import { checkValue } from '../core/rules/value-rule.js';
 import { RESILIENCE_CONTEXT_OPTIONS, ResilienceContextMiddleware, type ResilienceContextOptions } from './resilience-context.middleware.js';
 
 /**
@@ -25,13 +26,10 @@ export class ResilienceContextModule implements NestModule {
   /**
    * The module reading the inbound context on every route (global, so import it once).
    * @param options `{ rejectExpired?: { reserve }, exclude? }`
-   * @throws PolicyConfigError (field `rejectExpired.reserve`) unless the reserve is a number of ms >= 0
+   * @throws PolicyConfigError (field `rejectExpired.reserve`) unless the reserve is a duration in ms >= 0 (or Infinity)
    */
   static forRoot(options: ResilienceContextOptions = {}): DynamicModule {
-    const reserve = options.rejectExpired?.reserve;
-    if (options.rejectExpired !== undefined && (typeof reserve !== 'number' || !(reserve >= 0))) {
-      throw new PolicyConfigError('rejectExpired.reserve', reserve, 'must be a number of ms >= 0');
-    }
+    if (options.rejectExpired !== undefined) checkValue(SPAN_RULE, 'rejectExpired.reserve', options.rejectExpired?.reserve);
     return {
       module: ResilienceContextModule,
       global: true,

@@ -228,7 +228,7 @@ describe('Chaos', () => {
       'faultrate: 0.1 is invalid: is not a known Chaos option (enabled, faultRate, latency, latencyRate, outcome, fault, seed, clock)',
     );
     expect(() => new Chaos({ outcome: () => 1, fault: () => new Error() })).toThrow(PolicyConfigError);
-    expect(() => new Chaos({ enabled: 'yes' as never })).toThrow('enabled: "yes" is invalid: must be a boolean');
+    expect(() => new Chaos({ enabled: 'yes' as never })).toThrow('enabled: "yes" is invalid: must be true or false');
     const chaos = new Chaos();
     const fetchFn = new ScriptedFetch().fetch;
     expect(() => chaos.fetch(fetchFn, { statusRate: 2 })).toThrow('statusRate: 2 is invalid: must be a number in [0, 1]');

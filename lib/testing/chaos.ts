@@ -1,6 +1,8 @@
 import { type Clock, SystemClock } from '../core/time/clock.js';
 import { PolicyConfigError, rejectUnknownKeys } from '../core/errors.js';
 import { sleep } from '../core/time/sleep.js';
+import { BOOLEAN_RULE } from '../core/rules/option-rules.js';
+import { checkValue } from '../core/rules/value-rule.js';
 import {
   type FetchFunction,
   type HeaderValues,
@@ -126,8 +128,7 @@ export class Chaos {
     checkKeys(options, CHAOS_KEYS, 'Chaos');
     const { enabled = true, faultRate = 0, latency = 0, latencyRate = 0, outcome, fault, seed = 1 } = options;
     const clock = options.clock ?? SystemClock.instance;
-    if (typeof enabled !== 'boolean') throw new PolicyConfigError('enabled', enabled, 'must be a boolean');
-    this.enabled = enabled;
+    this.enabled = checkValue(BOOLEAN_RULE, 'enabled', enabled);
     this.faultRate = checkRate('faultRate', faultRate);
     this.latency = checkDuration('latency', latency);
     this.latencyRate = checkRate('latencyRate', latencyRate);

@@ -1,6 +1,6 @@
 import { PolicyConfigError } from '../core/errors.js';
 import { CLOCK_RULE, DELAY_RULE, FRACTION_RULE } from '../core/rules/option-rules.js';
-import { checkValue } from '../core/rules/value-rule.js';
+import { checkValue, integerRule } from '../core/rules/value-rule.js';
 
 /**
  * Validation shared by the testing kit's builders; every failure is a `PolicyConfigError` naming the
@@ -10,11 +10,10 @@ import { checkValue } from '../core/rules/value-rule.js';
 
 /** @throws PolicyConfigError unless `value` is an integer >= 1. */
 export function checkTimes(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new PolicyConfigError(field, value, 'must be an integer >= 1');
-  }
-  return value;
+  return checkValue(TIMES_RULE, field, value);
 }
+
+const TIMES_RULE = integerRule(1, Number.MAX_SAFE_INTEGER, '');
 
 /** @throws PolicyConfigError unless `value` is a finite number of milliseconds >= 0. */
 export function checkDuration(field: string, value: unknown): number {

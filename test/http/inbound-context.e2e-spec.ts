@@ -175,3 +175,12 @@ describe.each(['express', 'fastify'] as const)('inbound context on %s: A calls B
     expect([health.status, await health.json()]).toEqual([200, { criticality: 'critical' }]);
   });
 });
+
+describe('ResilienceContextModule.forRoot options', () => {
+  it('says the rule of a bad rejectExpired.reserve', () => {
+    const rule = 'must be a duration in ms >= 0 (or Infinity)';
+    expect(() => ResilienceContextModule.forRoot({ rejectExpired: { reserve: -5 } })).toThrow(`rejectExpired.reserve: -5 is invalid: ${rule}`);
+    expect(() => ResilienceContextModule.forRoot({ rejectExpired: { reserve: '50ms' as never } })).toThrow(`rejectExpired.reserve: "50ms" is invalid: ${rule}`);
+    expect(ResilienceContextModule.forRoot({ rejectExpired: { reserve: 0 } }).module).toBe(ResilienceContextModule);
+  });
+});

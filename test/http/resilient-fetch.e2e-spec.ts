@@ -495,3 +495,16 @@ describe('published quota', () => {
     expect((await http(`${server.url}/x`)).status).toBe(200);
   });
 });
+
+describe('createResilientFetch options', () => {
+  it('says the field, the value and the rule of a bad bound', () => {
+    const create = (options: Partial<ResilientFetchOptions>) => () => createResilientFetch({ policy: Resilience.default, ...options });
+    expect(create({ maximumHosts: 0 })).toThrow('maximumHosts: 0 is invalid: must be an integer >= 1 (the most hosts with their own state), at most 1000000');
+    expect(create({ maximumHosts: 2_000_000 })).toThrow('maximumHosts: 2000000 is invalid: must be an integer >= 1 (the most hosts with their own state), at most 1000000');
+    expect(create({ maximumReplayBytes: -1 })).toThrow('maximumReplayBytes: -1 is invalid: must be an integer >= 0 (bytes)');
+    expect(create({ maximumReplayBytes: null as never })).toThrow('maximumReplayBytes: null is invalid: must be an integer >= 0 (bytes)');
+    expect(create({ bodyGapTimeout: 0 })).toThrow('bodyGapTimeout: 0 is invalid: must be a duration in ms > 0 (or Infinity)');
+    expect(create({ bodyGapTimeout: Number.NaN })).toThrow('bodyGapTimeout: NaN is invalid: must be a duration in ms > 0 (or Infinity)');
+    expect(typeof create({ bodyGapTimeout: Infinity })()).toBe('function');
+  });
+});

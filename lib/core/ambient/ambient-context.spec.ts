@@ -44,8 +44,13 @@ describe('Ambient context', () => {
   });
 
   it('names the field of a bad change', () => {
-    expect(() => Ambient.run({ remaining: -1 }, () => 0)).toThrow(new PolicyConfigError('ambient.remaining', -1, 'must be a number of ms >= 0'));
-    expect(() => Ambient.run({ criticality: 'urgent' as Criticality }, () => 0)).toThrow('ambient.criticality: "urgent" is invalid');
+    expect(() => Ambient.run({ remaining: -1 }, () => 0)).toThrow(new PolicyConfigError('ambient.remaining', -1, 'must be a duration in ms >= 0 (or Infinity)'));
+    expect(() => Ambient.run({ remaining: Number.NaN }, () => 0)).toThrow('ambient.remaining: NaN is invalid: must be a duration in ms >= 0 (or Infinity)');
+    expect(Ambient.run({ remaining: Infinity }, () => Ambient.remaining())).toBeUndefined(); // no deadline
+    expect(() => Ambient.run({ criticality: 'urgent' as Criticality }, () => 0)).toThrow(
+      'ambient.criticality: "urgent" is invalid: must be one of sheddable, sheddablePlus, critical, criticalPlus',
+    );
+    expect(() => Ambient.run({ singleShot: 'yes' as never }, () => 0)).toThrow('ambient.singleShot: "yes" is invalid: must be true or false');
     expect(() => Ambient.run({ deadline: 5 } as never, () => 0)).toThrow('ambient.deadline: 5 is invalid: is not a known ambient field');
   });
 });

@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Clock, SystemClock } from '../time/clock.js';
 import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
+import { BOOLEAN_RULE, SPAN_RULE } from '../rules/option-rules.js';
+import { checkValue, oneOfRule } from '../rules/value-rule.js';
 
 /**
  * How much a unit of work matters, lowest first (DESIGN §3.9): `sheddable < sheddablePlus < critical <
@@ -10,6 +12,8 @@ import { PolicyConfigError, rejectUnknownKeys } from '../errors.js';
 export type Criticality = 'sheddable' | 'sheddablePlus' | 'critical' | 'criticalPlus';
 
 const LEVELS: readonly Criticality[] = ['sheddable', 'sheddablePlus', 'critical', 'criticalPlus'];
+/** A criticality level of an ambient change. */
+const CRITICALITY_RULE = oneOfRule(LEVELS, `must be one of ${LEVELS.join(', ')}`);
 const BY_LOWER_NAME = new Map(LEVELS.map((level) => [level.toLowerCase(), level]));
 // The wire also carries the kebab and snake spellings other stacks use (critical-plus, CRITICAL_PLUS).
 const SEPARATORS = /[-_\s]/g;
@@ -102,14 +106,10 @@ export const Ambient = {
     if (changes === null || typeof changes !== 'object') throw new PolicyConfigError('ambient', changes, 'must be an object of ambient changes');
     rejectUnknownKeys(changes, CHANGE_KEYS, 'ambient', 'ambient field');
     const { remaining, criticality, nestedRetry, singleShot } = changes;
-    if (remaining !== undefined && (typeof remaining !== 'number' || !(remaining >= 0))) {
-      throw new PolicyConfigError('ambient.remaining', remaining, 'must be a number of ms >= 0');
-    }
-    if (criticality !== undefined && !LEVELS.includes(criticality)) {
-      throw new PolicyConfigError('ambient.criticality', criticality, `must be one of ${LEVELS.join(', ')}`);
-    }
+    if (remaining !== undefined) checkValue(SPAN_RULE, 'ambient.remaining', remaining);
+    if (criticality !== undefined) checkValue(CRITICALITY_RULE, 'ambient.criticality', criticality);
     for (const [field, value] of [['nestedRetry', nestedRetry], ['singleShot', singleShot]] as const) {
-      if (value !== undefined && typeof value !== 'boolean') throw new PolicyConfigError(`ambient.${field}`, value, 'must be a boolean');
+      if (value !== undefined) checkValue(BOOLEAN_RULE, `ambient.${field}`, value);
     }
     const parent = storage.getStore();
     const clock = changes.clock ?? parent?.clock ?? SystemClock.instance;

@@ -1,5 +1,5 @@
 import { PolicyConfigError } from '../errors.js';
-import { BACKOFF_FACTOR_RULE, DELAY_RULE } from '../rules/option-rules.js';
+import { MULTIPLIER_RULE, DELAY_RULE } from '../rules/option-rules.js';
 import { checkOptions, checkValue, given } from '../rules/value-rule.js';
 import { Jitter, jitterNamed } from './jitter.js';
 import type { Verdict } from '../classification/verdict.js';
@@ -58,7 +58,7 @@ function capped(base: number, factor: number, retry: number, maximum: number): n
 }
 
 /** The exponential curve's options; `jitter` (a name or a function) is checked where it is read. */
-const EXPONENTIAL_RULES = { transientBase: DELAY_RULE, throttledBase: DELAY_RULE, maximumDelay: DELAY_RULE, factor: BACKOFF_FACTOR_RULE, jitter: null };
+const EXPONENTIAL_RULES = { transientBase: DELAY_RULE, throttledBase: DELAY_RULE, maximumDelay: DELAY_RULE, factor: MULTIPLIER_RULE, jitter: null };
 
 class ExponentialBackoff implements Backoff {
   readonly transientBase: number;

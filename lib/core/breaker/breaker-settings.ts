@@ -168,10 +168,10 @@ export function resolveBreakerSettings(input: Readonly<Record<string, unknown>>,
     throw new PolicyConfigError(
       at('baselineWindow'),
       baselineWindow,
-      `must be a finite number of ms in [tripWindow, ${MAXIMUM_WINDOW_RATIO} × tripWindow] = [${tripWindow}, ${MAXIMUM_WINDOW_RATIO * tripWindow}]`,
+      `must be a finite duration in ms in [tripWindow, ${MAXIMUM_WINDOW_RATIO} × tripWindow] = [${tripWindow}, ${MAXIMUM_WINDOW_RATIO * tripWindow}]`,
     );
   }
-  if (maximumBreak < breakDuration) throw new PolicyConfigError(at('maximumBreak'), maximumBreak, `must be a finite number of ms >= breakDuration (${breakDuration})`);
+  if (maximumBreak < breakDuration) throw new PolicyConfigError(at('maximumBreak'), maximumBreak, `must be a finite duration in ms >= breakDuration (${breakDuration})`);
   return Object.freeze({ ...settings, recovery: resolveRecovery(input.recovery) });
 }
 

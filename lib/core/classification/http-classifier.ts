@@ -2,6 +2,7 @@ import type { ClassifierRule } from './classifier-rule.js';
 import { WallClock } from '../time/clock.js';
 import { parseRetryAfter } from '../backoff/retry-after.js';
 import { Verdict } from './verdict.js';
+import { HTTP_STATUS_RULE } from '../rules/option-rules.js';
 
 /** What an HTTP status means for a retry and for the breaker (DESIGN §5; issue 8). */
 export type HttpStatusMeaning = 'ok' | 'transient' | 'throttled' | 'answer';
@@ -35,9 +36,7 @@ export interface HttpFacts {
   readonly headers: unknown;
 }
 
-function isStatus(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 100 && value <= 599;
-}
+const isStatus = HTTP_STATUS_RULE.accepts;
 
 type Bag = Record<string, unknown>;
 

@@ -329,7 +329,9 @@ describe('PolicyScope', () => {
       const plain = new PolicyScope<string>(Resilience.default.with({ budget: RetryBudget.none }));
       plain.for('x');
       expect(plain.entries()).toEqual([{ key: 'x', policy: plain.peek('x'), breaker: undefined, budgetUtilization: undefined }]);
-      expect(() => scope.entries(-1)).toThrow('limit: -1 is invalid: must be an integer >= 0');
+      expect(() => scope.entries(-1)).toThrow('limit: -1 is invalid: must be an integer >= 0 (or Infinity)');
+      expect(() => scope.entries(1.5)).toThrow('limit: 1.5 is invalid: must be an integer >= 0 (or Infinity)');
+      expect(scope.entries(Infinity).map((e) => e.key)).toEqual(['a', 'b', 'c']);
     });
   });
 

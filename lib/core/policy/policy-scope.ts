@@ -3,8 +3,11 @@ import type { DependencyLabel } from '../execution/events.js';
 import { ClockSweepCache } from './clock-sweep-cache.js';
 import { PolicyConfigError } from '../errors.js';
 import { MAXIMUM_KEYS_RULE } from '../rules/option-rules.js';
-import { checkOptions, given, valueRule } from '../rules/value-rule.js';
+import { checkOptions, checkValue, given, unboundedIntegerRule, valueRule } from '../rules/value-rule.js';
 import { Policy } from './policy.js';
+
+/** `limit` of {@link PolicyScope.entries}. */
+const ENTRIES_LIMIT_RULE = unboundedIntegerRule(0);
 
 /** Default of {@link PolicyScopeOptions.maximumKeys}. */
 export const DEFAULT_MAXIMUM_KEYS = 1024;
@@ -185,9 +188,7 @@ export class PolicyScope<K> {
    * @throws PolicyConfigError (field `limit`) for anything else
    */
   entries(limit = 100): PolicyScopeEntry<K>[] {
-    if (typeof limit !== 'number' || !(limit >= 0) || !(Number.isInteger(limit) || limit === Infinity)) {
-      throw new PolicyConfigError('limit', limit, 'must be an integer >= 0');
-    }
+    checkValue(ENTRIES_LIMIT_RULE, 'limit', limit);
     const result: PolicyScopeEntry<K>[] = [];
     this.cache.forEach(limit, (policy, key) => {
       result.push({ key, policy, breaker: policy.breaker()?.snapshot(), budgetUtilization: policy.bucket()?.utilization });

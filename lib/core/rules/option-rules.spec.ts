@@ -12,7 +12,7 @@ describe('option rules through policy.with() and the core factories', () => {
   it('refuses null where a value is expected, never reading it as the default', () => {
     expect(() => RetryBudget.of({ fraction: null as unknown as number })).toThrow(new PolicyConfigError('budget.fraction', null, 'must be a number in [0, 1]'));
     expect(() => Backoff.exponential({ transientBase: null as unknown as number })).toThrow('backoff.transientBase: null is invalid: must be a finite duration in ms >= 0');
-    expect(() => Breaker.with({ breakDuration: null as unknown as number })).toThrow('breaker.breakDuration: null is invalid: must be a finite number of ms > 0');
+    expect(() => Breaker.with({ breakDuration: null as unknown as number })).toThrow('breaker.breakDuration: null is invalid: must be a finite duration in ms > 0');
     expect(() => Resilience.default.with({ attempts: null as unknown as number })).toThrow(`attempts: null is invalid: ${ATTEMPTS_RULE.rule}`);
     expect(() => RetryBudget.slidingWindow({ retryRatio: null as unknown as number })).toThrow('budget.retryRatio: null is invalid: must be a number in [0, 1] (retries per logical call)');
   });

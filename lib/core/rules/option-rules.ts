@@ -57,8 +57,8 @@ export const JITTER_NAMES = ['full', 'equal', 'none'] as const;
 /** A jitter name. */
 export const JITTER_NAME_RULE = oneOfRule(JITTER_NAMES);
 
-/** Growth per retry of the exponential backoff. */
-export const BACKOFF_FACTOR_RULE = numberRule('must be a finite number >= 1', (v) => v >= 1);
+/** A multiplier, >= 1: the exponential backoff's growth per retry, the adaptive throttle's K. */
+export const MULTIPLIER_RULE = numberRule('must be a finite number >= 1', (v) => v >= 1);
 
 /** A switch. */
 export const BOOLEAN_RULE: ValueRule<boolean> = valueRule('must be true or false', (v) => typeof v === 'boolean');
@@ -75,6 +75,9 @@ export const CLOCK_RULE: ValueRule<Clock> = valueRule('must be a Clock (now, set
   const clock = v as Partial<Record<keyof Clock, unknown>>;
   return typeof clock.now === 'function' && typeof clock.setTimer === 'function' && typeof clock.clearTimer === 'function';
 });
+
+/** An HTTP status code, as a classifier reads it from an answer or an error and config lists it (RFC 9110 §15: 100-599). */
+export const HTTP_STATUS_RULE = integerRule(100, 599, '');
 
 /** A probability or share, in [0, 1]. */
 export const FRACTION_RULE = numberRule('must be a number in [0, 1]', (v) => v >= 0 && v <= 1);
@@ -118,16 +121,23 @@ export const WINDOW_RULES = {
  */
 export const MAXIMUM_SCOPE_KEYS = 1_000_000;
 
+/**
+ * The bound of a scope's keys, in the words of what its keys are: `maximumKeys` of a `PolicyScope`,
+ * and the bounds that become one (`maximumHosts` of the HTTP client, `maximumServices` of the gRPC
+ * interceptor).
+ */
+export function keyBoundRule(what: string): ValueRule<number> {
+  return numberRule(`must be an integer >= 1 (the most ${what}), at most ${MAXIMUM_SCOPE_KEYS}`, (v) => Number.isInteger(v) && v >= 1 && v <= MAXIMUM_SCOPE_KEYS);
+}
+
 /** `maximumKeys` of a scope. */
-export const MAXIMUM_KEYS_RULE = numberRule(
-  `must be an integer >= 1 (the most keys a scope holds), at most ${MAXIMUM_SCOPE_KEYS}`,
-  (v) => Number.isInteger(v) && v >= 1 && v <= MAXIMUM_SCOPE_KEYS,
-);
+export const MAXIMUM_KEYS_RULE = keyBoundRule('keys a scope holds');
 
 /** Bounds the baseline rings (memory per breaker is proportional to `baselineWindow / tripWindow`). */
 export const MAXIMUM_WINDOW_RATIO = 100;
 
-const ms = (rule: string, test: (v: number) => boolean) => numberRule(`must be a finite number of ms ${rule}`, test);
+/** A breaker window, ms: at least a second (DESIGN §3.6). */
+const WINDOW_RULE = numberRule('must be a finite duration in ms >= 1000', (v) => v >= 1000);
 
 /**
  * Circuit-breaker settings, field by field (ranges on `BreakerSettings`, DESIGN §3.6). Two rules
@@ -148,14 +158,14 @@ export const BREAKER_RULES = {
   slowCallMultiple: numberRule('must be a finite number > 1, or 0 to turn the slow-call trip off', (v) => v === 0 || v > 1),
   slowCallRatio: numberRule('must be a number in (0, 1]', (v) => v > 0 && v <= 1),
   latencyBaselineSamples: integerRule(1, Number.MAX_SAFE_INTEGER, ''),
-  tripWindow: ms('>= 1000', (v) => v >= 1000),
-  baselineWindow: ms('>= 1000', (v) => v >= 1000),
-  breakDuration: ms('> 0', (v) => v > 0),
-  maximumBreak: ms('> 0', (v) => v > 0),
+  tripWindow: WINDOW_RULE,
+  baselineWindow: WINDOW_RULE,
+  breakDuration: BOUND_RULE,
+  maximumBreak: BOUND_RULE,
   jitter: JITTER_NAME_RULE,
   halfOpenProbes: integerRule(1, 100, ''),
   closeAfter: integerRule(1, Number.MAX_SAFE_INTEGER, ''),
-  probeTimeout: ms('> 0', (v) => v > 0),
+  probeTimeout: BOUND_RULE,
   recovery: null,
 } as const satisfies Record<string, ValueRule | null>;
 

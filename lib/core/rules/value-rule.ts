@@ -25,6 +25,11 @@ export function integerRule(min: number, max: number, meaning: string): ValueRul
   return valueRule(`must be an integer ${range}${meaning ? ` (${meaning})` : ''}`, (v) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max);
 }
 
+/** An integer >= `min`, or `Infinity` for no bound (a capacity, a queue, a listing limit). */
+export function unboundedIntegerRule(min: number): ValueRule<number> {
+  return valueRule(`must be an integer >= ${min} (or Infinity)`, (v) => typeof v === 'number' && (v === Infinity || (Number.isInteger(v) && v >= min)));
+}
+
 /** A finite number passing `test`, with the words given. */
 export function numberRule(rule: string, test: (value: number) => boolean): ValueRule<number> {
   return valueRule(rule, (v) => typeof v === 'number' && Number.isFinite(v) && test(v));

@@ -1,3 +1,4 @@
+import { DELAY_RULE } from '../rules/option-rules.js';
 import { ManualClock } from './manual-clock.js';
 
 /**
@@ -17,9 +18,8 @@ export class FakeClock extends ManualClock {
    * @throws RangeError when `ms` is negative or not finite.
    */
   async advance(ms: number): Promise<void> {
-    if (!(ms >= 0) || !Number.isFinite(ms)) {
-      throw new RangeError(`FakeClock.advance: ms must be a finite number >= 0, got ${ms}`);
-    }
+    // A RangeError, not a PolicyConfigError: a test's mistake in driving the clock, not an option.
+    if (!DELAY_RULE.accepts(ms)) throw new RangeError(`FakeClock.advance: ms ${DELAY_RULE.rule}, got ${String(ms)}`);
     const target = this.current + ms;
     await settle();
     for (let next = this.heap.takeDue(target); next !== undefined; next = this.heap.takeDue(target)) {

@@ -1,4 +1,6 @@
 import { PolicyConfigError, RateLimitedError } from '../../core/index.js';
+import { MULTIPLIER_RULE } from '../../core/rules/option-rules.js';
+import { checkValue, given } from '../../core/rules/value-rule.js';
 
 /** Options of {@link AdaptiveThrottle.sre}. */
 export interface AdaptiveThrottleOptions {
@@ -35,10 +37,7 @@ export class AdaptiveThrottle {
    * @throws PolicyConfigError naming `k` or `window` for a bad value.
    */
   static sre(options: AdaptiveThrottleOptions = {}): AdaptiveThrottle {
-    const k = options.k ?? 2;
-    if (typeof k !== 'number' || !Number.isFinite(k) || k < 1) {
-      throw new PolicyConfigError('k', k, 'must be a finite number >= 1');
-    }
+    const k = checkValue(MULTIPLIER_RULE, 'k', given(options.k, 2));
     const window = options.window ?? 120_000;
     if (typeof window !== 'number' || !Number.isInteger(window) || window < 1000 || window % 1000 !== 0) {
       throw new PolicyConfigError('window', window, 'must be a whole number of seconds in ms, >= 1000');

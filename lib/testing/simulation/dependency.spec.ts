@@ -29,7 +29,7 @@ describe('LogNormalLatency', () => {
 
   it('is constant when p99 equals p50, and refuses bad quantiles', () => {
     expect(new LogNormalLatency(7, 7).sample(Math.random)).toBe(7);
-    expect(() => new LogNormalLatency(0, 10)).toThrow(PolicyConfigError);
+    expect(() => new LogNormalLatency(0, 10)).toThrow(new PolicyConfigError('p50', 0, 'must be a finite duration in ms > 0'));
     expect(() => new LogNormalLatency(20, 10)).toThrow('p99: 10 is invalid: must be a finite latency in ms >= p50 (20)');
   });
 });
@@ -42,6 +42,17 @@ describe('Dependency', () => {
     expect(() => healthy.brownout({ after: 0, slower: 0.5, lasting: 10 })).toThrow('slower: 0.5 is invalid');
     expect(() => healthy.outage({ after: -1, lasting: 10 })).toThrow('after: -1 is invalid');
     expect(() => healthy.failing(2)).toThrow('rate: 2 is invalid');
+  });
+
+  it('says the rule of a bad duration, resolution or capacity', () => {
+    const healthy = (options: object) => () => Dependency.healthy({ p50: 20, p99: 200, ...options });
+    expect(healthy({ resolution: 0 })).toThrow('resolution: 0 is invalid: must be a finite duration in ms > 0');
+    expect(healthy({ resolution: null })).toThrow('resolution: null is invalid: must be a finite duration in ms > 0');
+    expect(healthy({ capacity: { concurrency: 1.5 } })).toThrow('capacity.concurrency: 1.5 is invalid: must be an integer >= 1 (or Infinity)');
+    expect(healthy({ capacity: { concurrency: 1, queue: -1 } })).toThrow('capacity.queue: -1 is invalid: must be an integer >= 0 (or Infinity)');
+    expect(healthy({ capacity: { concurrency: 1, timeout: 0 } })).toThrow('capacity.timeout: 0 is invalid: must be a duration in ms > 0 (or Infinity)');
+    expect(Dependency.healthy({ p50: 20, p99: 200 }).withCapacity({ concurrency: Infinity, queue: Infinity, timeout: Infinity })).toBeInstanceOf(Dependency);
+    expect(() => Dependency.healthy({ p50: 20, p99: 200 }).outage({ after: 0, lasting: Infinity })).toThrow('lasting: Infinity is invalid: must be a finite duration in ms > 0');
   });
 
   it('combines into new values and reports its fault window', () => {

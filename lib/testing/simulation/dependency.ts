@@ -1,5 +1,7 @@
 import type { Clock, TimerHandle } from '../../core/time/clock.js';
 import { PolicyConfigError, rejectUnknownKeys } from '../../core/errors.js';
+import { BOUND_RULE, POSITIVE_SPAN_RULE } from '../../core/rules/option-rules.js';
+import { checkValue, given, unboundedIntegerRule } from '../../core/rules/value-rule.js';
 import { checkDuration, checkRate } from '../option-checks.js';
 import { LogNormalLatency } from './latency.js';
 
@@ -145,10 +147,7 @@ export class Dependency {
       throw new PolicyConfigError('dependency', options, 'must be an object { p50, p99, capacity?, resolution? }');
     }
     const latency = new LogNormalLatency(options.p50, options.p99);
-    const resolution = options.resolution ?? 1;
-    if (typeof resolution !== 'number' || !Number.isFinite(resolution) || resolution <= 0) {
-      throw new PolicyConfigError('resolution', resolution, 'must be a finite number of ms > 0');
-    }
+    const resolution = checkValue(BOUND_RULE, 'resolution', given(options.resolution, 1));
     return new Dependency(latency, checkCapacity(options.capacity), resolution, 0, []);
   }
 
@@ -167,7 +166,7 @@ export class Dependency {
    */
   brownout(options: BrownoutOptions): Dependency {
     const after = checkDuration('after', options?.after);
-    const lasting = checkLasting(options?.lasting);
+    const lasting = checkValue(BOUND_RULE, 'lasting', options?.lasting);
     const slower = options.slower;
     if (typeof slower !== 'number' || !Number.isFinite(slower) || slower < 1) {
       throw new PolicyConfigError('slower', slower, 'must be a finite multiplier >= 1 (8 = eight times slower)');
@@ -181,7 +180,7 @@ export class Dependency {
    */
   outage(options: OutageOptions): Dependency {
     const after = checkDuration('after', options?.after);
-    const lasting = checkLasting(options?.lasting);
+    const lasting = checkValue(BOUND_RULE, 'lasting', options?.lasting);
     const errorRate = checkRate('errorRate', options.errorRate ?? 1);
     return this.withFault({ kind: 'outage', start: after, end: after + lasting, slower: 1, errorRate });
   }
@@ -258,12 +257,8 @@ function round(value: number): number {
   return Math.round(value * 100) / 100;
 }
 
-function checkLasting(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new PolicyConfigError('lasting', value, 'must be a finite duration in ms > 0');
-  }
-  return value;
-}
+const CONCURRENCY_RULE = unboundedIntegerRule(1);
+const QUEUE_RULE = unboundedIntegerRule(0);
 
 function checkCapacity(capacity: DependencyCapacity | undefined): Required<DependencyCapacity> {
   if (capacity === undefined) return UNLIMITED;
@@ -272,16 +267,11 @@ function checkCapacity(capacity: DependencyCapacity | undefined): Required<Depen
   }
   rejectUnknownKeys(capacity, CAPACITY_KEYS, 'capacity', 'capacity option');
   const { concurrency = Infinity, queue = Infinity, timeout = Infinity } = capacity;
-  if (typeof concurrency !== 'number' || !(concurrency === Infinity || (Number.isInteger(concurrency) && concurrency >= 1))) {
-    throw new PolicyConfigError('capacity.concurrency', concurrency, 'must be an integer >= 1 (or Infinity)');
-  }
-  if (typeof queue !== 'number' || !(queue === Infinity || (Number.isInteger(queue) && queue >= 0))) {
-    throw new PolicyConfigError('capacity.queue', queue, 'must be an integer >= 0 (or Infinity)');
-  }
-  if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout <= 0) {
-    throw new PolicyConfigError('capacity.timeout', timeout, 'must be a duration in ms > 0 (or Infinity)');
-  }
-  return Object.freeze({ concurrency, queue, timeout });
+  return Object.freeze({
+    concurrency: checkValue(CONCURRENCY_RULE, 'capacity.concurrency', concurrency),
+    queue: checkValue(QUEUE_RULE, 'capacity.queue', queue),
+    timeout: checkValue(POSITIVE_SPAN_RULE, 'capacity.timeout', timeout),
+  });
 }
 
 /** One request inside a {@link LiveDependency}. */

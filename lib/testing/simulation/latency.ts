@@ -1,4 +1,6 @@
 import { PolicyConfigError } from '../../core/errors.js';
+import { BOUND_RULE } from '../../core/rules/option-rules.js';
+import { checkValue } from '../../core/rules/value-rule.js';
 
 /** The standard normal quantile of 0.99 (z such that P(Z <= z) = 0.99). */
 export const Z_99 = 2.326_347_874;
@@ -51,10 +53,8 @@ export class LogNormalLatency {
  * @internal
  */
 export function checkLatencyQuantiles(p50: unknown, p99: unknown): void {
-  if (typeof p50 !== 'number' || !Number.isFinite(p50) || p50 <= 0) {
-    throw new PolicyConfigError('p50', p50, 'must be a finite latency in ms > 0');
-  }
-  if (typeof p99 !== 'number' || !Number.isFinite(p99) || p99 < p50) {
+  const median = checkValue(BOUND_RULE, 'p50', p50);
+  if (typeof p99 !== 'number' || !Number.isFinite(p99) || p99 < median) {
     throw new PolicyConfigError('p99', p99, `must be a finite latency in ms >= p50 (${p50})`);
   }
 }

@@ -1,4 +1,6 @@
 import { PolicyConfigError } from '../../core/errors.js';
+import { DELAY_RULE } from '../../core/rules/option-rules.js';
+import { checkValue } from '../../core/rules/value-rule.js';
 
 /** How arrivals are spaced within a rate: `even` (deterministic, 1000 / perSecond ms apart) or `poisson` (seeded exponential gaps). */
 export type ArrivalProcess = 'even' | 'poisson';
@@ -69,11 +71,8 @@ export class Load {
     }
     let previous = -Infinity;
     const checked = steps.map((step, index) => {
-      const at = step?.at;
+      const at = checkValue(DELAY_RULE, `steps[${index}].at`, step?.at);
       const perSecond = step?.perSecond;
-      if (typeof at !== 'number' || !Number.isFinite(at) || at < 0) {
-        throw new PolicyConfigError(`steps[${index}].at`, at, 'must be a finite time in ms >= 0');
-      }
       if (at <= previous) throw new PolicyConfigError(`steps[${index}].at`, at, `must be greater than the previous step's at (${previous})`);
       if (typeof perSecond !== 'number' || !Number.isFinite(perSecond) || perSecond < 0) {
         throw new PolicyConfigError(`steps[${index}].perSecond`, perSecond, 'must be a finite rate >= 0 calls per second');

@@ -1,4 +1,5 @@
 import type { StopReason } from '../../core/execution/events.js';
+import { FRACTION_RULE } from '../../core/rules/option-rules.js';
 import type { FaultWindow } from './dependency.js';
 
 /** Breaker state as the report shows it per second (the most severe state seen in that second). */
@@ -231,7 +232,8 @@ export class SimulationReport {
    * @throws RangeError when `q` is outside [0, 1].
    */
   latency(q: number): number {
-    if (!(q >= 0 && q <= 1)) throw new RangeError(`latency(q): q must be in [0, 1], got ${q}`);
+    // A RangeError, not a PolicyConfigError: a mistake in reading the report, not an option.
+    if (!FRACTION_RULE.accepts(q)) throw new RangeError(`latency(q): q ${FRACTION_RULE.rule}, got ${String(q)}`);
     const values = this.durations;
     if (values.length === 0) return 0;
     if (!this.sorted) {

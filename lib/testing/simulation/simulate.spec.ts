@@ -67,7 +67,7 @@ describe('Simulate', () => {
     expect(report.perSecond[5]!.availability).toBeLessThan(0.9);
     expect(report.timeToRecover).toBe(0); // second 7 is healthy again
     expect(report.latency(0.5)).toBeLessThanOrEqual(report.latency(0.99));
-    expect(() => report.latency(1.5)).toThrow(RangeError);
+    expect(() => report.latency(1.5)).toThrow(new RangeError('latency(q): q must be a number in [0, 1], got 1.5'));
     expect(json.reasons.succeeded).toBe(report.succeeded);
     expect(report.toString()).toContain('Amplification');
     expect(report.toString().split('\n').length).toBeGreaterThan(20);

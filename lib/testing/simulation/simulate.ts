@@ -91,7 +91,7 @@ export class SimulationBuilder {
 
   /**
    * The same simulation lasting `ms` simulated milliseconds of arrivals.
-   * @throws PolicyConfigError naming `duration` unless it is a finite number of ms > 0.
+   * @throws PolicyConfigError naming `duration` unless it is a finite duration in ms > 0.
    */
   for(ms: number): SimulationBuilder {
     return new SimulationBuilder(this.policy, this.dependency, this.load, checkValue(BOUND_RULE, 'duration', ms), this.throttle);
