@@ -18,14 +18,14 @@ import type { Scenario } from '../sample/01-storm-demo/scenario.js';
 
 const timers = (): number => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
 
-// 40 calls/s, one healthy and one degraded second. Degraded answers take 120-200 ms and half are
-// 503s that the policy retries after 25-250 ms, so a driver that gives up at 250 ms abandons calls
-// in the middle of their retries.
+// 40 calls/s after a one-second warm-up, one healthy and one degraded second. Degraded answers take
+// 120-200 ms and half are 503s that the policy retries after 25-250 ms, so a driver that gives up
+// at 250 ms abandons calls in the middle of their retries.
 const SHORT: Scenario = {
   rate: 40,
   concurrency: 100,
   callTimeoutMs: 250,
-  warmUpSeconds: 0,
+  warmUpSeconds: 1,
   phases: [
     { name: 'healthy', seconds: 1 },
     { name: 'degraded', seconds: 1 },
@@ -34,12 +34,13 @@ const SHORT: Scenario = {
 };
 
 describe('storm demo run shutdown', () => {
-  it('leaves no socket, listener or timer open once a run has returned, with calls abandoned mid-retry', async () => {
+  it('leaves no socket, listener or timer open once a run has returned, with calls abandoned mid-retry, and counts no warm-up call', async () => {
     const before = networkHandles();
     const timersBefore = timers();
-    const lines: string[] = [];
+    const events: string[] = [];
     const problems: string[] = [];
-    const { summary, extras } = await runOnce('budget off', false, SHORT, { line: (text) => lines.push(text), problem: (text) => problems.push(text) });
+    const output = { line: () => void events.push('second'), problem: (text: string) => void problems.push(text) };
+    const { summary, extras } = await runOnce('budget off', false, SHORT, output, { warmedUp: async () => void events.push('warmed up') });
 
     // At once: the run waited for its handles to close, and reported nothing still open.
     expect(await networkHandlesClosed(before, 0)).toEqual([]);
@@ -49,7 +50,9 @@ describe('storm demo run shutdown', () => {
     expect(summary.dependencyRequests).toBeGreaterThan(summary.calls - (extras.statuses.get('error') ?? 0));
     // Cancelled with their callers, the abandoned calls stopped: the app went quiet before the run ended.
     expect(problems).toEqual([]);
-    expect(lines.length).toBeGreaterThanOrEqual(2);
+    // The warm-up ends before the measured seconds; the run's calls are its own 2 s at 40 calls/s.
+    expect(events.slice(0, 3)).toEqual(['warmed up', 'second', 'second']);
+    expect(summary.calls).toBe(80);
   }, 15_000);
 });
 

@@ -19,7 +19,7 @@ import { table } from './report.js';
 import { runOnce } from './run.js';
 import { FULL, QUICK, totalSeconds } from './scenario.js';
 import { EXIT_CODES, judge, verdictText } from './verdict.js';
-import { DemoTelemetry, difference, otelTable } from './otel-metrics.js';
+import { DemoTelemetry, type OtelTotals, difference, otelTable } from './otel-metrics.js';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { quick: { type: 'boolean' }, json: { type: 'boolean' }, metrics: { type: 'boolean' } }, strict: true });
@@ -43,10 +43,13 @@ async function main(): Promise<void> {
   );
   const otel = values.metrics ? await DemoTelemetry.install() : undefined;
   if (otel !== undefined) console.log(`metrics: ${otel.url} (OpenTelemetry NodeSDK, Prometheus exporter) while the demo runs`);
-  const on = await runOnce('budget on', true, scenario);
-  const otelOn = await otel?.totals();
-  const off = await runOnce('budget off', false, scenario);
-  const otelOff = await otel?.totals();
+  // The SDK's counters are cumulative: each run's share is what it added after its warm-up.
+  let warm: OtelTotals | undefined;
+  const hooks = { warmedUp: async () => void (warm = await otel?.totals()) };
+  const on = await runOnce('budget on', true, scenario, undefined, hooks);
+  const otelOn = otel === undefined ? undefined : difference(await otel.totals(), warm);
+  const off = await runOnce('budget off', false, scenario, undefined, hooks);
+  const otelOff = otel === undefined ? undefined : difference(await otel.totals(), warm);
   await otel?.shutdown();
   clearTimeout(watchdog);
 
@@ -54,7 +57,7 @@ async function main(): Promise<void> {
   console.log(table(on.summary, off.summary, { on: on.extras, off: off.extras }));
   if (otelOn !== undefined && otelOff !== undefined) {
     console.log('');
-    console.log(otelTable(otelOn, difference(otelOff, otelOn), { on: on.summary, off: off.summary }));
+    console.log(otelTable(otelOn, otelOff, { on: on.summary, off: off.summary }));
   }
   const verdict = judge(on.summary, off.summary);
   const load = machineLoad();

@@ -29,13 +29,19 @@ export interface RunOutput {
 
 const CONSOLE: RunOutput = { line: (text) => console.log(text), problem: (text) => console.error(text) };
 
+/** Called between a run's stages. */
+export interface RunHooks {
+  /** After the warm-up, before the measured load (e.g. to read cumulative counters the run should not include). */
+  readonly warmedUp?: () => Promise<void>;
+}
+
 /**
  * One run of the scenario: a fresh dependency and a fresh Nest app (budget on or off), the load
  * driver's whole plan, a printed line per second. Resolves after everything it opened has closed —
  * the driver's sockets, the app and its connections, the dependency and its pending answers — so
  * nothing of one run outlives it.
  */
-export async function runOnce(label: string, budget: boolean, scenario: Scenario, output: RunOutput = CONSOLE): Promise<RunOutcome> {
+export async function runOnce(label: string, budget: boolean, scenario: Scenario, output: RunOutput = CONSOLE, hooks: RunHooks = {}): Promise<RunOutcome> {
   const handlesBefore = networkHandles();
   // The longest the app may still be working once the driver has gone: it cancels with the caller,
   // so this is a backstop for a call that does not.
@@ -65,6 +71,7 @@ export async function runOnce(label: string, budget: boolean, scenario: Scenario
       await dependency.quiet(QUIET_MS, quietBound);
       dependency.forgetCounts();
     }
+    await hooks.warmedUp?.();
     const driver = new LoadDriver({ ...plan, durationMs: totalSeconds(scenario) * 1000 }, timeline);
 
     let machine: MachineReading = { loopDelayP99Ms: 0, loopDelayMaxMs: 0, cpuPerSecond: 0, cpuWaitShare: null };
