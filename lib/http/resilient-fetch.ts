@@ -1,4 +1,4 @@
-import { Ambient, type AttemptContext, GUARDED_PAUSE_MS, type Policy, PolicyConfigError, RateLimitedError, rejectUnknownKeys, reportEvent, sleep } from '../core/index.js';
+import { Ambient, type AttemptContext, GUARDED_PAUSE_MS, HeldCall, type Policy, PolicyConfigError, RateLimitedError, rejectUnknownKeys, reportEvent, sleep } from '../core/index.js';
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
 import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, freshIdempotencyKey, isIdempotentMethod, wantsGeneratedKey } from './idempotency.js';
 import { HostQuota, Quota } from './quota.js';
@@ -181,35 +181,36 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
       return answer;
     };
 
-    const response = await policy.run(attempt, { signal }).catch((error: unknown) => {
+    // A download that may be resumed stays one call for observers until its body is done.
+    const held = resume && method === 'GET' && !headers.has('range') ? new HeldCall() : undefined;
+    const response = await policy.run(attempt, { signal, hold: held }).catch((error: unknown) => {
       // Say why a POST that failed once was not sent again, and how to let it (stop reason `notRepeatable`).
       throw hosts.stoppedAsNotRepeatable(error) && attempts < policy.options.attempts ? new NotRepeatableError(method, url, { cause: error }) : error;
     });
     // The caller owns this answer now: the next attempt (a resume) must not discard it.
     previous = undefined;
     const gap = gapOption ?? policy.options.attemptTimeout;
-    if (resume && method === 'GET' && response.status === 200 && !headers.has('range')) {
+    if (held !== undefined && response.status === 200) {
       return abortableResponse(resumableResponse(response, {
         gap,
         clock,
         signal,
-        // The resume request is the call's next attempt: budget, breaker, backoff and deadline apply.
-        next: (offset, etag, error) => policy.run((ctx) => attempt(ctx, `bytes=${offset}-`, etag), { signal, continuing: { attempts, error, deadlineAt } }),
+        held,
+        // The resume request is the call's next attempt: budget, breaker, backoff and deadline apply,
+        // and observers see it as an attempt of the held call.
+        next: (offset, etag, error) => policy.run((ctx) => attempt(ctx, `bytes=${offset}-`, etag), { signal, hold: held, continuing: { attempts, error, deadlineAt, held } }),
         resumed: () => {
           previous = undefined;
-          streamResumed(policy, attempts);
+          // `streamResumed` (DESIGN §3.12), an event of the held call.
+          held.report({ kind: 'streamResumed', attempt: attempts, verdict: 'Ok' });
         },
       }), signal);
     }
+    held?.end();
     // A buffered body is already read: nothing left for an abort to stop.
     return buffer ? response : abortableResponse(gap === undefined ? response : gapBoundedResponse(response, gap, clock), signal);
   };
   return Object.assign(resilientFetch, { hosts });
-}
-
-/** Tells the policy's observer a download carried on with a 206 (`streamResumed`, DESIGN §3.12). */
-function streamResumed(policy: Policy, attempt: number): void {
-  reportEvent(policy, { kind: 'streamResumed', attempt, verdict: 'Ok' });
 }
 
 /** The fields of a `Request` input that `fetch(url, init)` needs to behave the same. */

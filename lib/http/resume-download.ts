@@ -1,5 +1,5 @@
 import type { ReadableStreamReadResult, UnderlyingSource } from 'node:stream/web';
-import type { Clock } from '../core/index.js';
+import type { Clock, HeldCall } from '../core/index.js';
 import { discard, gapBoundedStream, rewrap } from './response-body.js';
 
 /**
@@ -104,6 +104,11 @@ export interface ResumableOptions {
   readonly next: ContinueDownload;
   /** Told of each 206 appended (for the `streamResumed` event). */
   readonly resumed: (answer: Response) => void;
+  /**
+   * The logical call, held open for its observer while the body is delivered: ended when the body
+   * ends, is cancelled, or fails (with the refusal, when a resume would have spliced).
+   */
+  readonly held: HeldCall;
   /** The caller's signal: a body it aborted is not resumed. */
   readonly signal: AbortSignal | undefined;
 }
@@ -119,9 +124,18 @@ export interface ResumableOptions {
  */
 export function resumableResponse(response: Response, options: ResumableOptions): Response {
   const body = response.body;
-  if (body === null) return response;
-  return rewrap(response, new ReadableStream<Uint8Array>(new ResumableSource(body, validatorOf(response.headers), options), { highWaterMark: 0 }));
+  if (body === null) {
+    options.held.end();
+    return response;
+  }
+  const stream = new ReadableStream<Uint8Array>(new ResumableSource(body, validatorOf(response.headers), options), { highWaterMark: 0 });
+  unread.register(stream, options.held);
+  return rewrap(response, stream);
 }
+
+// A body dropped without being read to its end or cancelled ends its call once collected, so the
+// observer's span and terminal event are never lost (the call stays open while anything can read it).
+const unread = new FinalizationRegistry<HeldCall>((held) => held.end());
 
 class ResumableSource implements UnderlyingSource<Uint8Array> {
   private reader: ReadableStreamDefaultReader<Uint8Array>;
@@ -143,13 +157,23 @@ class ResumableSource implements UnderlyingSource<Uint8Array> {
         result = await this.reader.read();
       } catch (error) {
         if (this.ended) return;
-        // Throws (erroring the caller's stream) when it cannot carry on.
-        this.reader = this.bounded(await this.resume(error));
+        let rest: ReadableStream<Uint8Array>;
+        try {
+          rest = await this.resume(error);
+        } catch (failure) {
+          // The caller's stream errors with it. A refusal to splice fails the call; the policy's own
+          // refusal of the resume already ended it; a caller's abort leaves it as it was accepted.
+          this.options.held.end(failure instanceof ResumeRefusedError ? failure : undefined);
+          throw failure;
+        }
+        this.reader = this.bounded(rest);
         continue;
       }
       if (this.ended) return;
-      if (result.done) controller.close();
-      else {
+      if (result.done) {
+        controller.close();
+        this.options.held.end();
+      } else {
         this.delivered += result.value.byteLength;
         controller.enqueue(result.value);
       }
@@ -159,6 +183,7 @@ class ResumableSource implements UnderlyingSource<Uint8Array> {
 
   cancel(reason: unknown): Promise<void> {
     this.ended = true;
+    this.options.held.end();
     return this.reader.cancel(reason);
   }
 

@@ -6,6 +6,7 @@ import { AmbientCriticality } from '../core/ambient/ambient-criticality.js';
 import { Backoff } from '../core/backoff/backoff.js';
 import { Breaker } from '../core/breaker/breaker-value.js';
 import type { CallEvent } from '../core/execution/events.js';
+import { HeldCall } from '../core/execution/held-call.js';
 import { FakeClock } from '../core/time/fake-clock.js';
 import { Resilience } from '../core/policy/policy.js';
 import { RetryBudget } from '../core/budget/retry-budget.js';
@@ -279,6 +280,23 @@ describe('spans', () => {
     await policy.run(() => 1);
     expect(sdk.spans).toHaveLength(0);
     expect(await sdk.sum(MetricNames.calls)).toBe(1);
+  });
+});
+
+describe('a held call carried on (a resumed download)', () => {
+  it('is one call: one span with both attempts, the retry and the resumption; calls = 1, attempts = 2', async () => {
+    const policy = instrumented('files', { budget: RetryBudget.none });
+    const held = new HeldCall();
+    await policy.run(() => 'first part', { hold: held });
+    expect(sdk.spans).toHaveLength(0);
+    await policy.run(() => 'rest', { hold: held, continuing: { attempts: 1, error: new TransientError('body broke'), deadlineAt: Infinity, held } });
+    held.report({ kind: 'streamResumed', attempt: 2, verdict: 'Ok' });
+    expect(sdk.spans).toHaveLength(0);
+    held.end();
+    expect(sdk.spans.map((s) => [s.name, s.events.map((e) => e.name), s.attributes[A.attempt], s.attributes[A.reason]])).toEqual([
+      ['nresilience files', ['attempt', 'retrying', 'attempt', 'streamResumed'], 2, 'succeeded'],
+    ]);
+    expect([await sdk.sum(MetricNames.calls), await sdk.sum(MetricNames.attempts), await sdk.sum(MetricNames.streamResumed)]).toEqual([1, 2, 1]);
   });
 });
 

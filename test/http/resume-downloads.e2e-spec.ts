@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Resilience, RetryBudget } from '../../lib/core/index.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { type CallEvent, Resilience, RetryBudget } from '../../lib/core/index.js';
 import { createResilientFetch, ResumeRefusedError, type ResilientFetchOptions } from '../../lib/http/index.js';
 import { loopbackServers, reset } from '../support/loopback-server.js';
 import { type PolicyChanges, jumpingPolicy } from '../support/jumping-policy.js';
@@ -84,14 +86,14 @@ describe('resumeDownloads: a body that breaks after bytes were delivered carries
       [undefined, undefined],
       ['bytes=4000-', '"v1"'],
     ]);
-    // The resume is attempt 2 of the call: after the backoff, with the retry's events.
+    // The resume is attempt 2 of the call: after the backoff, with the retry's events; the one
+    // terminal event comes when the body is done.
     expect(events.map((e) => [e.kind, e.attempt, e.verdict, e.delay])).toEqual([
       ['attempt', 1, 'Ok', 0],
-      ['succeeded', 1, 'Ok', 0],
       ['retrying', 1, 'Transient', 50],
       ['attempt', 2, 'Ok', 0],
-      ['succeeded', 2, 'Ok', 0],
       ['streamResumed', 2, 'Ok', 0],
+      ['succeeded', 2, 'Ok', 0],
     ]);
   });
 
@@ -239,6 +241,85 @@ describe('a resume is an attempt of the same call', () => {
     });
     expect([(error as Error).name, (error as { reason?: string }).reason]).toEqual(['CallRejectedError', 'BudgetExhausted']);
     expect(server.seen).toHaveLength(1);
+  });
+});
+
+describe('a resumed download is one call for observers', () => {
+  /** {@link setup} with an observer recording call starts and ends beside each event's call state. */
+  function observedSetup(changes: PolicyChanges = {}) {
+    const { clock, events, policy } = jumpingPolicy('files', changes);
+    const log: string[] = [];
+    let calls = 0;
+    const observed = policy.withListener({
+      callStarted: () => ({ call: ++calls }),
+      event: (event: CallEvent, state: unknown) => log.push(`${event.kind} #${event.attempt} call ${(state as { call?: number } | undefined)?.call}`),
+      callEnded: (state: unknown, terminal: CallEvent) => log.push(`ended call ${(state as { call: number }).call}: ${terminal.reason} after ${terminal.attempt} attempts, ${terminal.duration} ms`),
+    });
+    return { clock, events, log, http: createResilientFetch({ policy: observed, resumeDownloads: true }) };
+  }
+
+  it('one call start, the resume as attempt 2 of it, one terminal event when the body is done', async () => {
+    const { server, breakBody } = await fileServer('reset');
+    const { log, http } = observedSetup();
+    const response = await http(`${server.url}/file.bin`);
+    // Headers are in, the body is not: the call is still open.
+    expect(log).toEqual(['attempt #1 call 1']);
+    const { bytes } = await read(response, breakBody);
+    expect(bytes.equals(CONTENT)).toBe(true);
+    expect(log).toEqual([
+      'attempt #1 call 1',
+      'retrying #1 call 1',
+      'attempt #2 call 1',
+      'streamResumed #2 call 1',
+      'succeeded #2 call 1',
+      // 50 ms: the backoff before the resume, on the policy's clock.
+      'ended call 1: succeeded after 2 attempts, 50 ms',
+    ]);
+  });
+
+  it('a refused resume ends the call failed (permanent, ResumeRefusedError); a body read without a break ends it succeeded', async () => {
+    const { server, breakBody } = await fileServer('close', { first: { etag: 'W/"v1"' } });
+    const { events, log, http } = observedSetup();
+    const { error } = await read(await http(`${server.url}/file.bin`), breakBody);
+    expect(error).toBeInstanceOf(ResumeRefusedError);
+    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.verdict, e.error])).toEqual([['failed', 'permanent', 'Permanent', 'ResumeRefusedError']]);
+    expect(log.at(-1)).toBe('ended call 1: permanent after 1 attempts, 0 ms');
+    const whole = await serve((_n, _req, res) => {
+      res.writeHead(200, { etag: '"v1"', 'accept-ranges': 'bytes', 'content-length': 5 });
+      res.end('12345');
+    });
+    log.length = 0;
+    expect(await (await http(`${whole.url}/small.bin`)).text()).toBe('12345');
+    expect(log).toEqual(['attempt #1 call 2', 'succeeded #1 call 2', 'ended call 2: succeeded after 1 attempts, 0 ms']);
+  });
+
+  it('a body cancelled by the caller ends the call as it was accepted; no attempt left ends it with what broke the body', async () => {
+    const { server, breakBody } = await fileServer('close');
+    const { log, http } = observedSetup({ attempts: 1 });
+    const cancelled = await http(`${server.url}/file.bin`);
+    await cancelled.body!.cancel();
+    expect(log).toEqual(['attempt #1 call 1', 'succeeded #1 call 1', 'ended call 1: succeeded after 1 attempts, 0 ms']);
+    log.length = 0;
+    const { error } = await read(await http(`${server.url}/file.bin`), breakBody);
+    expect((error as Error).name).toBe('TypeError');
+    expect(log).toEqual(['attempt #1 call 2', 'failed #1 call 2', 'ended call 2: attemptsExhausted after 1 attempts, 0 ms']);
+  });
+});
+
+describe('a resumed download whose body is never read', () => {
+  it('ends its call when the response is collected, so the call is never lost to its observer', async () => {
+    // The test process has no --expose-gc: turn it on and take gc from a fresh context.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const { server } = await fileServer('stall');
+    const { events, http } = setup();
+    await http(`${server.url}/file.bin`);
+    expect(events.filter((e) => e.isTerminal)).toEqual([]);
+    for (let round = 0; round < 20 && !events.some((e) => e.isTerminal); round++) {
+      gc();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.attempt])).toEqual([['succeeded', 1]]);
   });
 });
 

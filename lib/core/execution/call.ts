@@ -9,6 +9,8 @@ import type { Clock } from '../time/clock.js';
 import type { AttemptContext } from './attempt-context.js';
 import type { CallLog } from './call-result.js';
 import { CallEvent, type CallEventInit, type CallEventKind, type StopReason } from './events.js';
+import { errorName } from './error-name.js';
+import type { HeldCall } from './held-call.js';
 import { type CallObserver, ended, tell } from './observer.js';
 import { recordStop } from './stop-reasons.js';
 
@@ -101,6 +103,8 @@ export class Call<T> {
     deadlineAt?: number,
     /** What the observer's `callStarted` returned for this call. */
     readonly state?: unknown,
+    /** Where a success's terminal event is held instead of told (`RunOptions.hold`). */
+    readonly hold?: HeldCall,
   ) {
     const o = policy.options;
     this.options = o;
@@ -111,8 +115,9 @@ export class Call<T> {
     const carried = deadlineAt !== undefined && deadlineAt !== Infinity;
     this.reported = o.onEvent !== undefined || log !== undefined;
     if (carried) {
-      // A continuation keeps the deadline of the call it carries on; an ambient one is already in it.
-      this.start = o.clock.now();
+      // A continuation keeps the deadline of the call it carries on (an ambient one is already in
+      // it), and the start of a held call it carries on.
+      this.start = start ?? o.clock.now();
       this.deadline = o.deadline ?? Math.max(0, deadlineAt - this.start);
       this.callTimed = true;
       this.deadlineAt = deadlineAt;
@@ -150,7 +155,9 @@ export class Call<T> {
       if (this.listener !== undefined) {
         const kind: CallEventKind = succeeded ? 'succeeded' : this.refusal !== undefined && reason !== 'cancelled' ? 'rejected' : 'failed';
         const init: CallEventInit = { kind, policy: this.options.name, attempt: this.attempts, verdict: this.verdict?.kind, error: succeeded ? undefined : errorName(this.error), duration, reason, isTerminal: true };
-        ended(this.listener, this.state, CallEvent.of(init, this.policy.dependency));
+        const terminal = CallEvent.of(init, this.policy.dependency);
+        if (succeeded && this.hold !== undefined) this.hold.hold(this.listener, this.state, this.clock, this.start, terminal);
+        else ended(this.listener, this.state, terminal);
       }
     }
     if (!succeeded && this.threw) {
@@ -186,11 +193,4 @@ export function stopForDrain<T>(call: Call<T>): Step {
     call.emit({ kind: 'draining', policy: call.options.name, attempt: call.attempts, verdict: call.verdict?.kind, error: errorName(call.error), duration: call.duration });
   }
   return Step.Stop;
-}
-
-/** What an event names an error by: its `name`, or its `typeof` when it is not an `Error`. */
-export function errorName(error: unknown): string | undefined {
-  if (error === undefined) return undefined;
-  if (error instanceof Error) return error.name;
-  return typeof error;
 }

@@ -9,6 +9,7 @@ import { Jitter } from '../backoff/jitter.js';
 import { Resilience } from '../policy/policy.js';
 import { RetryBudget } from '../budget/retry-budget.js';
 import { Verdict } from '../classification/verdict.js';
+import { HeldCall } from './held-call.js';
 
 class Pushback extends Error {
   constructor(readonly ms: number) {
@@ -165,5 +166,94 @@ describe('carrying on a call (RunOptions.continuing)', () => {
     const result = policy.tryRun(() => ++ran, { continuing: { attempts: 2, error: broke, deadlineAt: '5' as unknown as number } });
     await expect(result).rejects.toThrow('continuing.deadlineAt: "5" is invalid: must be a clock reading in ms, or Infinity for no deadline');
     expect(ran).toBe(0);
+  });
+});
+
+describe('holding a call open for its observer (RunOptions.hold, continuing.held)', () => {
+  class Broke extends Error {
+    override name = 'Broke';
+  }
+  const broke = new Broke('body broke');
+
+  /** A policy whose observer records call starts and ends beside the events. */
+  function observed(extra: Parameters<typeof Resilience.default.with>[0] = {}) {
+    const clock = new FakeClock();
+    const log: string[] = [];
+    const policy = Resilience.default
+      .with({ clock, budget: RetryBudget.none, backoff: Backoff.constant(100), ...extra })
+      .withListener({
+        callStarted: () => (log.push('start'), { id: log.length }),
+        event: (event: CallEvent, state: unknown) => log.push(`${String(event)} state=${(state as { id?: number } | undefined)?.id}`),
+        callEnded: (state: unknown) => log.push(`end state=${(state as { id: number }).id}`),
+      });
+    return { clock, log, policy };
+  }
+
+  it('holds a success until end(): the terminal event and the call end come then, once', async () => {
+    const { clock, log, policy } = observed();
+    const held = new HeldCall();
+    expect(await policy.run(() => 'body', { hold: held })).toBe('body');
+    expect([log, held.open]).toEqual([['start', '[] Attempt #1 Ok (0ms) state=1'], true]);
+    await clock.advance(40);
+    held.end();
+    held.end();
+    expect(log.slice(2)).toEqual(['[] Succeeded #1 (0ms) state=1', 'end state=1']);
+    expect(held.open).toBe(false);
+  });
+
+  it('a run carrying the held call on is observed as that call: no new start, attempts numbered on, one terminal event', async () => {
+    const { clock, log, policy } = observed();
+    const held = new HeldCall();
+    await policy.run(() => 'first part', { hold: held });
+    await clock.advance(250);
+    const rest = policy.run(() => 'rest', { hold: held, continuing: { attempts: 1, error: broke, deadlineAt: Infinity, held } });
+    await clock.advance(100);
+    expect(await rest).toBe('rest');
+    held.report({ kind: 'streamResumed', attempt: 2, verdict: 'Ok' });
+    held.end();
+    expect(log).toEqual([
+      'start',
+      '[] Attempt #1 Ok (0ms) state=1',
+      '[] Retrying #1 Transient (0ms) +100ms Broke state=1',
+      '[] Attempt #2 Ok (0ms) state=1',
+      '[] StreamResumed #2 Ok (0ms) state=1',
+      // Its duration counts from the call's start: 250 ms of delivery, then the 100 ms backoff.
+      '[] Succeeded #2 (350ms) state=1',
+      'end state=1',
+    ]);
+  });
+
+  it('a carried-on run that fails tells the one terminal event at once, and end() then does nothing', async () => {
+    const { log, policy } = observed({ attempts: 2 });
+    const held = new HeldCall();
+    await policy.run(() => 'first part', { hold: held });
+    const exhausted = await policy.tryRun(() => 'never', { hold: held, continuing: { attempts: 2, error: broke, deadlineAt: Infinity, held } });
+    held.end();
+    expect([exhausted.reason, exhausted.error]).toEqual(['attemptsExhausted', broke]);
+    expect(log).toEqual(['start', '[] Attempt #1 Ok (0ms) state=1', '[] Failed #2 Transient (0ms) attemptsExhausted Broke state=1', 'end state=1']);
+  });
+
+  it('end(error) ends a held success as failed, permanent, with that error and the time until now', async () => {
+    const { clock, log, policy } = observed();
+    const held = new HeldCall();
+    await policy.run(() => 'first part', { hold: held });
+    await clock.advance(70);
+    held.end(broke);
+    expect(log.slice(2)).toEqual(['[] Failed #1 Permanent (70ms) permanent Broke state=1', 'end state=1']);
+  });
+
+  it('a call that does not succeed is told as usual and holds nothing', async () => {
+    const { log, policy } = observed({ attempts: 1 });
+    const held = new HeldCall();
+    await policy.tryRun(() => Promise.reject(broke), { hold: held });
+    expect([held.open, log.at(-1)]).toEqual([false, 'end state=1']);
+  });
+
+  it('rejects a hold or held that is not a HeldCall, by field', () => {
+    const { policy } = observed();
+    expect(() => policy.run(() => 1, { hold: {} as HeldCall })).toThrow('hold: {} is invalid: must be a HeldCall (new HeldCall())');
+    expect(() => policy.run(() => 1, { continuing: { attempts: 1, error: broke, deadlineAt: Infinity, held: {} as HeldCall } })).toThrow(
+      'continuing.held: {} is invalid: must be the HeldCall the carried call was run with (RunOptions.hold)',
+    );
   });
 });

@@ -2,6 +2,7 @@ import { Ambient } from '../ambient/ambient-context.js';
 import { Verdict } from '../classification/verdict.js';
 import type { ExecutablePolicy } from '../policy/policy-options.js';
 import { Call, type Work } from './call.js';
+import type { HeldCall } from './held-call.js';
 import type { CallLog } from './call-result.js';
 import { direct, firstAttempt, firstThen, firstTimed } from './first-attempt.js';
 import { loop, settled } from './loop.js';
@@ -23,8 +24,8 @@ export { GUARDED_PAUSE_MS } from './loop.js';
  * there is one. A log, an ambient deadline, a cap on attempts, a breaker that is not closed or a
  * zero deadline go through the loop from the start.
  */
-export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts?: number, continuing?: CallContinuation): Promise<T> {
-  if (continuing !== undefined) return carryOn(policy, work, signal, log, attempts, continuing);
+export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts?: number, continuing?: CallContinuation, hold?: HeldCall): Promise<T> {
+  if (continuing !== undefined) return carryOn(policy, work, signal, log, attempts, continuing, hold);
   const o = policy.options;
   const capped = attempts !== undefined && attempts < o.attempts;
   // The budget's denominator counts logical calls, once each (a token bucket ignores it).
@@ -32,7 +33,7 @@ export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: Abor
   const observer = o.onEvent;
   // The call starts for its observer before anything else is decided (a span opens here).
   const state = observer === undefined ? undefined : started(observer, policy);
-  if (log === undefined && !o.useAmbientDeadline && !capped && signal?.aborted !== true) {
+  if (log === undefined && hold === undefined && !o.useAmbientDeadline && !capped && signal?.aborted !== true) {
     const breaker = policy.breaker();
     if (observer === undefined && o.deadline === undefined && o.attemptTimeout === undefined && breaker === undefined) {
       if (signal !== undefined || !o.classifier.valuesAreOk) return firstAttempt(policy, work, signal);
@@ -42,7 +43,7 @@ export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: Abor
     // A closed breaker admits without a decision to undo; a zero deadline is the loop's to refuse.
     if ((breaker === undefined || breaker.closed) && !(o.deadline! <= 0)) return firstTimed(policy, work, signal, breaker, state);
   }
-  const call = new Call(policy, work, signal, log, capped ? attempts : o.attempts, undefined, undefined, state);
+  const call = new Call(policy, work, signal, log, capped ? attempts : o.attempts, undefined, undefined, state, hold);
   if (signal?.aborted) {
     call.fail('cancelled', signal.reason);
     return settled(call);
@@ -69,13 +70,21 @@ export interface CallContinuation {
   readonly error: unknown;
   /** Clock reading (the policy's clock, ms) at which the call's deadline passes; `Infinity` for none. */
   readonly deadlineAt: number;
+  /**
+   * The call carried on, when its success was held (`RunOptions.hold`): the continuation is observed
+   * as that call — its observer state (its span), its start — rather than as a call of its own, so
+   * the logical call has one terminal event. Without it (or with nothing held) the continuation is
+   * observed as a call of its own.
+   */
+  readonly held?: HeldCall;
 }
 
-function carryOn<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts: number | undefined, continuing: CallContinuation): Promise<T> {
+function carryOn<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts: number | undefined, continuing: CallContinuation, hold: HeldCall | undefined): Promise<T> {
   const o = policy.options;
-  // A continuation is observed as a call of its own (a span of its own), ended by its terminal event.
-  const state = o.onEvent === undefined ? undefined : started(o.onEvent, policy);
-  const call = new Call(policy, work, signal, log, attempts !== undefined && attempts < o.attempts ? attempts : o.attempts, undefined, continuing.deadlineAt, state);
+  // Observed as the held call it carries on (its span, its start), else as a call of its own.
+  const carried = continuing.held?.carry();
+  const state = carried !== undefined ? carried.state : o.onEvent === undefined ? undefined : started(o.onEvent, policy);
+  const call = new Call(policy, work, signal, log, attempts !== undefined && attempts < o.attempts ? attempts : o.attempts, carried?.start, continuing.deadlineAt, state, hold);
   call.attempts = continuing.attempts;
   call.verdict = Verdict.transient;
   call.error = continuing.error;

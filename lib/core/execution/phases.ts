@@ -4,7 +4,8 @@ import type { ClassifyContext } from '../classification/classifier.js';
 import { Verdict, isRetryable } from '../classification/verdict.js';
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors.js';
 import { Attempt } from './attempt-context.js';
-import { type Call, Step, errorName, stopForDrain } from './call.js';
+import { type Call, Step, stopForDrain } from './call.js';
+import { errorName } from './error-name.js';
 
 // The executor's phases (DESIGN §3.2): plain synchronous functions over one call's state, called in
 // order by the loop in executor.ts — retry decision (not before the first attempt), admission, the

@@ -6,6 +6,7 @@ import { Breaker } from '../breaker/breaker-value.js';
 import { checkDeadlineFits, checkListenerReplaced } from '../diagnostics/policy-checks.js';
 import type { DependencyLabel } from '../execution/events.js';
 import { type CallContinuation, type Work, execute } from '../execution/executor.js';
+import { HeldCall } from '../execution/held-call.js';
 import { type CallEventSink, breakerTransitionReporter, composeObservers } from '../execution/observer.js';
 import { DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
@@ -28,9 +29,16 @@ export interface RunOptions {
    * Carries on a logical call made earlier whose accepted value broke afterwards (a download whose
    * body broke mid-way): its next attempt is a retry of that call — budget, breaker, backoff and the
    * original deadline apply, attempts count on from those already made, and the call is not counted
-   * twice. Each run reports its own terminal event. See {@link CallContinuation}.
+   * twice. Each run reports its own terminal event, unless `continuing.held` names the held call it
+   * carries on (then the logical call reports one). See {@link CallContinuation}.
    */
   continuing?: CallContinuation;
+  /**
+   * Holds the call's end for its observer when it succeeds: its terminal event (and the end of its
+   * span) wait in `hold` until `hold.end()`, so a value still being delivered — a download that may be
+   * resumed with `continuing: { …, held: hold }` — is observed as one call. See {@link HeldCall}.
+   */
+  hold?: HeldCall;
 }
 
 /**
@@ -121,7 +129,8 @@ export class Policy implements ExecutablePolicy {
     if (attempts !== undefined) checkValue(ATTEMPTS_RULE, 'attempts', attempts);
     const continuing = options?.continuing;
     if (continuing !== undefined) checkContinuation(continuing);
-    return execute(this, work as Work<T>, options?.signal, undefined, attempts, continuing);
+    const hold = checkHold(options?.hold);
+    return execute(this, work as Work<T>, options?.signal, undefined, attempts, continuing, hold);
   }
 
   /**
@@ -133,9 +142,10 @@ export class Policy implements ExecutablePolicy {
     if (attempts !== undefined) checkValue(ATTEMPTS_RULE, 'attempts', attempts);
     const continuing = options?.continuing;
     if (continuing !== undefined) checkContinuation(continuing);
+    const hold = checkHold(options?.hold);
     const log = new CallLog();
     try {
-      const value = await execute(this, work as Work<T>, options?.signal, log, attempts, continuing);
+      const value = await execute(this, work as Work<T>, options?.signal, log, attempts, continuing, hold);
       return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration };
     } catch (error) {
       return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration };
@@ -143,10 +153,17 @@ export class Policy implements ExecutablePolicy {
   }
 }
 
+function checkHold(hold: HeldCall | undefined): HeldCall | undefined {
+  if (hold !== undefined && !(hold instanceof HeldCall)) throw new PolicyConfigError('hold', hold, 'must be a HeldCall (new HeldCall())');
+  return hold;
+}
+
 function checkContinuation(continuing: CallContinuation): void {
   if (typeof continuing !== 'object' || continuing === null) throw new PolicyConfigError('continuing', continuing, 'must be { attempts, error, deadlineAt }');
   checkValue(CONTINUATION_RULES.attempts, 'continuing.attempts', continuing.attempts);
   checkValue(CONTINUATION_RULES.deadlineAt, 'continuing.deadlineAt', continuing.deadlineAt);
+  const held = continuing.held;
+  if (held !== undefined && !(held instanceof HeldCall)) throw new PolicyConfigError('continuing.held', held, 'must be the HeldCall the carried call was run with (RunOptions.hold)');
 }
 
 /** Ready-made policies (DESIGN §3.1), and the single-shot scope. */
