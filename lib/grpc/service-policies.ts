@@ -39,6 +39,8 @@ export class ServicePolicies {
   for(key: string): Policy {
     const template = typeof this.source === 'function' ? this.source() : this.source;
     if (template !== this.template || this.scope === undefined) {
+      // The services of the old settings run no more calls: let their observers drop them.
+      this.scope?.clear();
       const own = template.options.classifier;
       const classifier = this.classifier ?? (own === Classifier.default || own === Classifier.http ? Classifier.grpc : own === Classifier.grpc ? undefined : own.with(grpcStatusRule));
       this.scope = new PolicyScope<string>(template, {

@@ -82,7 +82,7 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
     ).catch((error: unknown) => {
       // As the resilient fetch: a POST that failed once without an answer says why it was not sent
       // again; a failed answer (a 5xx) is the usual axios error, as fetch returns the Response.
-      if (!hosts.stoppedAsNotRepeatable(error) || attempts >= policy.options.attempts || (error as { response?: unknown }).response !== undefined) throw error;
+      if (!hosts.stoppedAsNotRepeatable(error) || attempts >= policy.options.attempts || isFailedAnswer(config, error)) throw error;
       throw new AxiosNotRepeatableError(method, instance.getUri(config), error);
     });
   };
@@ -110,7 +110,10 @@ export class AxiosNotRepeatableError extends NotRepeatableError {
   readonly config: InternalAxiosRequestConfig | undefined;
   /** The transport's request object (a `ClientRequest`), when the failure was an `AxiosError`. */
   readonly request: unknown;
-  /** Always `undefined`: the request got no answer (a failed answer is the usual axios error). */
+  /**
+   * Always `undefined`: the request got no answer, or its body broke after the headers (the cause
+   * then carries them); a failed answer is the usual axios error.
+   */
   readonly response: undefined = undefined;
 
   /**
@@ -141,6 +144,18 @@ interface AxiosErrorLike {
   readonly config?: InternalAxiosRequestConfig;
   readonly request?: unknown;
   readonly toJSON?: () => object;
+}
+
+/**
+ * Whether `error` is a failed answer: axios rejected the response for its status (`validateStatus`,
+ * as axios's `settle` does), rather than for what broke after the headers (a body aborted mid-way,
+ * which axios 1.21 rejects with the response attached: axios/axios#10708).
+ */
+function isFailedAnswer(config: InternalAxiosRequestConfig, error: unknown): boolean {
+  const status = (error as { response?: { status?: unknown } } | undefined)?.response?.status;
+  if (typeof status !== 'number') return false;
+  const validate = config.validateStatus;
+  return typeof validate === 'function' && status !== 0 && !validate(status);
 }
 
 /** axios's own test (`isAxiosError`), without loading axios. */

@@ -84,6 +84,8 @@ export class HostPolicies {
   for(origin: string): Policy {
     const current = this.source instanceof Policy ? this.source : this.source.current;
     if (current !== this.template || this.scope === undefined) {
+      // The hosts of the old settings run no more calls: let their observers drop them.
+      this.scope?.clear();
       this.template = current;
       const classifier = this.classifierFor(current.options.classifier);
       this.scope = new PolicyScope<string>(current, { maximumKeys: this.maximumHosts, shape: (_origin, policy) => policy.with({ classifier }), label: hostLabel });

@@ -81,7 +81,8 @@ const defaultWallClock = (): number => performance.timeOrigin + performance.now(
  *   `bufferResponses` reads the body inside the attempt; otherwise reads are bounded by a gap timer
  *   (`AttemptStalledError` naming the bytes received); `resumeDownloads` carries a broken or stalled
  *   GET body on with `Range` + `If-Range` as the call's next attempt, appending only a 206 that starts
- *   where delivery stopped (`ResumeRefusedError` otherwise).
+ *   where delivery stopped (`ResumeRefusedError` otherwise); such a download is one call for
+ *   observers (one span, one terminal event once its body is done: core `HeldCall`).
  * - **Headers stamped**: `X-NResilience-Retrying: 1` on the first attempt of a call that may retry
  *   (the nested-retry marker; retries do not carry it, as in gRPC); on every attempt the remaining
  *   time (`X-NResilience-Remaining-Ms`, whole ms: the lower of the attempt's bound and the inbound

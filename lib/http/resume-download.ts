@@ -120,7 +120,8 @@ export interface ResumableOptions {
  * 206 of the same `ETag` whose `Content-Range` starts exactly at the bytes delivered and runs to the
  * end of the first answer's length. Anything else fails the read with {@link ResumeRefusedError}
  * rather than splice; a resume the policy refuses (no attempt left, budget, breaker, deadline) fails
- * it with the call's own error.
+ * it with the call's own error. The call stays open for its observer (`options.held`) until the body
+ * ends, is cancelled or fails, or the response is garbage-collected unread.
  */
 export function resumableResponse(response: Response, options: ResumableOptions): Response {
   const body = response.body;

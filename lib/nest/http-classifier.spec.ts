@@ -69,6 +69,15 @@ describe('Classifier.http', () => {
     expect(error(Object.assign(new Error('x'), { status: 503, headers: { 'retry-after': '1' } }))).toEqual({ kind: 'Throttled', retryAfter: 1000 });
   });
 
+  it('never judges a thrown error Ok: a 3xx the client rejected is an answer, a 2xx (a body broken after the headers) falls to the default rules', () => {
+    expect(error(axiosError(304))).toBe(Verdict.permanent);
+    expect(error(axiosError(302))).toBe(Verdict.permanent);
+    // axios rejects a body aborted mid-way with the 200 response attached.
+    expect(error(axiosError(200))).toBe(Verdict.transient);
+    expect(error(Object.assign(new TypeError('terminated'), { status: 200 }))).toBe(Verdict.permanent);
+    expect(value(response(200))).toBe(Verdict.ok);
+  });
+
   it('leaves what carries no status to the default rules: network errors Transient, bugs Permanent', () => {
     const fetchFailed = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
     expect(error(fetchFailed)).toBe(Verdict.transient);

@@ -17,6 +17,7 @@ export {
   type LoggingOptions,
   type LoggingProfile,
   LogSampling,
+  MAXIMUM_REPEAT_WINDOWS,
   REPEAT_WINDOW_MS,
   type ResilienceLogger,
   type ResilienceLogLevel,

@@ -4,7 +4,7 @@ import { CallEvent } from '../core/execution/events.js';
 import { FakeClock } from '../core/time/fake-clock.js';
 import { type Policy, Resilience } from '../core/policy/policy.js';
 import { RetryBudget } from '../core/budget/retry-budget.js';
-import { INCIDENT_WINDOW_MS, LoggingListener, LogSampling, REPEAT_WINDOW_MS, type ResilienceLogLevel, type ResilienceLogger, withLogging } from './logging-listener.js';
+import { INCIDENT_WINDOW_MS, LoggingListener, LogSampling, MAXIMUM_REPEAT_WINDOWS, REPEAT_WINDOW_MS, type ResilienceLogLevel, type ResilienceLogger, withLogging } from './logging-listener.js';
 
 /** A logger that keeps `level message` lines; levels below `minimum` are reported as disabled. */
 class RecordingLogger implements ResilienceLogger {
@@ -204,6 +204,44 @@ describe('flood control', () => {
       'log [payments] Breaker closed',
       'debug [payments] Breaker opened for 30000ms',
     ]);
+  });
+
+  it('keyed instances: flood control per host, so one flapping host never silences another; the record names the host', async () => {
+    const clock = new FakeClock();
+    const logger = new RecordingLogger();
+    const listener = new LoggingListener(logger, clock);
+    const opened = (host: string) => new CallEvent('breakerOpened', 'storefront', 0, undefined, undefined, 0, 1000, undefined, false, { host });
+    listener.record(opened('flappy.example'));
+    listener.record(opened('flappy.example'));
+    listener.record(opened('steady.example'));
+    listener.record(opened('flappy.example'));
+    expect(logger.take()).toEqual([
+      'warn [storefront] Breaker opened for 1000ms (host flappy.example)',
+      'debug [storefront] Breaker opened for 1000ms (host flappy.example)',
+      'warn [storefront] Breaker opened for 1000ms (host steady.example)',
+      'debug [storefront] Breaker opened for 1000ms (host flappy.example)',
+    ]);
+    await clock.advance(REPEAT_WINDOW_MS);
+    listener.record(opened('flappy.example'));
+    expect(logger.take()).toEqual(['warn [storefront] Breaker opened for 1000ms (host flappy.example) (2 similar records logged at debug since the previous warning)']);
+  });
+
+  it(`keeps at most ${MAXIMUM_REPEAT_WINDOWS} repeat windows per policy, whatever the hosts: a window over goes first, else the oldest`, async () => {
+    const clock = new FakeClock();
+    const logger = new RecordingLogger();
+    const listener = new LoggingListener(logger, clock);
+    const opened = (host: string) => new CallEvent('breakerOpened', 'cdn', 0, undefined, undefined, 0, 0, undefined, false, { host });
+    for (let i = 0; i < MAXIMUM_REPEAT_WINDOWS; i++) listener.record(opened(`edge-${i}.example`));
+    // Every window still open: a new host takes the place of the oldest, edge-0 ...
+    listener.record(opened('late.example'));
+    expect(logger.take().filter((line) => line.startsWith('warn'))).toHaveLength(MAXIMUM_REPEAT_WINDOWS + 1);
+    // ... which then warns again inside its 30 s, while edge-1's window still holds.
+    listener.record(opened('edge-1.example'));
+    listener.record(opened('edge-0.example'));
+    expect(logger.take()).toEqual(['debug [cdn] Breaker opened (host edge-1.example)', 'warn [cdn] Breaker opened (host edge-0.example)']);
+    // A thousand more hosts later the state is still bounded.
+    for (let i = 0; i < 1000; i++) listener.record(opened(`more-${i}.example`));
+    expect((listener as unknown as { states: Map<string, { repeats: Map<string, unknown> }> }).states.get('cdn')!.repeats.size).toBe(MAXIMUM_REPEAT_WINDOWS);
   });
 });
 

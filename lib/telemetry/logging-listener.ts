@@ -96,6 +96,15 @@ export const REPEAT_WINDOW_MS = 30_000;
 /** Default time after an incident during which every record is kept, ms. */
 export const INCIDENT_WINDOW_MS = 60_000;
 
+/**
+ * Most repeat windows one policy's flood control keeps, one per (host or service, reason): a keyed
+ * policy (the HTTP client's per-origin instances) warns per host, so one flapping host never
+ * silences another, and hosts that come and go cannot grow the state without bound. Beyond it, a
+ * window already over goes first, else the one opened longest ago (that key may then warn again
+ * before its 30 s are up).
+ */
+export const MAXIMUM_REPEAT_WINDOWS = 256;
+
 interface Repeat {
   /** Warnings for this reason are demoted until then. */
   until: number;
@@ -103,7 +112,7 @@ interface Repeat {
   demoted: number;
 }
 
-/** Per-policy state: sampling count, incident window, repeat windows by reason. */
+/** Per-policy state: sampling count, incident window, repeat windows by host or service and reason. */
 class PolicyLogState {
   traffic = 0;
   incidentUntil = -Infinity;
@@ -119,9 +128,11 @@ class PolicyLogState {
  *   `verbose` profile, at `log`, subject to sampling while healthy. The `default` profile writes none,
  *   so a healthy service is quiet whatever its logger levels.
  * - Incidents (`warn`): breaker opened, budget exhausted, dependency unavailable (refusals), nested
- *   retry, stall (`AttemptStalledError`), quota refusal, saturation. Flood control: per policy and
- *   reason, the first record warns and opens a repeat window (30 s); repeats inside it are written at
- *   `debug` and counted; the next warning after the window carries the count. Nothing is dropped.
+ *   retry, stall (`AttemptStalledError`), quota refusal, saturation. Flood control: per policy,
+ *   dependency (the host or service of a keyed instance) and reason, the first record warns and
+ *   opens a repeat window (30 s); repeats inside it are written at `debug` and counted; the next
+ *   warning after the window carries the count. Nothing is dropped. At most
+ *   {@link MAXIMUM_REPEAT_WINDOWS} windows per policy are kept.
  *   Every incident record (demoted or not) suspends sampling for the incident window (60 s).
  * - Breaker state: half-open at `debug`, closed (recovered) at `log`.
  *
@@ -214,10 +225,13 @@ export class LoggingListener implements CallObserver<undefined> {
   private incident(state: PolicyLogState, event: CallEvent, reason: string): void {
     const now = this.clock.now();
     state.incidentUntil = now + this.incidentWindow;
-    let repeat = state.repeats.get(reason);
+    const key = repeatKey(event, reason);
+    const repeats = state.repeats;
+    let repeat = repeats.get(key);
     if (repeat === undefined) {
+      if (repeats.size >= MAXIMUM_REPEAT_WINDOWS) dropOne(repeats, now);
       repeat = { until: -Infinity, demoted: 0 };
-      state.repeats.set(reason, repeat);
+      repeats.set(key, repeat);
     }
     if (now < repeat.until) {
       repeat.demoted++;
@@ -227,6 +241,9 @@ export class LoggingListener implements CallObserver<undefined> {
     const demoted = repeat.demoted;
     repeat.until = now + this.repeatWindow;
     repeat.demoted = 0;
+    // Kept in the order windows opened, so the oldest is the first one found.
+    repeats.delete(key);
+    repeats.set(key, repeat);
     this.write('warn', event, demoted > 0 ? ` (${demoted} similar ${demoted === 1 ? 'record' : 'records'} logged at debug since the previous warning)` : '');
   }
 
@@ -247,8 +264,15 @@ export class LoggingListener implements CallObserver<undefined> {
   }
 }
 
-/** The text of a record: `event.toString()`, with breaker transitions spelled out. */
+/**
+ * The text of a record: `event.toString()`, with breaker transitions spelled out, and the host or
+ * service of a keyed instance last (`[payments] Breaker opened for 1000ms (host pay.example.com)`).
+ */
 export function describeEvent(event: CallEvent): string {
+  return describeKind(event) + describeDependency(event);
+}
+
+function describeKind(event: CallEvent): string {
   switch (event.kind) {
     case 'breakerOpened':
       return event.delay > 0 ? `[${event.policy}] Breaker opened for ${Math.round(event.delay)}ms` : `[${event.policy}] Breaker opened`;
@@ -259,6 +283,30 @@ export function describeEvent(event: CallEvent): string {
     default:
       return event.toString();
   }
+}
+
+function describeDependency(event: CallEvent): string {
+  const dependency = event.dependency;
+  if (dependency === undefined) return '';
+  if (dependency.host !== undefined) return ` (host ${dependency.host})`;
+  return dependency.service === undefined ? '' : ` (service ${dependency.service})`;
+}
+
+/** The flood-control key of an incident: its reason, and the host or service of a keyed instance. */
+function repeatKey(event: CallEvent, reason: string): string {
+  const dependency = event.dependency;
+  return dependency === undefined ? reason : `${reason} ${dependency.host ?? ''} ${dependency.service ?? ''}`;
+}
+
+/** Makes room for one repeat window: the first one already over, else the one opened longest ago. */
+function dropOne(repeats: Map<string, Repeat>, now: number): void {
+  for (const [key, repeat] of repeats) {
+    if (now >= repeat.until) {
+      repeats.delete(key);
+      return;
+    }
+  }
+  repeats.delete(repeats.keys().next().value!);
 }
 
 /**

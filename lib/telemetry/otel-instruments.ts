@@ -164,6 +164,12 @@ export class Instruments {
     this.observed.set(JSON.stringify(attributes), { policy, attributes });
   }
 
+  /** Stops the gauges reporting `policy` (evicted from its scope), unless another instance replaced it already. */
+  unobserve(policy: ExecutablePolicy, attributes: Attributes): void {
+    const key = JSON.stringify(attributes);
+    if (this.observed.get(key)?.policy === policy) this.observed.delete(key);
+  }
+
   private observeEach(result: ObservableResult, read: (policy: ExecutablePolicy) => number | undefined): void {
     for (const entry of this.observed.values()) {
       const value = read(entry.policy);

@@ -31,6 +31,7 @@ type CallState = CallSpan | AttributeSets;
  *   (an HTTP client's) are children of the call's span.
  * - `event` counts attempts, refusals, hedges, stalls and terminal calls, and adds span events.
  * - `callEnded` sets the span's outcome, reason and status and ends it.
+ * - `retired` stops the gauges observing an instance its scope let go.
  */
 export class TelemetryObserver implements CallObserver<CallState> {
   // The last instance seen and its sets: a policy instance runs many calls in a row.
@@ -101,6 +102,18 @@ export class TelemetryObserver implements CallObserver<CallState> {
       instruments.duration.record(event.duration, call.attributes);
     }
     if (state instanceof CallSpan) addSpanEvent(state.span, event);
+  }
+
+  /** A keyed instance left its scope: its gauge series go (a host evicted by `maximumHosts`). */
+  retired(policy: ExecutablePolicy): void {
+    const sets = this.byInstance.get(policy);
+    if (sets === undefined) return;
+    this.byInstance.delete(policy);
+    if (this.lastPolicy === policy) {
+      this.lastPolicy = undefined;
+      this.lastSets = undefined;
+    }
+    this.instruments.unobserve(policy, sets.base);
   }
 
   callEnded(state: CallState, terminal: CallEvent): void {

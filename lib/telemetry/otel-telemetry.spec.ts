@@ -16,11 +16,22 @@ import { BREAKER_STATE_VALUES, MetricNames, ResilienceTelemetry, TelemetryAttrib
 
 /** A real OpenTelemetry SDK with in-memory exporters: metrics read on demand, spans exported as they end. */
 class Sdk {
-  readonly metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  readonly reader = new PeriodicExportingMetricReader({ exporter: this.metricExporter, exportIntervalMillis: 3_600_000 });
-  readonly meterProvider = new MeterProvider({ readers: [this.reader] });
+  readonly metricExporter: InMemoryMetricExporter;
+  readonly reader: PeriodicExportingMetricReader;
+  readonly meterProvider: MeterProvider;
   readonly spanExporter = new InMemorySpanExporter();
   readonly tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(this.spanExporter)] });
+
+  /**
+   * @param temporality the reader's: cumulative (what Prometheus reads), or delta, under which a
+   *   gauge series the callback no longer observes is not exported (OpenTelemetry JS keeps
+   *   exporting its last value under cumulative)
+   */
+  constructor(temporality = AggregationTemporality.CUMULATIVE) {
+    this.metricExporter = new InMemoryMetricExporter(temporality);
+    this.reader = new PeriodicExportingMetricReader({ exporter: this.metricExporter, exportIntervalMillis: 3_600_000 });
+    this.meterProvider = new MeterProvider({ readers: [this.reader] });
+  }
 
   /** Every data point of `name` in the latest collection. */
   async points(name: string): Promise<DataPoint<number | Histogram>[]> {
@@ -408,6 +419,38 @@ describe('keyed instances: host (HTTP, per origin) and service (gRPC, per servic
       { [A.policy]: 'orders', [A.service]: 'shop.v1.Stock', [A.outcome]: 'succeeded', [A.reason]: 'succeeded' },
     ]);
     expect(sdk.spans.map((s) => s.attributes[A.service])).toEqual(['shop.v1.Orders', 'shop.v1.Stock']);
+  });
+
+  it('a host evicted from the per-host LRU (maximumHosts) drops its gauge series; one that returns gets them again', async () => {
+    // Delta: what the gauge callbacks observe in each collection, without the SDK's cumulative memory.
+    await sdk.shutdown();
+    sdk = new Sdk(AggregationTemporality.DELTA);
+    const template = withTelemetry(Resilience.default.with({ name: 'cdn', breaker: Breaker.default }), { ...providers(), traces: false });
+    const hosts = new HostPolicies(template, 2);
+    // The template itself (no host) is observed from withTelemetry on: only host series count here.
+    const gaugeHosts = async (name: string) => (await sdk.points(name)).map((p) => p.attributes[A.host]).filter((host) => host !== undefined).sort();
+    for (const host of ['a', 'b', 'c']) await hosts.for(`https://${host}.example`).run(() => host);
+    // a was looked up once and never again: the sweep let it go when c came.
+    expect(hosts.entries().map((e) => e.key)).toEqual(['https://b.example', 'https://c.example']);
+    expect(await gaugeHosts(MetricNames.breakerState)).toEqual(['b.example', 'c.example']);
+    expect(await gaugeHosts(MetricNames.budgetUtilization)).toEqual(['b.example', 'c.example']);
+    await hosts.for('https://a.example').run(() => 'back');
+    expect(await gaugeHosts(MetricNames.breakerState)).toHaveLength(2);
+    expect(await gaugeHosts(MetricNames.breakerState)).toContain('a.example');
+    // A hundred hosts through a scope of two: two series per gauge, whatever came before.
+    for (let i = 0; i < 100; i++) await hosts.for(`https://edge-${i}.example`).run(() => i);
+    expect(await gaugeHosts(MetricNames.breakerState)).toEqual(['edge-98.example', 'edge-99.example']);
+  });
+
+  it('a reload (a new template) drops the gauge series of the hosts of the old settings', async () => {
+    await sdk.shutdown();
+    sdk = new Sdk(AggregationTemporality.DELTA);
+    let current = withTelemetry(Resilience.default.with({ name: 'cdn', breaker: Breaker.default }), { ...providers(), traces: false });
+    const hosts = new HostPolicies({ get current() { return current; } }, 8);
+    await hosts.for('https://old.example').run(() => 1);
+    current = current.with({ attempts: 2 });
+    await hosts.for('https://new.example').run(() => 2);
+    expect((await sdk.points(MetricNames.breakerState)).map((p) => p.attributes[A.host]).filter((host) => host !== undefined)).toEqual(['new.example']);
   });
 
   it('a keyed label wins over the configured host; one series per host', async () => {

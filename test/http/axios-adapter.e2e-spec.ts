@@ -153,6 +153,41 @@ describe('axios adapter seam', () => {
     expect(server.seen.map((r) => r.body.toString())).toEqual(['part 1,part 2']);
   });
 
+  it('retries a GET whose body broke after the headers (axios rejects it with the 200 attached), never taking it for a success', async () => {
+    const server = await serve((n, req, res) => {
+      if (n > 0) return answer(res, 200, { whole: true });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': 100 });
+      res.write('{"whole":');
+      setImmediate(() => req.socket.destroy());
+    });
+    const { counts, events, instance } = await resilientAxios();
+    const response = await instance.get(`${server.url}/x`);
+    expect([response.status, response.data, server.seen.length]).toEqual([200, { whole: true }, 2]);
+    expect(events.filter((e) => e.kind === 'attempt').map((e) => [e.verdict, e.error])).toEqual([
+      ['Transient', 'AxiosError'],
+      ['Ok', undefined],
+    ]);
+    expect(counts).toEqual({ request: 1, response: 1, responseError: 0 });
+  });
+
+  it('a POST whose body broke after the headers is NotRepeatable; a 304 is the usual axios error, sent once', async () => {
+    const server = await serve((n, req, res) => {
+      if (req.method === 'GET') {
+        res.writeHead(304, { etag: '"v1"' });
+        return res.end();
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': 100 });
+      res.write('{"id":');
+      setImmediate(() => req.socket.destroy());
+    });
+    const { instance } = await resilientAxios();
+    const broken = (await instance.post(`${server.url}/orders`, { item: 1 }).catch((e: unknown) => e)) as AxiosNotRepeatableError;
+    expect([broken instanceof NotRepeatableError, (broken.cause as AxiosError).response?.status]).toEqual([true, 200]);
+    const notModified = (await instance.get(`${server.url}/x`, { headers: { 'if-none-match': '"v1"' } }).catch((e: unknown) => e)) as AxiosError;
+    expect([notModified.isAxiosError, notModified.response?.status, notModified.message]).toEqual([true, 304, 'Request failed with status code 304']);
+    expect(server.seen.map((r) => r.method)).toEqual(['POST', 'GET']);
+  });
+
   it('hands axios the attempt bound as its timeout (never 0) and issues nothing with no time left', async () => {
     const server = await serve((_n, _req, res) => answer(res, 200));
     const clock = new FakeClock();

@@ -140,8 +140,8 @@ describe.each(['express', 'fastify'] as const)('inbound context on %s: A calls B
     const sent = dependency.seen[0]!.headers;
     expect(Number(sent['x-nresilience-remaining-ms'])).toBeLessThanOrEqual(body.b.remaining!);
     expect(sent['x-nresilience-retrying']).toBe('1');
-    // B's outbound call was made for a retrying caller: a nestedRetry incident at warn.
-    expect(warnings.lines.filter((line) => line.includes('NestedRetry'))).toEqual(['[dependency] NestedRetry (0ms)']);
+    // B's outbound call was made for a retrying caller: a nestedRetry incident at warn, naming the host.
+    expect(warnings.lines.filter((line) => line.includes('NestedRetry'))).toEqual([`[dependency] NestedRetry (0ms) (host ${new URL(dependency.url).host})`]);
   });
 
   it('keeps the context for a POST with a body', async () => {

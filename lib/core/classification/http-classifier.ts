@@ -152,15 +152,26 @@ export function httpVerdict(facts: HttpFacts, now: () => number = WallClock.now)
  * The rule behind `Classifier.http`, reading HTTP-dates against `wallClock` (ms since the epoch):
  * recognises values and errors that carry an HTTP status (see {@link httpFactsOfValue},
  * {@link httpFactsOfError}) and gives them {@link httpVerdict}; anything else is left to the next rule
- * (the default rules: network errors Transient, and so on). An answer (a 404, a 400) becomes
+ * (the default rules: network errors Transient, and so on). A thrown error is never Ok: one with a
+ * 2xx status failed after the headers (a body broken mid-way) and is left to the next rule too; one
+ * with a 3xx is an answer the client rejected (Permanent). An answer (a 404, a 400) becomes
  * `Permanent`: the call stops with it (a returned response is still returned; a thrown error
  * rethrown), it is never retried and the breaker ignores it — neither a failure nor a successful
  * half-open probe.
  */
 export function httpRuleAt(wallClock: () => number): ClassifierRule {
   return (outcome) => {
-    const facts = outcome.ok ? httpFactsOfValue(outcome.value) : httpFactsOfError(outcome.error);
-    return facts === undefined ? undefined : httpVerdict(facts, wallClock);
+    if (outcome.ok) {
+      const facts = httpFactsOfValue(outcome.value);
+      return facts === undefined ? undefined : httpVerdict(facts, wallClock);
+    }
+    const facts = httpFactsOfError(outcome.error);
+    if (facts === undefined) return undefined;
+    // A thrown error is never Ok. With a 2xx its request failed after the headers (axios 1.21
+    // rejects a body broken mid-way with the response): judged as the error it is. With a 3xx the
+    // client rejected an answer it was not told to accept (a 304, a redirect not followed).
+    if (facts.status < 300) return undefined;
+    return facts.status < 400 ? Verdict.permanent : httpVerdict(facts, wallClock);
   };
 }
 

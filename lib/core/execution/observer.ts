@@ -37,6 +37,12 @@ export function composeObservers(first: CallObserver, second: CallObserver): Cal
       tell(second, event, stateOf(state, 1));
     };
   }
+  if (first.retired !== undefined || second.retired !== undefined) {
+    composed.retired = (policy) => {
+      retire(first, policy);
+      retire(second, policy);
+    };
+  }
   if (first.callEnded !== undefined || second.callEnded !== undefined) {
     composed.callEnded = (state, terminal) => {
       end(first, stateOf(state, 0), terminal);
@@ -79,6 +85,21 @@ function end(observer: CallObserver, state: unknown, terminal: CallEvent): void 
     observer.callEnded(state, terminal);
   } catch {
     // An observer never changes a call's outcome (DESIGN §3.12).
+  }
+}
+
+/** Tells `policy`'s observer that the instance runs no more calls (evicted from its scope); what it throws is swallowed. */
+export function retired(policy: ExecutablePolicy): void {
+  const observer = policy.options.onEvent;
+  if (observer !== undefined) retire(observer, policy);
+}
+
+function retire(observer: CallObserver, policy: ExecutablePolicy): void {
+  if (observer.retired === undefined) return;
+  try {
+    observer.retired(policy);
+  } catch {
+    // An observer never changes what a scope does (DESIGN §3.12).
   }
 }
 

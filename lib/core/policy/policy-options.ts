@@ -95,6 +95,13 @@ export interface CallObserver<S = unknown> {
   event?(event: CallEvent, state: S | undefined): void;
   /** The call ended: after its terminal event, once per started call. */
   callEnded?(state: S, terminal: CallEvent): void;
+  /**
+   * `policy`, an instance this observer may have seen, will run no more calls: a keyed instance
+   * evicted from (or deleted from) its `PolicyScope` — a host the HTTP client's `maximumHosts` LRU
+   * let go, a service of the gRPC interceptor. Drop what is kept for it (its gauge series), so what
+   * an observer holds stays bounded by the scope's keys. Calls already running under it still end.
+   */
+  retired?(policy: ExecutablePolicy): void;
 }
 
 /** What `onEvent` and `withListener` accept: a plain event listener or an observer. */
@@ -193,7 +200,7 @@ export function mergeOptions(base: ResolvedPolicyOptions, changes: PolicyOptions
   return Object.freeze(merged);
 }
 
-const OBSERVER_MEMBERS = ['callStarted', 'runAttempt', 'event', 'callEnded'] as const;
+const OBSERVER_MEMBERS = ['callStarted', 'runAttempt', 'event', 'callEnded', 'retired'] as const;
 
 function isEventSink(value: unknown): boolean {
   if (typeof value === 'function') return true;

@@ -43,6 +43,31 @@ function evictions(scope: PolicyScope<string>, steps: string[]): string[] {
   return out;
 }
 
+describe('PolicyScope tells observers an instance it let go (CallObserver.retired)', () => {
+  it('on eviction, delete and clear; an observer that throws changes nothing; a composed observer tells both', () => {
+    const told: string[] = [];
+    const template = Resilience.default
+      .withListener({ retired: (policy) => told.push(`first ${policy.dependency?.host}`) })
+      .withListener({
+        retired: (policy) => {
+          told.push(`second ${policy.dependency?.host}`);
+          throw new Error('observer bug');
+        },
+      });
+    const scope = new PolicyScope<string>(template, { maximumKeys: 2, label: (key) => ({ host: key }) });
+    scope.for('a');
+    scope.for('b');
+    expect(told).toEqual([]);
+    scope.for('c');
+    expect(told).toEqual(['first a', 'second a']);
+    expect([scope.delete('b'), scope.delete('b')]).toEqual([true, false]);
+    scope.for('d');
+    scope.clear();
+    expect(told).toEqual(['first a', 'second a', 'first b', 'second b', 'first c', 'second c', 'first d', 'second d']);
+    expect(scope.size).toBe(0);
+  });
+});
+
 describe('PolicyScope', () => {
   it('is exported from the core entry point with a 1024-key default', () => {
     expect(core.PolicyScope).toBe(PolicyScope);

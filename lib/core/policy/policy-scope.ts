@@ -5,6 +5,7 @@ import { PolicyConfigError } from '../errors.js';
 import { MAXIMUM_KEYS_RULE } from '../rules/option-rules.js';
 import { checkOptions, checkValue, given, unboundedIntegerRule, valueRule } from '../rules/value-rule.js';
 import { Policy } from './policy.js';
+import { retired } from '../execution/observer.js';
 
 /** `limit` of {@link PolicyScope.entries}. */
 const ENTRIES_LIMIT_RULE = unboundedIntegerRule(0);
@@ -82,7 +83,8 @@ const SCOPE_RULES = {
  * them survive, the first one not looked up goes; a sweep examines at most 64 entries, so inserting
  * is O(1) too. A key that is new and never looked up again is the first candidate.
  * An evicted (or deleted) key that returns starts fresh: a full retry budget and a closed breaker
- * that does not remember having been open. Calls already running under an evicted key's policy
+ * that does not remember having been open. The evicted (or deleted) instance's observer is told
+ * (`CallObserver.retired`): telemetry drops its gauge series. Calls already running under an evicted key's policy
  * finish under it (they hold the instance).
  *
  * **Memory bound.** Keys × per-key cost, measured on Node 20 (`heapUsed` and `arrayBuffers` before
@@ -151,7 +153,8 @@ export class PolicyScope<K> {
     }
     const label = this.label?.(key);
     const policy = new Policy(settings.options, label === undefined ? undefined : Object.freeze({ ...label }));
-    this.cache.set(key, policy);
+    const evicted = this.cache.set(key, policy);
+    if (evicted !== undefined) retired(evicted.value);
     return policy;
   }
 
@@ -172,12 +175,19 @@ export class PolicyScope<K> {
 
   /** Forgets `key` and its state (it starts fresh if it returns). @returns whether it was cached. */
   delete(key: K): boolean {
-    return this.cache.delete(key);
+    const policy = this.cache.peek(key);
+    if (policy === undefined) return false;
+    this.cache.delete(key);
+    retired(policy);
+    return true;
   }
 
   /** Forgets every key and its state. */
   clear(): void {
+    const policies: Policy[] = [];
+    this.cache.forEach(Infinity, (policy) => policies.push(policy));
     this.cache.clear();
+    for (const policy of policies) retired(policy);
   }
 
   /**
