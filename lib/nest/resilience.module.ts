@@ -59,7 +59,8 @@ export class ResilienceModule extends ConfigurableResilienceModule implements On
    * Binds and checks what the application uses (the registry loaded its config just before, in its
    * own hook: a module's own hook runs after its providers'). Called by Nest.
    * @throws UnknownPolicyError naming each unknown name and where it is used;
-   *   TypeError for `@AttemptSignal()` on a method without `@Resilient`.
+   *   TypeError for `@AttemptSignal()` on a method without `@Resilient`;
+   *   ResilienceConfigError for a bad `@Resilient(name, { classifier })` (naming class and method).
    */
   onModuleInit(): void {
     this.explorer.explore();

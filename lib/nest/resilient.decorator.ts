@@ -65,7 +65,8 @@ export interface ResilientOptions {
  * running it fails with an error that says what to do.
  * @param name the registration name (`policies.<name>` in the module config), a non-empty string
  * @param options see {@link ResilientOptions}
- * @throws TypeError at decoration time for an empty name, a non-method, or a second `@Resilient` on the same method.
+ * @throws TypeError at decoration time for an empty name, a non-method, or a second `@Resilient` on the same method;
+ *   a bad `classifier` is reported at `app.init()` (see {@link ResilientOptions.classifier}).
  */
 export function Resilient(name: string, options: ResilientOptions = {}): MethodDecorator {
   if (typeof name !== 'string' || name.length === 0) {
