@@ -1,6 +1,6 @@
 import ms from 'ms';
 import { PolicyConfigError } from '../core/errors.js';
-import { NAME_RULE, PLAIN_OBJECT_RULE, type ValueRule, isPlainObject } from '../core/rules/value-rule.js';
+import { NAME_RULE, type ValueRule, isPlainObject, sectionRule } from '../core/rules/value-rule.js';
 
 /**
  * How the config parser reads JSON/YAML-shaped values: every problem collected with its full path,
@@ -50,7 +50,7 @@ export function join(path: string, key: string): string {
  * the plain-object rule) or a getter throws.
  */
 export function readObject(problems: Problems, value: unknown, path: string, rule: string): Record<string, unknown> | undefined {
-  if (!isPlainObject(value)) return problems.add(path, value, typeof value === 'object' && value !== null ? PLAIN_OBJECT_RULE : rule);
+  if (!isPlainObject(value)) return problems.add(path, value, sectionRule(value, rule));
   const fields: Record<string, unknown> = Object.create(null);
   for (const key of Object.keys(value)) {
     try {

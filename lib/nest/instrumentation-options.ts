@@ -1,7 +1,7 @@
 import { type LoggingProfile, LogSampling, samplingProblems } from '../telemetry/logging-listener.js';
 import { PolicyConfigError } from '../core/errors.js';
 import { BOOLEAN_RULE } from '../core/rules/option-rules.js';
-import { PLAIN_OBJECT_RULE, type ValueRule, isPlainObject, oneOfRule, optionProblems, valueRule } from '../core/rules/value-rule.js';
+import { type ValueRule, isPlainObject, oneOfRule, optionProblems, sectionRule, valueRule } from '../core/rules/value-rule.js';
 
 /**
  * The `telemetry` and `logging` module options checked field by field, with paths
@@ -31,8 +31,7 @@ const LOGGING_RULES = { profile: PROFILE_RULE, sampling: null };
 export function telemetryProblems(telemetry: unknown): PolicyConfigError[] {
   if (telemetry === undefined || typeof telemetry === 'boolean') return [];
   if (!isPlainObject(telemetry)) {
-    const rule = typeof telemetry === 'object' && telemetry !== null ? PLAIN_OBJECT_RULE : 'must be true, false or { meterProvider?, tracerProvider?, traces? }';
-    return [new PolicyConfigError('telemetry', telemetry, rule)];
+    return [new PolicyConfigError('telemetry', telemetry, sectionRule(telemetry, 'must be true, false or { meterProvider?, tracerProvider?, traces? }'))];
   }
   return optionProblems(telemetry, TELEMETRY_RULES, 'telemetry', 'telemetry option');
 }
@@ -51,8 +50,7 @@ export function readLogging(logging: unknown): { logging: ResolvedLogging } | { 
     return { logging: logging === 'off' ? undefined : { profile: logging, sampling: LogSampling.all } };
   }
   if (!isPlainObject(logging)) {
-    const rule = typeof logging === 'object' && logging !== null ? PLAIN_OBJECT_RULE : "must be 'off', 'default', 'verbose' or { profile, sampling }";
-    return { problems: [new PolicyConfigError('logging', logging, rule)] };
+    return { problems: [new PolicyConfigError('logging', logging, sectionRule(logging, "must be 'off', 'default', 'verbose' or { profile, sampling }"))] };
   }
   const problems = optionProblems(logging, LOGGING_RULES, 'logging', 'logging option');
   if (logging.sampling !== undefined) problems.push(...samplingProblems(logging.sampling, 'logging.sampling'));

@@ -2,7 +2,7 @@ import { ConfigFileSource } from '../config/config-file-source.js';
 import type { ParsedResilienceConfig } from '../config/policy-config.js';
 import { type Clock, PolicyConfigError } from '../core/index.js';
 import { DELAY_RULE } from '../core/rules/option-rules.js';
-import { optionProblems } from '../core/rules/value-rule.js';
+import { isPlainObject, optionProblems, sectionRule } from '../core/rules/value-rule.js';
 import type { ReloadTrigger } from './reload-event.js';
 import type { ResilienceConfigSource } from './resilience-config-source.js';
 
@@ -160,6 +160,6 @@ export function reloadSettingsProblems(settings: Record<keyof Omit<ReloadSetting
 /** `watch`: a switch, or `{ debounce? }` (own keys only) with `debounce` the quiet time in ms. */
 function watchOptionProblems(watch: unknown): PolicyConfigError[] {
   if (watch === undefined || typeof watch === 'boolean') return [];
-  if (typeof watch !== 'object' || watch === null) return [new PolicyConfigError('watch', watch, 'must be true, false or { debounce }')];
+  if (!isPlainObject(watch)) return [new PolicyConfigError('watch', watch, sectionRule(watch, 'must be true, false or { debounce }'))];
   return optionProblems(watch, { debounce: DELAY_RULE }, 'watch', 'watch option');
 }

@@ -73,6 +73,15 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 export const PLAIN_OBJECT_RULE = 'must be a plain object (an object literal or a JSON/YAML mapping; not an array, Map, Date, RegExp, class instance or an object inheriting properties)';
 
 /**
+ * The rule words for a value given where a section (a plain object) or one of a few other forms was
+ * expected: {@link PLAIN_OBJECT_RULE} for an object that is no plain one (a `Map`, `Date`, array or
+ * class instance), `shape` (every form the value may take) for anything else.
+ */
+export function sectionRule(value: unknown, shape: string): string {
+  return typeof value === 'object' && value !== null ? PLAIN_OBJECT_RULE : shape;
+}
+
+/**
  * Names that would reach `Object.prototype` if a name ever became a property key (`obj[name] = …`
  * in user code reading the config, a JSON dump, a bracket lookup): refused as policy names, shared
  * budget names, classifier names and config keys.
