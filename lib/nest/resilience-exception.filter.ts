@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpStatus, Injectable, Optional } from '@nestjs/common';
 import { BaseExceptionFilter, HttpAdapterHost } from '@nestjs/core';
-import type { Observable } from 'rxjs';
+import { type Observable, defer, mergeMap } from 'rxjs';
 import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from '../core/errors.js';
 import { formatRetryAfter } from '../core/backoff/retry-after.js';
 import { stopReasonOf } from '../core/execution/stop-reasons.js';
@@ -82,7 +82,7 @@ export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedEr
       const answer = grpcRefusalAnswer(exception, host);
       if (answer !== undefined) return answer;
     }
-    if (host.getType() !== 'http') throw exception;
+    if (host.getType() !== 'http') return this.unanswered(exception, host);
     const answer = ResilienceExceptionFilter.problemFor(exception, this.problemOptions);
     if (answer === undefined) return this.unanswered(exception, host);
     const response = host.switchToHttp().getResponse<Record<string, unknown>>();
@@ -112,8 +112,8 @@ export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedEr
     return NO_OPTIONS;
   }
 
-  /** An HTTP exception this filter has no answer for: handed back to Nest (rethrown). @internal */
-  protected unanswered(exception: unknown, _host: ArgumentsHost): void {
+  /** An exception this filter has no answer for (in any context): handed back to Nest (rethrown). @internal */
+  protected unanswered(exception: unknown, _host: ArgumentsHost): void | Observable<never> {
     throw exception;
   }
 
@@ -193,6 +193,7 @@ const BAD_GATEWAY: ResilienceProblemOptions = Object.freeze({ badGateway: true }
 export class ResilienceBadGatewayFilter extends ResilienceExceptionFilter {
   // Made at the first unanswered error: a testing module builds its filters before the HTTP adapter exists.
   private fallback: BaseExceptionFilter | undefined;
+  private rpcFallback: { catch(exception: unknown, host: ArgumentsHost): Observable<never> } | undefined;
 
   /** @param adapterHost Nest's HTTP adapter host (injected); without an adapter, unanswered errors are rethrown. */
   constructor(@Optional() adapterHost?: HttpAdapterHost) {
@@ -204,10 +205,26 @@ export class ResilienceBadGatewayFilter extends ResilienceExceptionFilter {
     return BAD_GATEWAY;
   }
 
-  /** Any other exception gets Nest's own handling (`BaseExceptionFilter`); rethrown without an HTTP adapter. @internal */
-  protected override unanswered(exception: unknown, host: ArgumentsHost): void {
+  /**
+   * Any other exception gets Nest's own handling: `BaseExceptionFilter` over HTTP (rethrown without an
+   * HTTP adapter), `BaseRpcExceptionFilter` in an RPC context (an `RpcException` keeps its gRPC code and
+   * message, anything else is `Internal server error`) — a filter that throws there leaves a gRPC call
+   * unanswered until its deadline; rethrown in other contexts (GraphQL's own handling). @internal
+   */
+  protected override unanswered(exception: unknown, host: ArgumentsHost): void | Observable<never> {
+    if (host.getType() === 'rpc') return this.rpcAnswer(exception, host);
+    if (host.getType() !== 'http') throw exception;
     const adapter = this.adapterHost?.httpAdapter;
     if (adapter === undefined) throw exception;
     (this.fallback ??= new BaseExceptionFilter(adapter)).catch(exception, host);
+  }
+
+  // @nestjs/microservices is loaded when the first RPC error comes (an RPC context means the app has
+  // it), so the root entry keeps loading without it.
+  private rpcAnswer(exception: unknown, host: ArgumentsHost): Observable<never> {
+    if (this.rpcFallback !== undefined) return this.rpcFallback.catch(exception, host);
+    return defer(() => import('@nestjs/microservices')).pipe(
+      mergeMap(({ BaseRpcExceptionFilter }) => (this.rpcFallback ??= new BaseRpcExceptionFilter<unknown, never>()).catch(exception, host)),
+    );
   }
 }
