@@ -7,10 +7,12 @@
  *   npm run demo -- --json         also prints the summary as one JSON object on the last line
  *   npm run demo -- --metrics      NodeSDK + Prometheus exporter: serves /metrics while it runs and prints
  *                                  calls, attempts and attempts/call scraped from it
+ *   npm run demo -- --help         the options and the exit codes (`usage.ts`)
  *
  * Exit codes: 0 the retry budget held; 4 it did not (on a machine that kept up); 5 the machine was
- * too slow for the numbers to mean anything (see `verdict.ts`); 1 the demo failed; 2 the watchdog
- * ended a run that did not end by itself; 3 something the demo opened was still open after closing.
+ * too slow for the numbers to mean anything (see `verdict.ts`); 1 the demo failed, or an option was
+ * not understood (the message and the usage, no stack); 2 the watchdog ended a run that did not end
+ * by itself; 3 something the demo opened was still open after closing.
  */
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
@@ -20,9 +22,22 @@ import { runOnce } from './run.js';
 import { FULL, QUICK, totalSeconds } from './scenario.js';
 import { EXIT_CODES, judge, verdictText } from './verdict.js';
 import { DemoTelemetry, type OtelTotals, difference, otelTable } from './otel-metrics.js';
+import { USAGE } from './usage.js';
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, json: { type: 'boolean' }, metrics: { type: 'boolean' } }, strict: true });
+  let values: { quick?: boolean; json?: boolean; metrics?: boolean; help?: boolean };
+  try {
+    ({ values } = parseArgs({ options: { quick: { type: 'boolean' }, json: { type: 'boolean' }, metrics: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+  } catch (error) {
+    // A mistyped option is the user's to fix: say which, and how to call the demo, without a stack.
+    console.error(`storm demo: ${(error as Error).message}\n\n${USAGE}`);
+    process.exitCode = 1;
+    return;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
   const scenario = values.quick ? QUICK : FULL;
   // Per run: the warm-up and the load window, each followed by at most one call timeout for the
   // driver's last calls to settle and one for the app to go quiet; plus the apps' start-up on a busy machine.
