@@ -72,6 +72,14 @@ describe('classifier in config', () => {
     expect(problems({ permanent: [404], transient: [404] })).toEqual(['policies.p.classifier.transient[0]: 404 is invalid: is already listed at policies.p.classifier.permanent[0]: an error can have one verdict']);
   });
 
+  it('a gRPC status given by its number is refused with its name, the way a list names it', () => {
+    expect(problems({ base: 'grpc', transient: [14, 0], permanent: [16] })).toEqual([
+      'policies.p.classifier.permanent[0]: 16 is invalid: must be an error name or code (a non-empty string) or an HTTP status (an integer in [100, 599]); a gRPC status goes by its name: "UNAUTHENTICATED" for 16',
+      'policies.p.classifier.transient[0]: 14 is invalid: must be an error name or code (a non-empty string) or an HTTP status (an integer in [100, 599]); a gRPC status goes by its name: "UNAVAILABLE" for 14',
+      'policies.p.classifier.transient[1]: 0 is invalid: must be an error name or code (a non-empty string) or an HTTP status (an integer in [100, 599]); a gRPC status goes by its name: "OK" for 0',
+    ]);
+  });
+
   it('is read per policy and from defaults (a policy’s own replaces it); bad rules fail the whole config', () => {
     const parsed = parseResilienceConfig({ defaults: { classifier: 'http' }, policies: { a: {}, b: { classifier: { permanent: [409] } }, c: { classifier: 'grpc' } } });
     expect(parsed.policies.get('a')!.classifier).toEqual({ base: 'http', permanent: [], transient: [], throttled: [] });

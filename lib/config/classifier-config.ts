@@ -76,7 +76,9 @@ export function parseClassifier(value: unknown, path: string): { spec: Classifie
       const at = `${path}.${list}[${index}]`;
       const valid = (typeof entry === 'string' && entry.trim().length > 0) || HTTP_STATUS_RULE.accepts(entry);
       if (!valid) {
-        problems.add(at, entry, ENTRY_RULE);
+        // A gRPC code number would read as an HTTP status nowhere: say the name the list takes.
+        const grpcName = typeof entry === 'number' && Number.isInteger(entry) ? GRPC_STATUS_NAMES[entry] : undefined;
+        problems.add(at, entry, grpcName === undefined ? ENTRY_RULE : `${ENTRY_RULE}; a gRPC status goes by its name: "${grpcName}" for ${entry as number}`);
         return;
       }
       const earlier = seen.get(entry as string | number);
