@@ -1,5 +1,5 @@
 import type { AxiosAdapter, AxiosInstance, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
-import { Ambient, PolicyConfigError, rejectUnknownKeys } from '../core/index.js';
+import { Ambient, AttemptTimeoutError, PolicyConfigError, rejectUnknownKeys } from '../core/index.js';
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
 import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, isIdempotentMethod } from './idempotency.js';
 import { BodyNotReplayableError } from './request-body.js';
@@ -83,7 +83,7 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
       // As the resilient fetch: a POST that failed once without an answer says why it was not sent
       // again; a failed answer (a 5xx) is the usual axios error, as fetch returns the Response.
       if (!hosts.stoppedAsNotRepeatable(error) || attempts >= policy.options.attempts || isFailedAnswer(config, error)) throw error;
-      throw new AxiosNotRepeatableError(method, instance.getUri(config), error);
+      throw new AxiosNotRepeatableError(method, instance.getUri(config), error, config);
     });
   };
   instance.defaults.adapter = adapter;
@@ -94,19 +94,22 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
  * {@link NotRepeatableError} as the axios seam throws it: a POST or PATCH without an
  * `Idempotency-Key` that failed without an answer (a reset, a timeout) while attempts were left, so
  * was sent once (stop reason `notRepeatable`). It is also an axios error to axios's own guard
- * (`axios.isAxiosError(error)` is true, as an interceptor checks before it reads `error.code`): when
- * the failure was an `AxiosError` (a reset: `code` `ECONNRESET`), `code`, `config` and `request` are
- * that error's and `toJSON()` is its snapshot with this name and message; `response` is `undefined`
- * (there was no answer). `cause` is the failure itself (the `AxiosError`, or the executor's
- * `AttemptTimeoutError` for an attempt that timed out). `instanceof AxiosError` is false: it is the
- * library's error, as `DeadlineExceededError` and `CallRejectedError` are on this seam.
+ * (`axios.isAxiosError(error)` is true, as an interceptor checks before it reads `error.code` or
+ * `error.config`): `config` is always the request's config (as on every axios error); when the
+ * failure was an `AxiosError` (a reset: `code` `ECONNRESET`), `code`, `config` and `request` are that
+ * error's and `toJSON()` is its snapshot with this name and message; when an attempt timed out
+ * (`AttemptTimeoutError`), `code` is the one axios gives its own timeouts (`ECONNABORTED`, or
+ * `ETIMEDOUT` with `transitional.clarifyTimeoutError`). `response` is `undefined` (there was no
+ * answer). `cause` is the failure itself (the `AxiosError`, or the executor's `AttemptTimeoutError`).
+ * `instanceof AxiosError` is false: it is the library's error, as `DeadlineExceededError` and
+ * `CallRejectedError` are on this seam.
  */
 export class AxiosNotRepeatableError extends NotRepeatableError {
   /** What `axios.isAxiosError` reads. */
   readonly isAxiosError = true;
-  /** The failure's axios or socket code (`ECONNRESET`), when it had one. */
+  /** The failure's axios or socket code (`ECONNRESET`), axios's timeout code for a timed-out attempt. */
   readonly code: string | undefined;
-  /** The request config of the attempt that failed, when the failure was an `AxiosError`. */
+  /** The request config: the failed attempt's when the failure was an `AxiosError`, else the call's. */
   readonly config: InternalAxiosRequestConfig | undefined;
   /** The transport's request object (a `ClientRequest`), when the failure was an `AxiosError`. */
   readonly request: unknown;
@@ -120,13 +123,14 @@ export class AxiosNotRepeatableError extends NotRepeatableError {
    * @param method the request's method, upper-case
    * @param url the request's full URL
    * @param cause the attempt's failure
+   * @param config the request's config as the adapter got it (used when `cause` carries none)
    */
-  constructor(method: string, url: string, cause: unknown) {
+  constructor(method: string, url: string, cause: unknown, config?: InternalAxiosRequestConfig) {
     super(method, url, { cause, marking: 'markRepeatable(config, key)' });
     const axiosError = isAxiosError(cause) ? cause : undefined;
-    const code = axiosError?.code ?? (cause as { code?: unknown } | undefined)?.code;
+    this.config = axiosError?.config ?? config;
+    const code = axiosError?.code ?? (cause as { code?: unknown } | undefined)?.code ?? (cause instanceof AttemptTimeoutError ? timeoutCode(this.config) : undefined);
     this.code = typeof code === 'string' ? code : undefined;
-    this.config = axiosError?.config;
     this.request = axiosError?.request;
   }
 
@@ -161,4 +165,9 @@ function isFailedAnswer(config: InternalAxiosRequestConfig, error: unknown): boo
 /** axios's own test (`isAxiosError`), without loading axios. */
 function isAxiosError(error: unknown): error is AxiosErrorLike {
   return typeof error === 'object' && error !== null && (error as { isAxiosError?: unknown }).isAxiosError === true;
+}
+
+/** The code axios gives a request its own timer ended (its http adapter's `createTimeoutError`). */
+function timeoutCode(config: InternalAxiosRequestConfig | undefined): string {
+  return config?.transitional?.clarifyTimeoutError === true ? 'ETIMEDOUT' : 'ECONNABORTED';
 }

@@ -106,7 +106,14 @@ describe('axios adapter seam', () => {
     const failure = (await call) as AxiosNotRepeatableError;
     expect(failure).toBeInstanceOf(NotRepeatableError);
     expect(failure.message).toContain(`POST ${server.url}/orders failed (AttemptTimeoutError) and was not retried`);
-    expect([(failure.cause as Error).name, axios.isAxiosError(failure), failure.code]).toEqual(['AttemptTimeoutError', true, undefined]);
+    // What an interceptor written for axios reads of a timeout: its code and the request's config.
+    expect([(failure.cause as Error).name, axios.isAxiosError(failure), failure.code, failure.config?.url, failure.config?.method]).toEqual([
+      'AttemptTimeoutError',
+      true,
+      'ECONNABORTED',
+      `${server.url}/orders`,
+      'post',
+    ]);
     expect(server.seen).toHaveLength(1);
     expect(events.filter((e) => e.isTerminal).map((e) => e.reason)).toEqual(['notRepeatable']);
   });
