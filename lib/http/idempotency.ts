@@ -41,8 +41,9 @@ const GENERATE_KEY = Symbol.for('nresilience.idempotencyKey.generate');
  *   The mark is an enumerable symbol-keyed property: a copy by spread or `Object.assign` keeps it; a
  *   copy that drops symbols (`structuredClone`, JSON) keeps only the key stamped when it was marked,
  *   which every call made with that copy would then share — mark the copy instead.
- *   A plain object (a `RequestInit` or an axios config) is also stamped with a generated key at once,
- *   because axios copies its config before the adapter sees it: mark an axios config per call.
+ *   The request is also stamped with a generated key at once, for the copies that drop the mark:
+ *   axios copies its config before the adapter sees it (mark an axios config per call), and
+ *   `new Request(marked, init)` copies a `Request`'s headers but not its properties.
  *
  * A request that already carries an `Idempotency-Key` header is treated as marked.
  * @param request a `RequestInit` (its `headers` may be a `Headers`, a record or pairs), a `Request`,
@@ -55,10 +56,7 @@ const GENERATE_KEY = Symbol.for('nresilience.idempotencyKey.generate');
 export function markRepeatable<T extends object>(request: T, key?: string): T {
   if (request === null || typeof request !== 'object') throw new TypeError('markRepeatable: request must be a RequestInit, a Request or an axios config object');
   if (key !== undefined) checkKey(key);
-  if (key === undefined) {
-    Object.defineProperty(request, GENERATE_KEY, { value: true, enumerable: true, configurable: true, writable: true });
-    if (request instanceof Request) return request;
-  }
+  if (key === undefined) Object.defineProperty(request, GENERATE_KEY, { value: true, enumerable: true, configurable: true, writable: true });
   setHeader(request, IDEMPOTENCY_KEY_HEADER, quoteKey(key ?? randomUUID()));
   return request;
 }

@@ -90,6 +90,20 @@ describe('idempotency on a connection reset after the server read the request', 
     expect(server.seen.map((r) => r.body.toString())).toEqual(Array(4).fill('{"amount":42}'));
   });
 
+  it('a Request marked without a key retries a reset POST with one key, and so does a copy new Request(marked, init) makes', async () => {
+    const server = await serve((n, req, res) => (n % 2 === 0 ? reset(req) : answer(res, 201)));
+    const { http } = setup();
+    const marked = markRepeatable(new Request(`${server.url}/charges`, { method: 'POST', body: 'b' }));
+    expect((await http(marked)).status).toBe(201);
+    const copy = new Request(markRepeatable(new Request(`${server.url}/charges`, { method: 'POST', body: 'c' })), { signal: new AbortController().signal });
+    expect((await http(copy)).status).toBe(201);
+    const keys = server.seen.map((r) => r.headers['idempotency-key']);
+    expect(keys[0]).toMatch(/^"[0-9a-f-]{36}"$/);
+    expect([keys[1] === keys[0], keys[3] === keys[2], keys[2] === keys[0]]).toEqual([true, true, false]);
+    expect(keys[2]).toMatch(/^"[0-9a-f-]{36}"$/);
+    expect(server.seen.map((r) => r.body.toString())).toEqual(['b', 'b', 'c', 'c']);
+  });
+
   it('a spread or Object.assign copy of a request marked without a key still gets a fresh key per call', async () => {
     const server = await serve((n, req, res) => (n % 2 === 0 ? reset(req) : answer(res, 201)));
     const { http } = setup();
