@@ -83,6 +83,13 @@ describe('exports map (built dist, imported by the package name)', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('loads @nestjs/microservices only by a dynamic import() (an optional peer: an RPC handler means the app has it)', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { peerDependenciesMeta: Record<string, { optional?: boolean }> };
+    expect(pkg.peerDependenciesMeta['@nestjs/microservices']).toEqual({ optional: true });
+    const staticImport = /(?:from\s*|^import\s*)['"]@nestjs\/microservices['"]/m;
+    expect(listJs(join(root, 'dist')).filter((file) => staticImport.test(readFileSync(file, 'utf8')))).toEqual([]);
+  });
+
   it('declares types before the default condition for every subpath', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
     for (const [subpath, target] of Object.entries(pkg.exports)) {
