@@ -1,15 +1,19 @@
 import 'reflect-metadata';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Controller, type INestMicroservice, Module } from '@nestjs/common';
-import { GrpcMethod, RpcException, Transport } from '@nestjs/microservices';
+import { ClientProxyFactory, GrpcMethod, MessagePattern, RpcException, Transport } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { createServer } from 'node:net';
+import { firstValueFrom, timeout } from 'rxjs';
 import { CallRejectedError, FakeClock, ResilienceModule, type ResilienceForRootOptions, Resilient } from '../lib/nest/index.js';
 import { ECHO_PROTO } from './support/grpc-loopback.js';
 
-// The opt-in 502 filter catches every exception; in a gRPC handler the errors it has no answer for
-// must get Nest's own RPC handling, exactly as with the default filter (exceptionFilter: true).
+// The filters in RPC handlers: the opt-in 502 filter catches every exception, and in a gRPC handler
+// the errors it has no answer for must get Nest's own RPC handling, exactly as with the default
+// filter (exceptionFilter: true); over a transport other than gRPC (TCP) both answer a refusal as
+// Nest does: a filter that rethrows there leaves the call unanswered for ever.
 
 @Controller()
 class GatewayController {
@@ -89,5 +93,49 @@ describe.each([
   it('a refusal still answers UNAVAILABLE', async () => {
     const client = await boot(exceptionFilter);
     expect((await act(client, 'refused'))[0]).toBe(grpc.status.UNAVAILABLE);
+  });
+});
+
+@Controller()
+class TcpController {
+  @MessagePattern('refused')
+  refused(): never {
+    throw new CallRejectedError('BudgetExhausted', 1200);
+  }
+
+  @MessagePattern('rpc')
+  rpc(): never {
+    throw new RpcException({ code: 'OUT_OF_STOCK', message: 'no such item' });
+  }
+}
+
+async function freeTcpPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe.each([
+  ['exceptionFilter: true', true],
+  ['exceptionFilter: { badGateway: true }', { badGateway: true }],
+] as const)('a TCP microservice handler with %s', (_label, exceptionFilter) => {
+  it("answers a refusal as Nest does (Internal server error) and keeps an RpcException's error, instead of never answering", async () => {
+    @Module({ imports: [ResilienceModule.forRoot({ policies: {}, exceptionFilter })], controllers: [TcpController] })
+    class TcpModule {}
+    const port = await freeTcpPort();
+    const moduleRef = await Test.createTestingModule({ imports: [TcpModule] }).compile();
+    const app = moduleRef.createNestMicroservice({ transport: Transport.TCP, options: { host: '127.0.0.1', port }, logger: false });
+    running.push(app);
+    await app.listen();
+    const client = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
+    try {
+      const answer = (pattern: string) => firstValueFrom(client.send(pattern, {}).pipe(timeout(2000))).catch((error: unknown) => error);
+      expect(await answer('refused')).toEqual({ status: 'error', message: 'Internal server error' });
+      expect(await answer('rpc')).toEqual({ code: 'OUT_OF_STOCK', message: 'no such item' });
+    } finally {
+      client.close();
+    }
   });
 });

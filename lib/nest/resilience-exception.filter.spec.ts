@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ArgumentsHost } from '@nestjs/common';
+import { type Observable, firstValueFrom } from 'rxjs';
 import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from '../core/errors.js';
 import { ResilienceExceptionFilter } from './resilience-exception.filter.js';
 
@@ -59,10 +60,12 @@ describe('ResilienceExceptionFilter', () => {
     expect(JSON.parse(response.body)).toMatchObject({ status: 503, reason: 'BudgetExhausted' });
   });
 
-  it('rethrows outside HTTP and gRPC contexts (a TCP microservice, whose context is not gRPC metadata)', () => {
+  it("answers as Nest does over another RPC transport (a TCP microservice, whose context is not gRPC metadata); rethrows in a WebSocket context", async () => {
     const error = new DeadlineExceededError(5);
     const host = { getType: () => 'rpc', switchToRpc: () => ({ getContext: () => ({ args: ['sum'] }), getData: () => [1, 2] }) } as unknown as ArgumentsHost;
-    expect(() => new ResilienceExceptionFilter().catch(error, host)).toThrow(error);
+    // A rethrow from an RPC filter is never answered: the TCP caller would wait for ever.
+    const answer = new ResilienceExceptionFilter().catch(error, host) as Observable<never>;
+    await expect(firstValueFrom(answer)).rejects.toEqual({ status: 'error', message: 'Internal server error' });
     expect(() => new ResilienceExceptionFilter().catch(error, { getType: () => 'ws' } as unknown as ArgumentsHost)).toThrow(error);
   });
 });

@@ -55,7 +55,9 @@ export interface ResilienceProblem {
  * Bodies are `application/problem+json` `{ type, title, status, detail, reason }`. In non-HTTP
  * contexts: a gRPC microservice handler (Nest's gRPC transport, also in a hybrid app) answers
  * UNAVAILABLE with `grpc-retry-pushback-ms` for a refusal and DEADLINE_EXCEEDED for a deadline (see
- * `grpcRefusalAnswer`), never touching HTTP APIs; other contexts (other RPC transports, WebSocket,
+ * `grpcRefusalAnswer`), never touching HTTP APIs; other RPC transports (TCP, Redis, NATS, …) get
+ * Nest's own RPC answer (`BaseRpcExceptionFilter`: `Internal server error`), since an exception a
+ * filter rethrows there is never answered and the caller waits for ever; other contexts (WebSocket,
  * GraphQL) get the exception rethrown untouched for their own handling.
  * Register it globally with `ResilienceModule.forRoot({ exceptionFilter: true })`, or per controller
  * with `@UseFilters(ResilienceExceptionFilter)`. It catches the library's errors only: when the
@@ -66,6 +68,9 @@ export interface ResilienceProblem {
 @Catch(CallRejectedError, DeadlineExceededError, AttemptTimeoutError)
 @Injectable()
 export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedError | DeadlineExceededError | AttemptTimeoutError> {
+  // Nest's own RPC answer, loaded at the first RPC exception this filter has no answer for.
+  private rpcFallback: { catch(exception: unknown, host: ArgumentsHost): Observable<never> } | undefined;
+
   /** @param adapterHost Nest's HTTP adapter host (injected); optional. */
   constructor(
     /** Nest's HTTP adapter host, through which answers are written (the Node response API without it). */
@@ -112,9 +117,24 @@ export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedEr
     return NO_OPTIONS;
   }
 
-  /** An exception this filter has no answer for (in any context): handed back to Nest (rethrown). @internal */
-  protected unanswered(exception: unknown, _host: ArgumentsHost): void | Observable<never> {
+  /**
+   * An exception this filter has no answer for: in an RPC context Nest's own answer
+   * (`BaseRpcExceptionFilter`: an `RpcException` keeps its error, anything else is `Internal server
+   * error`) — a filter that throws there leaves the call unanswered (a gRPC call until its deadline,
+   * a TCP one for ever); rethrown elsewhere (Nest's HTTP handling, GraphQL's own). @internal
+   */
+  protected unanswered(exception: unknown, host: ArgumentsHost): void | Observable<never> {
+    if (host.getType() === 'rpc') return this.rpcAnswer(exception, host);
     throw exception;
+  }
+
+  // @nestjs/microservices is loaded when the first RPC error comes (an RPC context means the app has
+  // it), so the root entry keeps loading without it.
+  private rpcAnswer(exception: unknown, host: ArgumentsHost): Observable<never> {
+    if (this.rpcFallback !== undefined) return this.rpcFallback.catch(exception, host);
+    return defer(() => import('@nestjs/microservices')).pipe(
+      mergeMap(({ BaseRpcExceptionFilter }) => (this.rpcFallback ??= new BaseRpcExceptionFilter<unknown, never>()).catch(exception, host)),
+    );
   }
 
   /**
@@ -193,7 +213,6 @@ const BAD_GATEWAY: ResilienceProblemOptions = Object.freeze({ badGateway: true }
 export class ResilienceBadGatewayFilter extends ResilienceExceptionFilter {
   // Made at the first unanswered error: a testing module builds its filters before the HTTP adapter exists.
   private fallback: BaseExceptionFilter | undefined;
-  private rpcFallback: { catch(exception: unknown, host: ArgumentsHost): Observable<never> } | undefined;
 
   /** @param adapterHost Nest's HTTP adapter host (injected); without an adapter, unanswered errors are rethrown. */
   constructor(@Optional() adapterHost?: HttpAdapterHost) {
@@ -207,24 +226,12 @@ export class ResilienceBadGatewayFilter extends ResilienceExceptionFilter {
 
   /**
    * Any other exception gets Nest's own handling: `BaseExceptionFilter` over HTTP (rethrown without an
-   * HTTP adapter), `BaseRpcExceptionFilter` in an RPC context (an `RpcException` keeps its gRPC code and
-   * message, anything else is `Internal server error`) — a filter that throws there leaves a gRPC call
-   * unanswered until its deadline; rethrown in other contexts (GraphQL's own handling). @internal
+   * HTTP adapter); outside HTTP as in the parent (`BaseRpcExceptionFilter` in an RPC context). @internal
    */
   protected override unanswered(exception: unknown, host: ArgumentsHost): void | Observable<never> {
-    if (host.getType() === 'rpc') return this.rpcAnswer(exception, host);
-    if (host.getType() !== 'http') throw exception;
+    if (host.getType() !== 'http') return super.unanswered(exception, host);
     const adapter = this.adapterHost?.httpAdapter;
     if (adapter === undefined) throw exception;
     (this.fallback ??= new BaseExceptionFilter(adapter)).catch(exception, host);
-  }
-
-  // @nestjs/microservices is loaded when the first RPC error comes (an RPC context means the app has
-  // it), so the root entry keeps loading without it.
-  private rpcAnswer(exception: unknown, host: ArgumentsHost): Observable<never> {
-    if (this.rpcFallback !== undefined) return this.rpcFallback.catch(exception, host);
-    return defer(() => import('@nestjs/microservices')).pipe(
-      mergeMap(({ BaseRpcExceptionFilter }) => (this.rpcFallback ??= new BaseRpcExceptionFilter<unknown, never>()).catch(exception, host)),
-    );
   }
 }
