@@ -2,7 +2,7 @@ import type { ClassifierRule } from './classifier-rule.js';
 import { WallClock } from '../time/clock.js';
 import { parseRetryAfter } from '../backoff/retry-after.js';
 import { Verdict } from './verdict.js';
-import { HTTP_STATUS_RULE } from '../rules/option-rules.js';
+import { isHttpStatus as isStatus } from '../rules/option-rules.js';
 
 /** What an HTTP status means for a retry and for the breaker (DESIGN §5; issue 8). */
 export type HttpStatusMeaning = 'ok' | 'transient' | 'throttled' | 'answer';
@@ -35,8 +35,6 @@ export interface HttpFacts {
   /** The response headers when found (a fetch `Headers`, axios `AxiosHeaders` or a plain object). */
   readonly headers: unknown;
 }
-
-const isStatus = HTTP_STATUS_RULE.accepts;
 
 type Bag = Record<string, unknown>;
 

@@ -77,7 +77,17 @@ export const CLOCK_RULE: ValueRule<Clock> = valueRule('must be a Clock (now, set
 });
 
 /** An HTTP status code, as a classifier reads it from an answer or an error and config lists it (RFC 9110 §15: 100-599). */
-export const HTTP_STATUS_RULE = integerRule(100, 599, '');
+export const HTTP_STATUS_RULE: ValueRule<number> = { rule: 'must be an integer in [100, 599]', accepts: isHttpStatus };
+
+/**
+ * The test of {@link HTTP_STATUS_RULE} as a plain function: `Classifier.http` runs it on every
+ * outcome, and a direct call can be inlined, where a rule built by `integerRule` calls its test
+ * through a call site shared by every rule (`bench/before-after.ts`, http preset: 1.058, 0.985, 1.058
+ * through the rule, 0.965, 1.026, 0.986 with this).
+ */
+export function isHttpStatus(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 100 && value <= 599;
+}
 
 /** A probability or share, in [0, 1]. */
 export const FRACTION_RULE = numberRule('must be a number in [0, 1]', (v) => v >= 0 && v <= 1);
