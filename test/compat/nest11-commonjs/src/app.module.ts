@@ -1,4 +1,4 @@
-import { Controller, Get, Injectable, Module, Param } from '@nestjs/common';
+import { Controller, Get, HttpException, Injectable, Module, Param } from '@nestjs/common';
 import { AttemptSignal, ResilienceModule, Resilient } from '@nresilience/nestjs';
 
 const PAYMENTS_URL = process.env.PAYMENTS_URL ?? 'http://127.0.0.1:4000';
@@ -8,7 +8,7 @@ export class PaymentsService {
   @Resilient('payments')
   async charge(orderId: string, @AttemptSignal() signal?: AbortSignal): Promise<{ id: string }> {
     const response = await fetch(`${PAYMENTS_URL}/charges/${orderId}`, { method: 'POST', signal });
-    if (!response.ok) throw new Error(`payments answered ${response.status}`);
+    if (!response.ok) throw new HttpException(`payments answered ${response.status}`, response.status);
     return (await response.json()) as { id: string };
   }
 }

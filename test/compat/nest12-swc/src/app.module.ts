@@ -1,4 +1,4 @@
-import { Controller, Get, Inject, Injectable, Module, Param } from '@nestjs/common';
+import { Controller, Get, HttpException, Inject, Injectable, Module, Param } from '@nestjs/common';
 import { AttemptSignal, ResilienceModule, Resilient } from '@nresilience/nestjs';
 import { defer, type Observable } from 'rxjs';
 
@@ -12,7 +12,7 @@ export class PaymentsService {
   charge(orderId: string, @AttemptSignal() signal?: AbortSignal): Observable<{ id: string }> {
     return defer(async () => {
       const response = await fetch(`${PAYMENTS_URL}/charges/${orderId}`, { method: 'POST', signal });
-      if (!response.ok) throw new Error(`payments answered ${response.status}`);
+      if (!response.ok) throw new HttpException(`payments answered ${response.status}`, response.status);
       return (await response.json()) as { id: string };
     });
   }
