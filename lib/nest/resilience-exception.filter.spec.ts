@@ -31,7 +31,7 @@ describe('ResilienceExceptionFilter', () => {
   ])('rounds retryAfter %d ms up to Retry-After: %s (whole seconds ≥ 1, at most a day), and the body says the same', (ms, header) => {
     const answer = ResilienceExceptionFilter.problemFor(new CallRejectedError('BudgetExhausted', ms))!;
     expect(answer.retryAfter).toBe(header);
-    expect(answer.body.detail).toBe(`A dependency of this service is not being called right now (BudgetExhausted). Try again in ${header} s.`);
+    expect(answer.body.detail).toBe(`A call to a dependency of this service failed and was not retried: retries to that dependency are paused while its retry budget is spent (BudgetExhausted). Try again in ${header} s.`);
   });
 
   it('builds the 503 and 504 problem documents without policy names, messages or stacks', () => {
@@ -41,7 +41,7 @@ describe('ResilienceExceptionFilter', () => {
       type: 'urn:nresilience:problem:call-rejected',
       title: 'Service Unavailable',
       status: 503,
-      detail: 'A dependency of this service is not being called right now (DependencyUnavailable). Try again later.',
+      detail: 'A dependency of this service is not being called right now: its circuit breaker is open (DependencyUnavailable). Try again later.',
       reason: 'DependencyUnavailable',
     });
     expect(JSON.stringify(rejected.body)).not.toContain('secret-internal');

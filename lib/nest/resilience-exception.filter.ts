@@ -1,10 +1,22 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpStatus, Injectable, Optional } from '@nestjs/common';
 import { BaseExceptionFilter, HttpAdapterHost } from '@nestjs/core';
 import { type Observable, defer, mergeMap } from 'rxjs';
-import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from '../core/errors.js';
+import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError, type RejectionReason } from '../core/errors.js';
 import { formatRetryAfter } from '../core/backoff/retry-after.js';
 import { stopReasonOf } from '../core/execution/stop-reasons.js';
 import { grpcRefusalAnswer } from './grpc-refusal-answer.js';
+
+/**
+ * What each refusal means for the client, true to when it happens: the retry budget is checked only
+ * before a retry, so a budget refusal follows an attempt that failed; a breaker refusal can come
+ * before any attempt (DESIGN §3.7).
+ */
+const REFUSAL_DETAILS: Record<RejectionReason, string> = {
+  BudgetExhausted: 'A call to a dependency of this service failed and was not retried: retries to that dependency are paused while its retry budget is spent',
+  DependencyUnavailable: 'A dependency of this service is not being called right now: its circuit breaker is open',
+  RateLimited: 'A dependency of this service is not being called right now: its rate limit is reached',
+  QuotaExhausted: 'A dependency of this service is not being called right now: its quota is spent',
+};
 
 /** Media type of the bodies {@link ResilienceExceptionFilter} writes (RFC 9457). */
 export const PROBLEM_JSON = 'application/problem+json';
@@ -153,7 +165,7 @@ export class ResilienceExceptionFilter implements ExceptionFilter<CallRejectedEr
           title: 'Service Unavailable',
           status: HttpStatus.SERVICE_UNAVAILABLE,
           detail:
-            `A dependency of this service is not being called right now (${exception.reason}).` +
+            `${REFUSAL_DETAILS[exception.reason]} (${exception.reason}).` +
             (retryAfter === undefined ? ' Try again later.' : ` Try again in ${retryAfter} s.`),
           reason: exception.reason,
         },
