@@ -28,11 +28,11 @@ export function tempDir(purpose) {
 }
 
 /**
- * Builds the library and packs it as `npm publish` would.
+ * Packs the package as `npm publish` would; its `prepack` script builds `dist/` afresh first (so
+ * nothing builds twice here, and a tarball never ships a stale build).
  * @returns the tarball's path and the file paths it holds
  */
 export function packTarball(destination) {
-  run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root });
   const [packed] = JSON.parse(output('npm', ['pack', '--json', '--pack-destination', destination], { cwd: root }));
   return { tarball: join(destination, packed.filename), files: packed.files.map((file) => file.path) };
 }
