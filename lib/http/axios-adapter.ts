@@ -30,7 +30,9 @@ const OPTION_KEYS = ['policy', 'maximumHosts', 'propagateCriticality', 'wallCloc
  * no time left the executor starts no attempt at all. Per-host state, classification (`Classifier.http`:
  * an axios error's `response.status`), idempotency (POST/PATCH only after 429/503 unless
  * `Idempotency-Key` is set, e.g. by `markRepeatable(config, key)`) are those of the resilient fetch.
- * A stream `data` cannot be sent twice: a retry of one fails with `BodyNotReplayableError`.
+ * A stream `data` cannot be sent twice: a retry of one fails with `BodyNotReplayableError`. A failed
+ * attempt's `responseType: 'stream'` body is destroyed before the next attempt (its socket let go);
+ * the last attempt's stays the caller's to read.
  * Errors are those of the resilient fetch: an answer (a 4xx, a 5xx after the last attempt) is the
  * usual `AxiosError` with its `response`; what the library decides is its own error —
  * `NotRepeatableError` (as {@link AxiosNotRepeatableError}, which axios's `isAxiosError` also
@@ -59,8 +61,12 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
     const retrying = policy.options.attempts > 1 && facts.repeatable && Ambient.current()?.singleShot !== true;
     let failure: unknown;
     let attempts = 0;
+    // The failed attempt's response body: nobody reads it once another attempt starts.
+    let previous: unknown;
     return policy.run(
       async (ctx) => {
+        release(previous);
+        previous = undefined;
         attempts = ctx.attempt;
         if (ctx.attempt > 1 && !replayable) throw new BodyNotReplayableError(undefined, { cause: failure });
         const headers = axios.AxiosHeaders.from(config.headers);
@@ -71,10 +77,12 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
         try {
           const response = await transport(attempt);
           hosts.remember(response, facts);
+          previous = response.data;
           return response;
         } catch (error) {
           hosts.remember(error, facts);
           failure = error;
+          previous = (error as { response?: { data?: unknown } } | undefined)?.response?.data;
           throw error;
         }
       },
@@ -160,6 +168,18 @@ function isFailedAnswer(config: InternalAxiosRequestConfig, error: unknown): boo
   if (typeof status !== 'number') return false;
   const validate = config.validateStatus;
   return typeof validate === 'function' && status !== 0 && !validate(status);
+}
+
+/**
+ * Lets a failed attempt's connection go before the next attempt: a `responseType: 'stream'` body
+ * nobody will read is destroyed, as the resilient fetch cancels one. Unread, it would hold its
+ * socket (a keep-alive agent with one socket per host would make the retry wait forever). Any
+ * other `data` (a parsed body) holds nothing.
+ */
+function release(data: unknown): void {
+  if (typeof data !== 'object' || data === null) return;
+  const stream = data as { pipe?: unknown; destroy?: unknown; destroyed?: unknown };
+  if (typeof stream.pipe === 'function' && typeof stream.destroy === 'function' && stream.destroyed !== true) (stream.destroy as () => void)();
 }
 
 /** axios's own test (`isAxiosError`), without loading axios. */

@@ -9,6 +9,7 @@ export { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, isIdempotentMethod, markRep
 export { HostQuota, Quota } from './quota.js';
 export { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES } from './request-body.js';
 export { ResumeRefusedError, type ResumeRefusal } from './resume-download.js';
+export { BodyLengthError } from './body-length.js';
 export { AxiosNotRepeatableError, type ResilientAxiosOptions, installResilientAdapter } from './axios-adapter.js';
 export {
   InjectResilientFetch,

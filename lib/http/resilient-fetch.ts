@@ -78,11 +78,15 @@ const defaultWallClock = (): number => performance.timeOrigin + performance.now(
  *   `maximumReplayBytes` is sent once, and a retry fails with `BodyNotReplayableError` instead.
  * - **Transport timeout**: the attempt's signal (attempt timeout, deadline, caller abort) goes to fetch.
  * - **Response bodies**: a failed response that is not returned is cancelled before the retry;
- *   `bufferResponses` reads the body inside the attempt; otherwise reads are bounded by a gap timer
- *   (`AttemptStalledError` naming the bytes received); `resumeDownloads` carries a broken or stalled
- *   GET body on with `Range` + `If-Range` as the call's next attempt, appending only a 206 that starts
- *   where delivery stopped (`ResumeRefusedError` otherwise); such a download is one call for
- *   observers (one span, one terminal event once its body is done: core `HeldCall`).
+ *   `bufferResponses` reads the body inside the attempt (one shorter or longer than its
+ *   `Content-Length` fails it with `BodyLengthError`, Transient, when the transport did not say so);
+ *   otherwise reads are bounded by a gap timer (`AttemptStalledError` naming the bytes received; the
+ *   signal the attempt handed the transport is aborted with it); `resumeDownloads` carries a broken,
+ *   stalled or short GET body on with `Range` + `If-Range` as the call's next attempt, appending only
+ *   a 206 that starts where delivery stopped and carries exactly the bytes its `Content-Range`
+ *   promises, so the caller reads exactly the first answer's `Content-Length` or fails
+ *   (`ResumeRefusedError` otherwise); such a download is one call for observers (one span, one
+ *   terminal event once its body is done: core `HeldCall`).
  * - **Headers stamped**: `X-NResilience-Retrying: 1` on the first attempt of a call that may retry
  *   (the nested-retry marker; retries do not carry it, as in gRPC); on every attempt the remaining
  *   time (`X-NResilience-Remaining-Ms`, whole ms: the lower of the attempt's bound and the inbound
@@ -143,6 +147,12 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
     let failure: unknown;
     let attempts = 0;
     let deadlineAt = Infinity;
+    const gap = gapOption ?? policy.options.attemptTimeout;
+    // A body read after its attempt resolved can stall; the transport then gets a signal of ours too,
+    // so a stall stops whatever it started with it (the attempt's own is never aborted once it resolved).
+    const stallable = !buffer && gap !== undefined && method !== 'HEAD';
+    let transportAbort: AbortController | undefined;
+    const stalled = (error: unknown): void => transportAbort?.abort(error);
 
     // One attempt of the call; a resumed download's attempts also ask for a range of the body.
     const attempt = async (ctx: AttemptContext, range?: string, etag?: string): Promise<Response> => {
@@ -164,7 +174,7 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
       let answer: Response;
       hosts.rememberAbort(ctx.signal, facts);
       try {
-        answer = await transport(url, { ...base, headers: attemptHeaders, signal: ctx.signal });
+        answer = await transport(url, { ...base, headers: attemptHeaders, signal: stallable ? (transportAbort = linked(ctx.signal)).signal : ctx.signal });
         hostQuota?.observe(answer.headers, clock.now(), wallClock());
         if (buffer && method !== 'HEAD') answer = await bufferedResponse(answer);
       } catch (error) {
@@ -190,13 +200,13 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
     });
     // The caller owns this answer now: the next attempt (a resume) must not discard it.
     previous = undefined;
-    const gap = gapOption ?? policy.options.attemptTimeout;
     if (held !== undefined && response.status === 200) {
       return abortableResponse(resumableResponse(response, {
         gap,
         clock,
         signal,
         held,
+        stalled,
         // The resume request is the call's next attempt: budget, breaker, backoff and deadline apply,
         // and observers see it as an attempt of the held call.
         next: (offset, etag, error) => policy.run((ctx) => attempt(ctx, `bytes=${offset}-`, etag), { signal, hold: held, continuing: { attempts, error, deadlineAt, held } }),
@@ -209,9 +219,21 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
     }
     held?.end();
     // A buffered body is already read: nothing left for an abort to stop.
-    return buffer ? response : abortableResponse(gap === undefined ? response : gapBoundedResponse(response, gap, clock), signal);
+    return buffer ? response : abortableResponse(gap === undefined ? response : gapBoundedResponse(response, gap, clock, stalled), signal);
   };
   return Object.assign(resilientFetch, { hosts });
+}
+
+/**
+ * A controller aborted when `attempt` (an attempt's signal) aborts, with its reason, and also by us:
+ * the transport's signal, so a body that stalls after the attempt resolved stops it too. The
+ * listener is on the attempt's own signal, which lives no longer than the attempt.
+ */
+function linked(attempt: AbortSignal): AbortController {
+  const controller = new AbortController();
+  if (attempt.aborted) controller.abort(attempt.reason);
+  else attempt.addEventListener('abort', () => controller.abort(attempt.reason), { once: true });
+  return controller;
 }
 
 /** The fields of a `Request` input that `fetch(url, init)` needs to behave the same. */

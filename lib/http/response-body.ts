@@ -1,5 +1,6 @@
 import { AttemptStalledError, type Clock, type TimerHandle } from '../core/index.js';
 import type { ReadableStreamReadResult, UnderlyingSource } from 'node:stream/web';
+import { BodyLengthError, promisedLength } from './body-length.js';
 
 /**
  * A copy of `response` whose body is `body`, keeping status, headers and the properties the
@@ -14,12 +15,19 @@ export function rewrap(response: Response, body: RequestInit['body']): Response 
 
 /**
  * Reads the whole body inside the attempt (`bufferResponses: true`): a body broken or stalled mid-way
- * fails the attempt, which is then retried like any transient failure.
+ * fails the attempt, which is then retried like any transient failure. So does a body of another
+ * length than its `Content-Length` (`BodyLengthError`, Transient) when the transport did not say so.
  */
 export async function bufferedResponse(response: Response): Promise<Response> {
   if (response.body === null) return response;
-  return rewrap(response, await response.arrayBuffer());
+  const bytes = await response.arrayBuffer();
+  const expected = promisedLength(response.headers);
+  if (expected !== undefined && bytes.byteLength !== expected) throw new BodyLengthError(expected, bytes.byteLength);
+  return rewrap(response, bytes);
 }
+
+/** Told when a gap-bounded body stalls, with the `AttemptStalledError` its read fails with. */
+export type StallListener = (error: AttemptStalledError) => void;
 
 /**
  * Bounds the silence of `response`'s body while the caller reads it: a read that gets nothing for
@@ -27,20 +35,22 @@ export async function bufferedResponse(response: Response): Promise<Response> {
  * The bound runs only while a read is pending (the stream pulls on demand), so a consumer that reads
  * slowly is never taken for a stalled server; a server that goes silent while a read waits is.
  * @param gap ms allowed between two chunks while a read is pending
+ * @param stalled told when the body stalls (to abort the attempt's transport signal)
  */
-export function gapBoundedResponse(response: Response, gap: number, clock: Clock): Response {
+export function gapBoundedResponse(response: Response, gap: number, clock: Clock, stalled?: StallListener): Response {
   const source = response.body;
   if (source === null) return response;
-  return rewrap(response, gapBoundedStream(source, gap, clock));
+  return rewrap(response, gapBoundedStream(source, gap, clock, 0, stalled));
 }
 
 /**
  * `source` with its silence bounded as {@link gapBoundedResponse} describes.
  * @param offset bytes delivered before this stream began (a resumed download): `AttemptStalledError`
  *   counts from there
+ * @param stalled told when the body stalls, after the read failed and before the source is cancelled
  */
-export function gapBoundedStream(source: ReadableStream<Uint8Array>, gap: number, clock: Clock, offset = 0): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>(new GapBoundedSource(source.getReader(), gap, clock, offset), { highWaterMark: 0 });
+export function gapBoundedStream(source: ReadableStream<Uint8Array>, gap: number, clock: Clock, offset = 0, stalled?: StallListener): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(new GapBoundedSource(source.getReader(), gap, clock, offset, stalled), { highWaterMark: 0 });
 }
 
 /**
@@ -64,6 +74,7 @@ class GapBoundedSource implements UnderlyingSource<Uint8Array> {
     private readonly gap: number,
     private readonly clock: Clock,
     offset: number,
+    private readonly stalled: StallListener | undefined,
   ) {
     this.received = offset;
   }
@@ -115,6 +126,8 @@ class GapBoundedSource implements UnderlyingSource<Uint8Array> {
     this.ended = true;
     const error = new AttemptStalledError(this.gap, this.received);
     this.controller!.error(error);
+    // Whatever the transport started with the attempt's signal stops too, as when a buffered read stalls.
+    this.stalled?.(error);
     this.reader.cancel(error).catch(() => undefined);
   };
 

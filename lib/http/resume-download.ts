@@ -1,6 +1,7 @@
 import type { ReadableStreamReadResult, UnderlyingSource } from 'node:stream/web';
 import type { Clock, HeldCall } from '../core/index.js';
-import { discard, gapBoundedStream, rewrap } from './response-body.js';
+import { BodyLengthError, promisedLength } from './body-length.js';
+import { type StallListener, discard, gapBoundedStream, rewrap } from './response-body.js';
 
 /**
  * Why a broken download was not resumed:
@@ -11,15 +12,17 @@ import { discard, gapBoundedStream, rewrap } from './response-body.js';
  * - `changed`: the `ETag` changed (the server answered 200 to `If-Range`, or a 206 of another representation);
  * - `wrongRange`: a 206 whose `Content-Range` does not start where delivery stopped, stops short of
  *   the end, or disagrees with the first answer's length;
+ * - `wrongLength`: a 206 whose body carries more bytes than its `Content-Range` promises (its
+ *   `Content-Length` says so before a byte is read, or the bytes do as they arrive);
  * - `failedAnswer`: the resume request's last answer was neither 200 nor 206 (a 404, a 503 after the retries).
  */
-export type ResumeRefusal = 'noETag' | 'weakETag' | 'noAcceptRanges' | 'encoded' | 'rangeIgnored' | 'changed' | 'wrongRange' | 'failedAnswer';
+export type ResumeRefusal = 'noETag' | 'weakETag' | 'noAcceptRanges' | 'encoded' | 'rangeIgnored' | 'changed' | 'wrongRange' | 'wrongLength' | 'failedAnswer';
 
 /**
  * A download whose body broke after `delivered` bytes reached the caller, and that could not be
  * continued without splicing two different byte sequences (DESIGN §5 `resumeDownloads`). The caller's
  * read fails with it; `cause` is what broke the body (undici's `TypeError: terminated`, an
- * `AttemptStalledError`).
+ * `AttemptStalledError`, a `BodyLengthError` for a body that ended short or ran long).
  */
 export class ResumeRefusedError extends Error {
   override readonly name = 'ResumeRefusedError';
@@ -51,7 +54,6 @@ interface Validator {
 type Refusal = readonly [ResumeRefusal, string];
 
 const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/i;
-const LENGTH = /^\d+$/;
 
 /** The first answer's validator, or why it cannot be resumed. */
 function validatorOf(headers: Headers): Validator | Refusal {
@@ -66,8 +68,13 @@ function validatorOf(headers: Headers): Validator | Refusal {
   if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
     return ['encoded', `the first answer is Content-Encoding: ${encoding} (the caller got decoded bytes; a range counts encoded ones)`];
   }
-  const length = headers.get('content-length')?.trim();
-  return { etag, total: length !== undefined && LENGTH.test(length) ? Number(length) : undefined };
+  return { etag, total: promisedLength(headers) };
+}
+
+/** Where the body of a resumable answer must end: the first answer's length, a 206's `Content-Range` end. */
+function endOf(answer: Response): number | undefined {
+  if (answer.status !== 206) return promisedLength(answer.headers);
+  return Number(CONTENT_RANGE.exec(answer.headers.get('content-range')!.trim())![2]) + 1;
 }
 
 /** Why the answer to a resume request from `offset` cannot be appended, or `undefined` when it can. */
@@ -92,6 +99,11 @@ function refusalOf(answer: Response, offset: number, validator: Validator): Refu
   if (end !== undefined && Number(last) !== end - 1) return ['wrongRange', `the server answered 206 with ${said}, stopping short of byte ${end - 1}`];
   const encoding = answer.headers.get('content-encoding')?.trim().toLowerCase();
   if (encoding !== undefined && encoding !== '' && encoding !== 'identity') return ['wrongRange', `the server answered 206 with Content-Encoding: ${encoding}`];
+  const length = promisedLength(answer.headers);
+  const promised = Number(last) - offset + 1;
+  if (length !== undefined && length !== promised) {
+    return ['wrongLength', `the server answered 206 with ${said} and Content-Length: ${length}, not the ${promised} bytes that range holds`];
+  }
   return undefined;
 }
 
@@ -111,6 +123,8 @@ export interface ResumableOptions {
   readonly held: HeldCall;
   /** The caller's signal: a body it aborted is not resumed. */
   readonly signal: AbortSignal | undefined;
+  /** Told when the body being read stalls (to abort the signal its attempt handed the transport). */
+  readonly stalled: StallListener;
 }
 
 /**
@@ -118,10 +132,15 @@ export interface ResumableOptions {
  * caller, carries on from where delivery stopped (DESIGN §5 `resumeDownloads`): only when the first
  * answer had a strong `ETag` and `Accept-Ranges: bytes` and no `Content-Encoding`, and only with a
  * 206 of the same `ETag` whose `Content-Range` starts exactly at the bytes delivered and runs to the
- * end of the first answer's length. Anything else fails the read with {@link ResumeRefusedError}
- * rather than splice; a resume the policy refuses (no attempt left, budget, breaker, deadline) fails
- * it with the call's own error. The call stays open for its observer (`options.held`) until the body
- * ends, is cancelled or fails, or the response is garbage-collected unread.
+ * end of the first answer's length. Each body must carry exactly the bytes its headers promise (the
+ * first answer's `Content-Length`, a 206's `Content-Range`): one that ends short is carried on like a
+ * broken one (`BodyLengthError` as what broke it); one that runs long fails the read before a byte past
+ * the promised end reaches the caller (a 206: {@link ResumeRefusedError} `wrongLength`; the first
+ * answer: `BodyLengthError`), so the caller never reads more than the first answer's length. Anything
+ * else fails the read with {@link ResumeRefusedError} rather than splice; a resume the policy refuses
+ * (no attempt left, budget, breaker, deadline) fails it with the call's own error. The call stays open
+ * for its observer (`options.held`) until the body ends, is cancelled or fails, or the response is
+ * garbage-collected unread.
  */
 export function resumableResponse(response: Response, options: ResumableOptions): Response {
   const body = response.body;
@@ -129,7 +148,7 @@ export function resumableResponse(response: Response, options: ResumableOptions)
     options.held.end();
     return response;
   }
-  const stream = new ReadableStream<Uint8Array>(new ResumableSource(body, validatorOf(response.headers), options), { highWaterMark: 0 });
+  const stream = new ReadableStream<Uint8Array>(new ResumableSource(body, validatorOf(response.headers), endOf(response), options), { highWaterMark: 0 });
   unread.register(stream, options.held);
   return rewrap(response, stream);
 }
@@ -142,10 +161,17 @@ class ResumableSource implements UnderlyingSource<Uint8Array> {
   private reader: ReadableStreamDefaultReader<Uint8Array>;
   private delivered = 0;
   private ended = false;
+  /** Whether the body being read is a 206 (a resume), not the first answer's. */
+  private resumed = false;
 
+  /**
+   * @param end where the body being read must end (the first answer's length, then each 206's
+   *   `Content-Range` end); `undefined` when the first answer did not say
+   */
   constructor(
     body: ReadableStream<Uint8Array>,
     private readonly validator: Validator | Refusal,
+    private end: number | undefined,
     private readonly options: ResumableOptions,
   ) {
     this.reader = this.bounded(body);
@@ -153,33 +179,59 @@ class ResumableSource implements UnderlyingSource<Uint8Array> {
 
   async pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
     for (;;) {
-      let result: ReadableStreamReadResult<Uint8Array>;
+      let result: ReadableStreamReadResult<Uint8Array> | undefined;
+      let broken: unknown;
       try {
         result = await this.reader.read();
       } catch (error) {
-        if (this.ended) return;
-        let rest: ReadableStream<Uint8Array>;
+        broken = error;
+      }
+      if (this.ended) return;
+      if (result !== undefined && !result.done && this.end !== undefined && this.delivered + result.value.byteLength > this.end) {
+        // More than promised: no byte past the promised end reaches the caller, and it is no break to resume.
+        throw this.fail(this.tooLong(this.delivered + result.value.byteLength));
+      }
+      // A body that ends before its promised end is truncated: carried on from there like a broken one.
+      if (result?.done === true && this.end !== undefined && this.delivered < this.end) broken = new BodyLengthError(this.end, this.delivered, this.resumed ? 'Content-Range' : 'Content-Length');
+      if (broken !== undefined) {
+        let rest: Response;
         try {
-          rest = await this.resume(error);
+          rest = await this.resume(broken);
         } catch (failure) {
           // The caller's stream errors with it. A refusal to splice fails the call; the policy's own
           // refusal of the resume already ended it; a caller's abort leaves it as it was accepted.
           this.options.held.end(failure instanceof ResumeRefusedError ? failure : undefined);
           throw failure;
         }
-        this.reader = this.bounded(rest);
+        this.resumed = true;
+        this.end = endOf(rest);
+        this.reader = this.bounded(rest.body!);
         continue;
       }
-      if (this.ended) return;
-      if (result.done) {
+      if (result!.done) {
         controller.close();
         this.options.held.end();
       } else {
-        this.delivered += result.value.byteLength;
-        controller.enqueue(result.value);
+        this.delivered += result!.value.byteLength;
+        controller.enqueue(result!.value);
       }
       return;
     }
+  }
+
+  /** The failure of a body that ran past its promised end (read up to `received` bytes). */
+  private tooLong(received: number): Error {
+    const cause = new BodyLengthError(this.end!, received, this.resumed ? 'Content-Range' : 'Content-Length');
+    if (!this.resumed) return cause;
+    return new ResumeRefusedError('wrongLength', this.delivered, `the 206 carried more bytes than its Content-Range promised (${cause.message})`, { cause });
+  }
+
+  /** Ends the download with `failure`: the wire let go, the call ended failed, the caller's read failed with it. */
+  private fail(failure: Error): Error {
+    this.ended = true;
+    this.reader.cancel(failure).catch(() => undefined);
+    this.options.held.end(failure);
+    return failure;
   }
 
   cancel(reason: unknown): Promise<void> {
@@ -188,8 +240,8 @@ class ResumableSource implements UnderlyingSource<Uint8Array> {
     return this.reader.cancel(reason);
   }
 
-  /** The rest of the body from the bytes delivered, as a checked 206's body; throws why not. */
-  private async resume(error: unknown): Promise<ReadableStream<Uint8Array>> {
+  /** The rest of the body from the bytes delivered, as a checked 206; throws why not. */
+  private async resume(error: unknown): Promise<Response> {
     if (this.options.signal?.aborted === true) throw error;
     const validator = this.validator;
     if (Array.isArray(validator)) throw new ResumeRefusedError(validator[0], this.delivered, validator[1], { cause: error });
@@ -202,11 +254,11 @@ class ResumableSource implements UnderlyingSource<Uint8Array> {
       throw new ResumeRefusedError(reason, this.delivered, detail, { cause: error });
     }
     this.options.resumed(answer);
-    return answer.body;
+    return answer;
   }
 
   private bounded(body: ReadableStream<Uint8Array>): ReadableStreamDefaultReader<Uint8Array> {
     const gap = this.options.gap;
-    return (gap === undefined ? body : gapBoundedStream(body, gap, this.options.clock, this.delivered)).getReader();
+    return (gap === undefined ? body : gapBoundedStream(body, gap, this.options.clock, this.delivered, this.options.stalled)).getReader();
   }
 }
