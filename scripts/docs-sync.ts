@@ -1,10 +1,12 @@
 /**
  * `npm run docs:sync`: rewrites every marked code block of README.md and docs/*.md from its snippet.
- * `npm run docs:check` (and `npm test`): fails listing each block that drifted or cannot be verified.
+ * `npm run docs:check` (and `npm test`): fails listing each block that drifted or cannot be verified,
+ * and each link that leads nowhere.
  * docs/DESIGN.md is the design card (the product's intended shape, not its current code) and is not read.
  */
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { checkLinks } from './doc-links.js';
 import { type DocProblem, checkDocument } from './doc-snippets.js';
 
 /** The documents the check covers. */
@@ -21,6 +23,7 @@ export function syncDocs(root: string, write: boolean): DocProblem[] {
     const result = checkDocument(root, file, markdown);
     if (write && result.synced !== markdown) writeFileSync(join(root, file), result.synced);
     problems.push(...(write ? checkDocument(root, file, result.synced).problems : result.problems));
+    problems.push(...checkLinks(root, file, result.synced));
   }
   return problems;
 }
@@ -30,5 +33,5 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]).endsWith(join('scr
   const problems = syncDocs(root, !process.argv.includes('--check'));
   for (const p of problems) console.error(`${p.file}:${p.line}: ${p.message}`);
   if (problems.length > 0) process.exitCode = 1;
-  else console.log(`docs: every code block of ${documents(root).join(', ')} matches the code`);
+  else console.log(`docs: every code block of ${documents(root).join(', ')} matches the code; every link resolves`);
 }

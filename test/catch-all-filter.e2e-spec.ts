@@ -10,7 +10,7 @@ import { CallRejectedError, DeadlineExceededError } from '../lib/nest/index.js';
 /**
  * Composing with the application's own catch-all filter (issue 8 §4): registered with
  * `app.useGlobalFilters(...)`, a plain `@Catch()` filter takes the library's refusals too and, unless
- * it hands them on, answers 500 without `Retry-After`. The README recipe (docs/examples/catch-all-filter.ts)
+ * it hands them on, answers 500 without `Retry-After`. The docs/classification.md recipe (docs/examples/catch-all-filter.ts)
  * hands them to `ResilienceExceptionFilter`.
  */
 @Controller()

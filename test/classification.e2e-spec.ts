@@ -145,7 +145,7 @@ describe('classifiers given in code (ResilienceModule.forRoot({ classifiers }))'
   });
 });
 
-describe('README classification example', () => {
+describe('docs/classification.md example', () => {
   it('gives each listed error its verdict, and the code classifier its rule', () => {
     expect(classifyExamples()).toEqual({ validation: 'Permanent', conflict: 'Permanent', reset: 'Transient', stale: 'Permanent', badGateway: 'Transient' });
   });

@@ -11,7 +11,7 @@ import request from 'supertest';
 import { PolicyRegistry, type ReloadEvent } from '../lib/nest/index.js';
 
 /**
- * The README's hot-reload example, booted: a running app, its resilience.yaml edited underneath it.
+ * docs/configuration.md's hot-reload example, booted: a running app, its resilience.yaml edited underneath it.
  * The dependency always fails, so every attempt reaches it and is counted.
  */
 const config = (attempts: number) => `policies:

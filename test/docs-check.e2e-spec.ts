@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { anchorsOf, checkLinks } from '../scripts/doc-links.js';
 import { checkDocument, codeBlocks, snippetText } from '../scripts/doc-snippets.js';
 import { documents, syncDocs } from '../scripts/docs-sync.js';
 
@@ -113,8 +114,34 @@ describe('document check', () => {
   });
 });
 
+describe('link check', () => {
+  const dir = project({ 'docs/guide.md': '# Guide\n\n## The `http` preset (core)\n\n```md\n# not a heading\n```\n', 'docs/examples/demo.ts': EXAMPLE });
+  const repo = 'https://github.com/nresilience/nestjs';
+
+  it('anchors are GitHub heading anchors, outside code fences', () => {
+    expect([...anchorsOf(readFileSync(join(dir, 'docs/guide.md'), 'utf8'))]).toEqual(['guide', 'the-http-preset-core']);
+  });
+
+  it('a guide may link relatively; files and headings must exist', () => {
+    const markdown = '[a](guide.md#the-http-preset-core) [b](examples/demo.ts) [c](gone.md) [d](guide.md#nope) [e](https://example.com/x) `[f](code.md)`';
+    expect(checkLinks(dir, 'docs/other.md', markdown).map((p) => p.message)).toEqual([
+      'the link to gone.md names docs/gone.md, which does not exist',
+      'the link to guide.md#nope names #nope, which is no heading of docs/guide.md',
+    ]);
+  });
+
+  it('the README links absolutely into the repository (it ships on npm), to files and headings that exist', () => {
+    const markdown = [`[a](${repo}/blob/main/docs/guide.md#the-http-preset-core)`, `[b](${repo}/tree/main/docs/examples)`, '[c](docs/guide.md)', `[d](${repo}/blob/main/docs/none.md)`, `[e](${repo}/issues)`].join('\n');
+    expect(checkLinks(dir, 'README.md', markdown).map((p) => [p.line, p.message])).toEqual([
+      [3, 'the link to docs/guide.md is relative, which breaks on the npm page: link to the repository instead'],
+      [4, `the link to ${repo}/blob/main/docs/none.md names docs/none.md, which does not exist`],
+      [5, `the link to ${repo}/issues is into the repository but not a /blob/main/ or /tree/main/ path`],
+    ]);
+  });
+});
+
 describe('the docs of this repository', () => {
-  it('every code block of README.md and docs/*.md is its source region or checks against the project', () => {
+  it('every code block of README.md and docs/*.md is its source region or checks against the project, and every link resolves', () => {
     expect(documents(root)).toContain('docs/getting-started.md');
     expect(syncDocs(root, false)).toEqual([]);
   });

@@ -14,7 +14,7 @@ import { drainBudget } from '../docs/examples/retry-budget.js';
 import { countCalls } from '../docs/examples/telemetry.js';
 import { LoopbackGrpc } from './support/grpc-loopback.js';
 
-// The examples the README and docs/ show (their marked regions), run against real loopback servers.
+// The examples the docs/ guides show (their marked regions), run against real loopback servers.
 let server: Server;
 let url: string;
 let requests = 0;
@@ -51,7 +51,7 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-describe('README: outside Nest', () => {
+describe('docs/getting-started.md: without Nest', () => {
   it('run resolves with the receipt; tryRun resolves with the result record', async () => {
     const { receipt, result } = await plainPolicy(url, async () => 'done');
     expect(receipt).toEqual({ id: 'receipt-1' });
@@ -122,7 +122,7 @@ describe('docs/grpc.md', () => {
   });
 });
 
-describe('README: gRPC in Nest', () => {
+describe('docs/grpc.md: in Nest', () => {
   it('the client module boots and provides the INVENTORY client', async () => {
     const moduleRef = await Test.createTestingModule({ imports: [InventoryClientModule] }).compile();
     try {

@@ -15,14 +15,14 @@ function freePort(): Promise<number> {
   });
 }
 
-// The README's NodeSDK + Prometheus setup, started for real and scraped over loopback.
-describe('README: metrics and dashboards', () => {
+// docs/telemetry.md's NodeSDK + Prometheus setup, started for real and scraped over loopback.
+describe('docs/telemetry.md: metrics and dashboards', () => {
   let sdk: NodeSDK;
   let url: string;
   beforeAll(async () => {
     const port = await freePort();
     process.env.OTEL_EXPORTER_PROMETHEUS_PORT = String(port);
-    process.env.OTEL_TRACES_EXPORTER = 'none'; // as the README says where nothing listens for OTLP
+    process.env.OTEL_TRACES_EXPORTER = 'none'; // as docs/telemetry.md says where nothing listens for OTLP
     url = `http://127.0.0.1:${port}/metrics`;
     sdk = startTelemetry();
   });
@@ -32,7 +32,7 @@ describe('README: metrics and dashboards', () => {
     delete process.env.OTEL_TRACES_EXPORTER;
   });
 
-  it('serves the policy counters under the Prometheus names the README lists', async () => {
+  it('serves the policy counters under the Prometheus names docs/telemetry.md lists', async () => {
     const payments = withTelemetry(Resilience.default.with({ name: 'payments' }));
     await payments.run(() => 'ok');
     const text = await (await fetch(url)).text();

@@ -5,7 +5,7 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { LoopbackServer, answer, reset } from './support/loopback-server.js';
 
-// The README's HTTP example, booted against a payments server that resets the first POST and a
+// docs/http.md's Nest example, booted against a payments server that resets the first POST and a
 // rates server that answers 502 first.
 let payments: LoopbackServer;
 let rates: LoopbackServer;
@@ -28,7 +28,7 @@ afterAll(async () => {
   await rates?.close();
 });
 
-describe('README HTTP example', () => {
+describe('docs/http.md: the Nest example', () => {
   it('retries the keyed POST with the same key and returns the answer', async () => {
     const response = await request(app.getHttpServer()).post('/orders').expect(201);
     expect(response.body).toEqual({ status: 201 });

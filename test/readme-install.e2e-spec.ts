@@ -29,7 +29,7 @@ describe('README for users', () => {
     expect(links.length).toBeGreaterThan(5);
   });
 
-  it('the forRootAsync example boots with the policy it configures (the docs check keeps it equal to the README)', async () => {
+  it('the forRootAsync example of docs/configuration.md boots with the policy it configures (the docs check keeps the two equal)', async () => {
     const { AppModule } = await import('./fixtures/readme-config-service.js');
     const { PolicyRegistry } = await import('../lib/nest/index.js');
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();

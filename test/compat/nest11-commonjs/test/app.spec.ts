@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Test } from '@nestjs/testing';
 import type * as App from '../src/app.module';
 
-// The README's Jest recipe for a CommonJS app: ts-jest compiles the ESM package to CommonJS.
+// docs/testing.md's Jest recipe for a CommonJS app: ts-jest compiles the ESM package to CommonJS.
 // ts-jest compiles the whole package to CommonJS on the first require, inside this test: seconds on
 // an idle machine, more than Jest's default 5 s on a loaded one (it failed so under load 9 on 2 cores).
 it('boots AppModule under Jest; a @Resilient method makes the policy\'s 2 attempts', async () => {

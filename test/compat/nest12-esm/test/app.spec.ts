@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { expect, it } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 
-// The README's Jest recipe for an ESM app: ts-jest with useESM, the .js mapper, --experimental-vm-modules.
+// docs/testing.md's Jest recipe for an ESM app: ts-jest with useESM, the .js mapper, --experimental-vm-modules.
 // ts-jest compiles the app's files on the first import, inside this test: more than Jest's default
 // 5 s on a loaded machine.
 it('boots the quick start under Jest; the inventory policy makes its 3 attempts against a failing dependency', async () => {
