@@ -1,3 +1,5 @@
+import type { Verdict } from '../classification/verdict.js';
+
 /**
  * What the executor, health and telemetry read from a retry budget's state, whatever its shape: a
  * `TokenBucket` (`RetryBudget.automatic`, `of`, `shared`) or a `SlidingWindowBudget`
@@ -12,10 +14,26 @@ export interface RetryBudgetState {
   readonly utilization: number;
   /** Whether a retry would be funded now (without spending). */
   readonly canFundRetry: boolean;
+  /**
+   * True when the state reads the durations of retries ({@link recordAttempt}): the executor then
+   * times every attempt after the first, even where nothing else needs a clock reading.
+   */
+  readonly timesRetries: boolean;
   /** One logical call started (counted once per call, never per attempt). */
   recordCall(): void;
-  /** A successful attempt. */
+  /** A successful attempt (a first attempt that succeeded without going through {@link recordAttempt}). */
   deposit(): void;
+  /**
+   * What the executor tells the budget after every attempt it records: the evidence an adaptive
+   * budget weighs (a token bucket deposits on `Ok` here, as {@link deposit} does). A first attempt
+   * that simply succeeds may be told through {@link deposit} instead.
+   * @param attempt the attempt's number, 1 for the first (2 and up are retries)
+   * @param verdict its verdict (`Limited` is never evidence: this process refused itself)
+   * @param duration its duration in ms; 0 when nothing timed it (a retry is timed when
+   *   {@link timesRetries} is true)
+   * @param error what it threw, `undefined` when it returned a value
+   */
+  recordAttempt(attempt: number, verdict: Verdict, duration: number, error: unknown): void;
   /**
    * {@link deposit} as a promise continuation: deposits, then returns the value it is given. One per
    * state, so the executor's success path builds no closure per call.

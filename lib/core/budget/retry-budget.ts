@@ -1,3 +1,4 @@
+import type { Verdict } from '../classification/verdict.js';
 import type { Clock } from '../time/clock.js';
 import { BUCKET_RULES } from '../rules/option-rules.js';
 import { NAME_RULE, checkOptions, checkValue, given } from '../rules/value-rule.js';
@@ -69,8 +70,16 @@ export class TokenBucket implements RetryBudgetState {
     return 1 - this.level / this.cap;
   }
 
+  /** A static bucket reads no durations. */
+  readonly timesRetries: boolean = false;
+
   /** Calls fund nothing here (successes do): nothing to count. */
   recordCall(): void {}
+
+  /** A successful attempt deposits (as {@link deposit}); other outcomes change nothing here. */
+  recordAttempt(_attempt: number, verdict: Verdict): void {
+    if (verdict.kind === 'Ok') this.deposit();
+  }
 
   /** A successful attempt deposits `fraction` tokens (never beyond capacity). */
   deposit(): void {

@@ -111,6 +111,12 @@ export class SlidingWindowBudget implements RetryBudgetState {
   /** Successes fund nothing in this shape: the allowance follows calls, not successes. */
   deposit(): void {}
 
+  /** The window reads no durations. */
+  readonly timesRetries: boolean = false;
+
+  /** Outcomes fund nothing in this shape: the allowance follows calls. */
+  recordAttempt(): void {}
+
   /** @internal the executor's: {@link deposit} as a continuation (here, the value passes untouched). */
   readonly passDeposit = <T>(value: T): T => value;
 

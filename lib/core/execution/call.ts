@@ -55,6 +55,8 @@ export class Call<T> {
   // the call, and attempts are timed only when a report or the breaker needs their durations.
   readonly callTimed: boolean;
   readonly timed: boolean;
+  /** Whether attempts after the first are timed for the retry budget alone (it reads their durations). */
+  readonly timesRetries: boolean;
   /** Clock reading at the call's start (0 when not `callTimed`). */
   readonly start: number;
   /** Clock reading at which the deadline passes (`Infinity` without one). */
@@ -128,6 +130,7 @@ export class Call<T> {
       this.deadlineAt = this.deadline === undefined ? Infinity : this.start + this.deadline;
     }
     this.timed = this.reported || this.breaker !== undefined;
+    this.timesRetries = this.bucket?.timesRetries === true;
   }
 
   /** Stops the call with `error` as its outcome (cancellation, a deadline, a bug in a curve). */

@@ -80,7 +80,7 @@ export function admit<T>(call: Call<T>): Step {
     return call.fail('cancelled', signal.reason);
   }
   // The first attempt starts when the call does; later ones after a wait.
-  const attemptStart = next === 1 && call.callTimed ? call.start : call.callTimed || call.timed ? call.clock.now() : 0;
+  const attemptStart = next === 1 && call.callTimed ? call.start : call.callTimed || call.timed || (next > 1 && call.timesRetries) ? call.clock.now() : 0;
   if (attemptStart >= call.deadlineAt) return call.fail('deadlineExceeded', new DeadlineExceededError(call.deadline!, { cause: call.error }));
   const breaker = call.breaker;
   if (breaker !== undefined) {
@@ -173,7 +173,7 @@ export function timedOut<T>(call: Call<T>, context: Attempt): void {
 
 /**
  * Recording, after every attempt: the verdict, the log, the `attempt` event, the breaker's sample,
- * the budget's deposit; then whether the call stops (success, caller abort, deadline, a verdict that
+ * the budget's record of the outcome (a deposit on Ok); then whether the call stops (success, caller abort, deadline, a verdict that
  * is not retried, a request that is not safe to repeat, attempts used up, a single-shot scope) or
  * goes on to the retry decision.
  */
@@ -201,17 +201,19 @@ export function record<T>(call: Call<T>): Step {
       call.error = bug;
     }
   }
-  const attemptEnd = call.timed ? call.clock.now() : 0;
-  const duration = attemptEnd - call.attemptStart;
+  const timed = call.timed || (call.attempts > 1 && call.timesRetries);
+  const attemptEnd = timed ? call.clock.now() : 0;
+  const duration = timed ? attemptEnd - call.attemptStart : 0;
   const n = call.attempts;
   call.verdict = verdict;
   call.duration = duration;
   if (call.log !== undefined) call.log.attempts.push({ attempt: n, verdict: verdict.kind, duration, error: call.error, delay: 0 });
   if (call.listener !== undefined) call.emit({ kind: 'attempt', policy: o.name, attempt: n, verdict: verdict.kind, error: errorName(call.error), duration });
   call.breaker?.record(call.admission, verdict.kind, duration, attemptEnd);
+  // The budget's one hook: every attempt's outcome (a token bucket deposits on Ok).
+  call.bucket?.recordAttempt(n, verdict, duration, call.threw ? call.error : undefined);
 
   if (verdict.kind === 'Ok') {
-    call.bucket?.deposit();
     call.reason = 'succeeded';
     return Step.Stop;
   }
