@@ -51,4 +51,27 @@ describe('nresilience simulate --matrix', () => {
     expect(scenarios.code).toBe(2);
     expect(scenarios.stderr).toContain('--scenarios: "typo" is invalid: must be among healthy, failing-1');
   });
+
+  it('--hops 3: the chain matrix, naive retry loops beside the policy at every hop, --rate the frontend\'s', async () => {
+    const result = await cli('--policy', 'plain', '--matrix', '--hops', '3', '--scenarios', 'database-down', '--rate', '40', '--json');
+    expect(result.code).toBe(0);
+    const json = JSON.parse(result.stdout) as { hops: number; rate: number; rows: { variant: string; cells: { requestsPerCall: number[]; bottomAmplification: number }[] }[] };
+    expect([json.hops, json.rate]).toEqual([3, 40]);
+    expect(json.rows[0]).toMatchObject({ variant: 'naive', cells: [{ requestsPerCall: [1, 3, 9, 27] }] });
+    expect(json.rows[1]!.variant).toBe('policy');
+    expect(json.rows[1]!.cells[0]!.bottomAmplification).toBeLessThan(2);
+    expect(result.stderr).toContain('chain matrix 2/2: database-down · policy · seed 1');
+  });
+
+  it('exits 2 for --hops out of range, without --matrix, or with a scenario the chain matrix does not have', async () => {
+    const range = await cli('--policy', 'plain', '--matrix', '--hops', '9');
+    expect(range.code).toBe(2);
+    expect(range.stderr).toContain('--hops: "9" is invalid: must be an integer in [1, 8] (services in the chain)');
+    const alone = await cli('--policy', 'plain', '--hops', '3');
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('--hops: "3" is invalid: only goes with --matrix (the chain matrix)');
+    const scenario = await cli('--policy', 'plain', '--matrix', '--hops', '2', '--scenarios', 'brownout');
+    expect(scenario.code).toBe(2);
+    expect(scenario.stderr).toContain('--scenarios: "brownout" is invalid: must be among healthy, failing-10, failing-50, database-down, outage-10s');
+  });
 });

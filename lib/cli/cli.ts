@@ -10,6 +10,8 @@ import { SIMULATED_RATE_RULE } from '../testing/simulation/matrix.js';
 import type { SimulationReport } from '../testing/simulation/report.js';
 import { Simulate } from '../testing/simulation/simulate.js';
 import { matrixCommand } from './matrix-command.js';
+import { CHAIN_MATRIX_RATE, HOPS_RULE } from '../testing/simulation/chain-matrix.js';
+import { chainMatrixCommand } from './chain-matrix-command.js';
 import { policyFromPlan } from '../config/policy-from-plan.js';
 import { applyChanges, parseCompareSpec } from './compare-spec.js';
 import { parseDependencySpec } from './dependency-spec.js';
@@ -47,6 +49,10 @@ Options:
                         breaker off and Google SRE's adaptive throttle; prints one table (or --json)
   --seeds <a,b,...>     matrix seeds (default 1,2,3)
   --scenarios <a,b,...> matrix scenarios to run (default all)
+  --hops <n>            with --matrix: a chain of n services (1-8) that each run the policy, the
+                        last one calling the modelled database, beside the same chain of naive
+                        retry loops (no budget, no breaker); scenarios healthy, failing-10,
+                        failing-50, database-down, outage-10s; --rate is the frontend's (default 100)
   -h, --help            show this help
 
 Exit codes: 0 done, 2 invalid arguments or config, 1 unexpected failure.`;
@@ -167,7 +173,8 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
         dependency: { type: 'string' },
         seed: { type: 'string', default: '42' },
         duration: { type: 'string', default: '5m' },
-        rate: { type: 'string', default: String(DEFAULT_RATE) },
+        rate: { type: 'string' },
+        hops: { type: 'string' },
         json: { type: 'boolean', default: false },
         matrix: { type: 'boolean', default: false },
         seeds: { type: 'string' },
@@ -200,12 +207,15 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
     throw new UsageError('--duration', values.duration, (error as PolicyConfigError).rule);
   }
   if (duration > 3_600_000) throw new UsageError('--duration', values.duration, 'must be at most 1h of simulated time');
-  const rate = parseNumber('--rate', values.rate, /^\d+(\.\d+)?$/, SIMULATED_RATE_RULE);
+  if (values.hops !== undefined && !values.matrix) throw new UsageError('--hops', values.hops, 'only goes with --matrix (the chain matrix)');
+  const hops = values.hops === undefined ? undefined : parseNumber('--hops', values.hops, /^\d+$/, HOPS_RULE);
+  const rate = parseNumber('--rate', values.rate ?? String(hops === undefined ? DEFAULT_RATE : CHAIN_MATRIX_RATE), /^\d+(\.\d+)?$/, SIMULATED_RATE_RULE);
   const model = values.dependency === undefined ? {} : parseDependencySpec(values.dependency);
   for (const spec of values.compare) parseCompareSpec(spec);
 
   const config = readConfig(io, values.config);
   const base = policyFromConfig(config, values.policy, values.config, values.config);
+  if (hops !== undefined) return chainMatrixCommand(base.with({ name: values.policy }), { hops, seeds: values.seeds, scenarios: values.scenarios, rate, json: values.json }, io);
   if (values.matrix) return matrixCommand(base.with({ name: values.policy }), { seeds: values.seeds, scenarios: values.scenarios, rate, json: values.json }, io);
   const variants: Variant[] = [{ label: values.policy, policy: base }];
   for (const spec of values.compare) {

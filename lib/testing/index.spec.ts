@@ -40,6 +40,15 @@ describe('testing kit entry point', () => {
         'MATRIX_VARIANTS',
         'MATRIX_SEEDS',
         'matrixScenario',
+        // A chain of services in the simulator, and its matrix.
+        'ChainBuilder',
+        'ChainReport',
+        'HopAnswerError',
+        'ChainMatrix',
+        'ChainMatrixReport',
+        'CHAIN_SCENARIOS',
+        'CHAIN_MATRIX_RATE',
+        'naiveHop',
       ].sort(),
     );
     expect(kit.FakeClock).toBe(FakeClock);

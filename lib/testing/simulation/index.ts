@@ -36,3 +36,17 @@ export {
   type MatrixCell,
   type MatrixRow,
 } from './matrix.js';
+export { ChainBuilder, HopAnswerError, type ChainRunOptions, type NestedRetryMode } from './chain.js';
+export { ChainReport, type ChainSecond, type ChainReportJSON } from './chain-report.js';
+export {
+  ChainMatrix,
+  ChainMatrixReport,
+  CHAIN_SCENARIOS,
+  CHAIN_MATRIX_RATE,
+  naiveHop,
+  type ChainScenario,
+  type ChainVariant,
+  type ChainMatrixOptions,
+  type ChainMatrixCell,
+  type ChainMatrixRow,
+} from './chain-matrix.js';

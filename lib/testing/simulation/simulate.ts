@@ -6,14 +6,16 @@ import type { Policy } from '../../core/policy/policy.js';
 import { RetryBudget, type RetryBudgetOptions } from '../../core/budget/retry-budget.js';
 import { BOUND_RULE, POSITIVE_SPAN_RULE, SPAN_RULE } from '../../core/rules/option-rules.js';
 import { checkValue, given } from '../../core/rules/value-rule.js';
-import { SEED_RULE, SeededRandom } from '../seeded-random.js';
+import { SEED_RULE } from '../seeded-random.js';
 import { THROTTLE_REFUSAL, type AdaptiveThrottle } from './adaptive-throttle.js';
 import type { Dependency } from './dependency.js';
 import type { Load } from './load.js';
 import { BREAKER_STATES, SimulationReport } from './report.js';
+import { type ChainBuilder, chainOf } from './chain.js';
 
 const [CLOSED, HALF_OPEN, OPEN] = (['closed', 'halfOpen', 'open'] as const).map((state) => BREAKER_STATES.indexOf(state));
 import { VirtualClock } from './virtual-clock.js';
+import { settleMicrotasks, stream } from './run-support.js';
 
 /** Options of {@link SimulationBuilder.run}. */
 export interface SimulationRunOptions {
@@ -38,13 +40,6 @@ export interface SimulationRunOptions {
   readonly settle?: 'microtasks' | 'macrotask';
 }
 
-/** Fixed, distinct streams derived from a run's seed (policy jitter, dependency, arrivals). */
-function stream(seed: number, index: number): SeededRandom {
-  return new SeededRandom(((Math.imul(seed ^ Math.imul(index, 0x9e37_79b9), 0x85eb_ca6b) ^ index) >>> 0));
-}
-
-/** Microtask turns without activity after which the driver takes the queue as settled. */
-const QUIET_TURNS = 8;
 
 
 /**
@@ -245,23 +240,13 @@ export class SimulationBuilder {
     // settling, no event). The executor's longest silent chain of continuations is 2–3 turns; the
     // spec compares both modes byte for byte to keep that margin honest.
     const exact = options.settle === 'macrotask';
+    const changes = (): number => clock.changes + activity;
     const stopAt = duration + drainLimit;
     for (;;) {
       if (clock.now() >= duration && settled === calls) break;
       if (!clock.fireDue(stopAt)) break;
       if (exact) await macrotask();
-      else {
-        let seen = clock.changes + activity;
-        for (let quiet = 0; quiet < QUIET_TURNS; ) {
-          await undefined;
-          const now = clock.changes + activity;
-          if (now === seen) quiet++;
-          else {
-            quiet = 0;
-            seen = now;
-          }
-        }
-      }
+      else await settleMicrotasks(changes);
     }
     if (onProgress !== undefined && secondsCount % progressSeconds !== 0) onProgress(duration, duration);
 
@@ -321,5 +306,24 @@ export const Simulate = {
       throw new PolicyConfigError('policy', policy, 'must be a Policy (Resilience.default.with({ ... }))');
     }
     return new SimulationBuilder(policy, undefined, undefined, undefined);
+  },
+
+  /**
+   * Starts describing a chain of services (`hops`, frontend first): each hop's dependency is the next
+   * hop, the last one's the modelled dependency — three hops of three attempts against a dead
+   * database send it 27 requests per call without a budget (see `ChainBuilder.run`).
+   *
+   * ```ts
+   * const report = await Simulate.chain([Resilience.default, Resilience.default, Resilience.default])
+   *   .against(Dependency.healthy({ p50: 20, p99: 200 }).failing(1))
+   *   .under(Load.constant({ perSecond: 100 }))
+   *   .for(20_000)
+   *   .run(1);
+   * report.bottomAmplification; // about 1.1 with the per-hop retry budgets
+   * ```
+   * @throws PolicyConfigError naming `hops` unless it is an array of 1 to 8 Policies.
+   */
+  chain(hops: readonly Policy[]): ChainBuilder {
+    return chainOf(hops);
   },
 } as const;
