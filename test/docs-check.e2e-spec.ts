@@ -1,6 +1,7 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { compileBlocks } from '../scripts/doc-compile.js';
 import { anchorsOf, checkLinks } from '../scripts/doc-links.js';
 import { checkDocument, codeBlocks, snippetText } from '../scripts/doc-snippets.js';
 import { documents, syncDocs } from '../scripts/docs-sync.js';
@@ -137,6 +138,33 @@ describe('link check', () => {
       [4, `the link to ${repo}/blob/main/docs/none.md names docs/none.md, which does not exist`],
       [5, `the link to ${repo}/issues is into the repository but not a /blob/main/ or /tree/main/ path`],
     ]);
+  });
+});
+
+describe('blocks compile on their own', () => {
+  it('a block that uses a name it neither declares nor imports fails at its document line; imports by package name resolve', () => {
+    const markdown = [
+      '# Doc',
+      '',
+      '```ts',
+      "import { Resilience } from '@nresilience/nestjs/core';",
+      'const policy = Resilience.default.with({ attempts: 2 });',
+      'await policy.run(async () => url);',
+      '```',
+      '',
+      '```ts',
+      'const n: number = 1;',
+      '```',
+      '',
+      '```js',
+      "module.exports = { testEnvironment: 'node' };",
+      '```',
+      '',
+    ].join('\n');
+    const blocksDir = join('dist-docs', `check-${process.pid}`);
+    const problems = compileBlocks(root, [['doc.md', codeBlocks(markdown)]], blocksDir);
+    rmSync(join(root, blocksDir), { recursive: true, force: true });
+    expect(problems).toEqual([{ file: 'doc.md', line: 6, message: "the block at line 3 does not compile on its own: Cannot find name 'url'. Did you mean 'URL'?" }]);
   });
 });
 

@@ -8,6 +8,9 @@ import { tripAndRecover } from '../docs/examples/circuit-breaker.js';
 import { reloadPayments } from '../docs/examples/config-reload.js';
 import { interceptor } from '../docs/examples/grpc-client.js';
 import { InventoryClientModule } from '../docs/examples/grpc-nest-client.js';
+import { InventoryServerModule } from '../docs/examples/grpc-server.js';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { ResilienceRpcContextInterceptor } from '../lib/nest/index.js';
 import { fetchPrices } from '../docs/examples/http-fetch.js';
 import { plainPolicy } from '../docs/examples/plain-policy.js';
 import { drainBudget } from '../docs/examples/retry-budget.js';
@@ -128,6 +131,21 @@ describe('docs/grpc.md: in Nest', () => {
     try {
       const client = moduleRef.get<{ getService(name: string): object }>('INVENTORY');
       expect(typeof client.getService('Inventory')).toBe('object');
+    } finally {
+      await moduleRef.close();
+    }
+  });
+});
+
+describe('docs/grpc.md: server side', () => {
+  it('the server module boots with the stock policy and provides the context interceptor as APP_INTERCEPTOR', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [InventoryServerModule] }).compile();
+    try {
+      await moduleRef.init();
+      const { PolicyRegistry } = await import('../lib/nest/index.js');
+      expect(moduleRef.get(PolicyRegistry).describe('stock').preset).toBe('http');
+      const providers = Reflect.getMetadata('providers', InventoryServerModule) as { provide: unknown; useClass: unknown }[];
+      expect(providers).toEqual([{ provide: APP_INTERCEPTOR, useClass: ResilienceRpcContextInterceptor }]);
     } finally {
       await moduleRef.close();
     }

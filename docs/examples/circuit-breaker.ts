@@ -15,8 +15,8 @@ const ledger = Resilience.default.with({
 
 /** Five failures open the breaker, a refusal follows, and after the break two good probes close it. */
 export async function tripAndRecover() {
-  const states: string[] = [];
   // #region circuit-breaker
+  const states: string[] = [];
   const fail = async (): Promise<string> => {
     throw new Error('ledger down');
   };

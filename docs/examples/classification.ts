@@ -1,4 +1,4 @@
-// README "Classification"; test/classification.e2e-spec.ts runs it.
+// docs/classification.md; test/classification.e2e-spec.ts runs it.
 // #region classification
 import { Classifier, PolicyRegistry, Verdict } from '../../lib/nest/index.js';
 

@@ -1,4 +1,4 @@
-// The README's gRPC-in-Nest example; test/docs-examples.e2e-spec.ts boots the module and reads the client.
+// docs/grpc.md, "In Nest" (the whole file); test/docs-examples.e2e-spec.ts boots the module and reads the client.
 import { join } from 'node:path';
 import { Module } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
@@ -11,7 +11,6 @@ const url = process.env.INVENTORY_GRPC ?? '127.0.0.1:50051';
 @Module({
   imports: [
     ResilienceModule.forRoot({ policies: { inventory: { preset: 'http', attempts: 3 } } }),
-    // #region grpc-nest
     ClientsModule.registerAsync([
       {
         name: 'INVENTORY',
@@ -27,7 +26,6 @@ const url = process.env.INVENTORY_GRPC ?? '127.0.0.1:50051';
         }),
       },
     ]),
-    // #endregion grpc-nest
   ],
 })
 export class InventoryClientModule {}

@@ -17,8 +17,8 @@ const payments = withTelemetry(Resilience.default.with({ name: 'payments' }), { 
 
 /** Three calls, one of which needs a retry: calls 3, attempts 4. */
 export async function countCalls() {
-  let failures = 1;
   // #region telemetry
+  let failures = 1; // the first call fails once, then succeeds on its retry
   for (let i = 0; i < 3; i++) {
     await payments.run(async () => {
       if (failures-- > 0) throw new Error('flaky');
