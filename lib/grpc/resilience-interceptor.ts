@@ -121,8 +121,10 @@ export function createResilienceInterceptor(options: ResilienceInterceptorOption
     if (definition.requestStream) return new InterceptingCall(nextCall(callOptions));
     const method = grpcMethodOf(definition.path, false, definition.responseStream);
     const ambient = Ambient.current();
+    const service = scopeBy === 'method' ? method.qualified : method.service;
     const plan = {
-      policy: services.for(scopeBy === 'method' ? method.qualified : method.service),
+      service,
+      policy: services.for(service),
       repeatable: ambient?.singleShot !== true && isRepeatable(method) === true,
       streaming: definition.responseStream,
       inboundRemaining: Ambient.remaining() ?? Infinity,

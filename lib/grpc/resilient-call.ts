@@ -11,11 +11,15 @@ import {
   type TimerHandle,
   WallClock,
 } from '../core/index.js';
+import { failureCause, markDependencyFailure } from '../core/diagnostics/dependency-failure.js';
+import { stopReasonOf } from '../core/execution/stop-reasons.js';
 import { GrpcCallCancelledError, GrpcStatusError } from './grpc-status.error.js';
 import { wireDeadline } from './wire-deadline.js';
 
 /** The call below ours: what `nextCall(options)` returns (grpc-js does not export its interface). */
 type WireCall = ReturnType<NextCall>;
+
+const CODE_NAMES = Object.fromEntries(Object.entries(GrpcStatus).map(([name, code]) => [code, name])) as Record<number, string>;
 
 /** Metadata key of the nested-retry marker, the same as the .NET library's (DESIGN §1). */
 export const RETRYING_METADATA = AmbientHeaders.retrying;
@@ -32,6 +36,8 @@ export interface CallPlan {
   readonly inboundRemaining: number;
   /** Criticality to send with each attempt, `undefined` for none. */
   readonly criticality: Criticality | undefined;
+  /** The service (or method) whose state the call runs under, for the dependency named in a failure. */
+  readonly service?: string;
 }
 
 /** An attempt that reached an end the policy accepts: a unary answer, or a stream's first message. */
@@ -258,6 +264,12 @@ export class ResilientCall {
   /** Delivers the final failure as a status the client understands. */
   private fail(error: unknown): void {
     if (error instanceof GrpcStatusError && error.headers !== undefined && !this.finished) this.listener?.onReceiveMetadata?.(error.headers);
+    const stop = stopReasonOf(error);
+    // The dependency failed on every attempt allowed: an exception filter answers 502 and names it.
+    if (stop === 'attemptsExhausted' || (stop === undefined && error instanceof GrpcStatusError)) {
+      const cause = error instanceof GrpcStatusError ? (CODE_NAMES[error.code] ?? String(error.code)) : failureCause(error);
+      markDependencyFailure(error, { policy: this.plan.policy.options.name, dependency: this.plan.service ?? '', cause, ending: 'attemptsExhausted' });
+    }
     this.finish(statusFor(error));
   }
 
@@ -274,10 +286,11 @@ export class ResilientCall {
  * The status a client receives for a call that ended with `error`: an attempt's own status as it
  * came; a refusal of this process (retry budget, breaker) as UNAVAILABLE; a deadline or attempt
  * timeout as DEADLINE_EXCEEDED; the caller's cancellation as the status it asked for; anything else
- * as INTERNAL. The error rides along as `cause` (grpc-js copies the status onto its `ServiceError`).
+ * as INTERNAL. The error rides along as `cause` (grpc-js copies the status onto its `ServiceError`),
+ * the attempt's `GrpcStatusError` for a status that came from the wire.
  */
 export function statusFor(error: unknown): StatusObject {
-  if (error instanceof GrpcStatusError) return error.status;
+  if (error instanceof GrpcStatusError) return { ...error.status, cause: error } as StatusObject;
   const status = (code: number, details: string): StatusObject => ({ code, details, metadata: new Metadata(), cause: error }) as StatusObject;
   if (error instanceof CallRejectedError) return status(GrpcStatus.UNAVAILABLE, error.message);
   if (error instanceof DeadlineExceededError || error instanceof AttemptTimeoutError) return status(GrpcStatus.DEADLINE_EXCEEDED, error.message);

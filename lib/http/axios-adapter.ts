@@ -4,6 +4,14 @@ import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './ho
 import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, isIdempotentMethod } from './idempotency.js';
 import { BodyNotReplayableError } from './request-body.js';
 import { stampAttempt } from './stamp.js';
+import { markHttpFailure } from './dependency-failures.js';
+
+/**
+ * How much later than the attempt's bound axios's own `timeout` falls, ms (as the gRPC seam's wire
+ * deadline): the policy's timer aborts the attempt first, so a slow attempt ends as the library's
+ * `AttemptTimeoutError` / `DeadlineExceededError`, never as axios's `ECONNABORTED` racing it.
+ */
+export const TRANSPORT_TIMEOUT_SLACK_MS = 50;
 
 /** Options of {@link installResilientAdapter}. */
 export interface ResilientAxiosOptions {
@@ -26,7 +34,8 @@ const OPTION_KEYS = ['policy', 'maximumHosts', 'propagateCriticality', 'wallCloc
  * response or error; every attempt sends the headers the interceptors set, once (each attempt gets its
  * own copy, stamped with the remaining time, and the first attempt of a call that may retry with
  * `X-NResilience-Retrying: 1`). The attempt's signal goes to
- * axios, and `timeout` becomes the attempt's bound (at least 1 ms; axios reads 0 as no timeout); with
+ * axios, which ends the attempt at its bound; axios's own `timeout` becomes the bound + 50 ms, a
+ * safety net that never wins the race, so a slow attempt always ends as the library's error; with
  * no time left the executor starts no attempt at all. Per-host state, classification (`Classifier.http`:
  * an axios error's `response.status`), idempotency (POST/PATCH only after 429/503 unless
  * `Idempotency-Key` is set, e.g. by `markRepeatable(config, key)`) are those of the resilient fetch.
@@ -72,7 +81,8 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
         const headers = axios.AxiosHeaders.from(config.headers);
         stampAttempt((name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)), retrying, ctx.attempt, ctx.bound, propagateCriticality);
         const attempt: InternalAxiosRequestConfig = { ...config, headers, signal: ctx.signal };
-        if (ctx.bound !== Infinity) attempt.timeout = Math.max(1, Math.ceil(ctx.bound));
+        // Later than the policy's own bound, so its timer always decides and the error is the library's.
+        if (ctx.bound !== Infinity) attempt.timeout = Math.ceil(ctx.bound) + TRANSPORT_TIMEOUT_SLACK_MS;
         hosts.rememberAbort(ctx.signal, facts);
         try {
           const response = await transport(attempt);
@@ -90,8 +100,9 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
     ).catch((error: unknown) => {
       // As the resilient fetch: a POST that failed once without an answer says why it was not sent
       // again; a failed answer (a 5xx) is the usual axios error, as fetch returns the Response.
-      if (!hosts.stoppedAsNotRepeatable(error) || attempts >= policy.options.attempts || isFailedAnswer(config, error)) throw error;
-      throw new AxiosNotRepeatableError(method, instance.getUri(config), error, config);
+      const final = !hosts.stoppedAsNotRepeatable(error) || attempts >= policy.options.attempts || isFailedAnswer(config, error) ? error : new AxiosNotRepeatableError(method, instance.getUri(config), error, config);
+      markHttpFailure(final, failure, policy, origin);
+      throw final;
     });
   };
   instance.defaults.adapter = adapter;

@@ -6,6 +6,7 @@ import { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES, type PreparedBody
 import { abortableResponse, bufferedResponse, discard, gapBoundedResponse } from './response-body.js';
 import { resumableResponse } from './resume-download.js';
 import { stampAttempt } from './stamp.js';
+import { bodyFailureMarker, markHttpFailure } from './dependency-failures.js';
 import { POSITIVE_SPAN_RULE } from '../core/rules/option-rules.js';
 import { checkValue, given, integerRule } from '../core/rules/value-rule.js';
 
@@ -196,7 +197,9 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
     const held = resume && method === 'GET' && !headers.has('range') ? new HeldCall() : undefined;
     const response = await policy.run(attempt, { signal, hold: held }).catch((error: unknown) => {
       // Say why a POST that failed once was not sent again, and how to let it (stop reason `notRepeatable`).
-      throw hosts.stoppedAsNotRepeatable(error) && attempts < policy.options.attempts ? new NotRepeatableError(method, url, { cause: error }) : error;
+      const final = hosts.stoppedAsNotRepeatable(error) && attempts < policy.options.attempts ? new NotRepeatableError(method, url, { cause: error }) : error;
+      markHttpFailure(final, failure, policy, origin);
+      throw final;
     });
     // The caller owns this answer now: the next attempt (a resume) must not discard it.
     previous = undefined;
@@ -215,11 +218,14 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
           // `streamResumed` (DESIGN §3.12), an event of the held call.
           held.report({ kind: 'streamResumed', attempt: attempts, verdict: 'Ok' });
         },
-      }), signal);
+      }), signal, bodyFailureMarker(policy, origin));
     }
     held?.end();
     // A buffered body is already read: nothing left for an abort to stop.
-    return buffer ? response : abortableResponse(gap === undefined ? response : gapBoundedResponse(response, gap, clock, stalled), signal);
+    if (buffer) return response;
+    // A body that breaks while the caller reads it is the dependency's failure (an exception filter answers 502).
+    const broken = bodyFailureMarker(policy, origin);
+    return abortableResponse(gap === undefined ? response : gapBoundedResponse(response, gap, clock, stalled, broken), signal, gap === undefined ? broken : undefined);
   };
   return Object.assign(resilientFetch, { hosts });
 }

@@ -36,11 +36,12 @@ export type StallListener = (error: AttemptStalledError) => void;
  * slowly is never taken for a stalled server; a server that goes silent while a read waits is.
  * @param gap ms allowed between two chunks while a read is pending
  * @param stalled told when the body stalls (to abort the attempt's transport signal)
+ * @param onBroken told the error of a read that failed (the body broke), before the consumer gets it
  */
-export function gapBoundedResponse(response: Response, gap: number, clock: Clock, stalled?: StallListener): Response {
+export function gapBoundedResponse(response: Response, gap: number, clock: Clock, stalled?: StallListener, onBroken?: (error: unknown) => void): Response {
   const source = response.body;
   if (source === null) return response;
-  return rewrap(response, gapBoundedStream(source, gap, clock, 0, stalled));
+  return rewrap(response, gapBoundedStream(source, gap, clock, 0, stalled, onBroken));
 }
 
 /**
@@ -48,9 +49,17 @@ export function gapBoundedResponse(response: Response, gap: number, clock: Clock
  * @param offset bytes delivered before this stream began (a resumed download): `AttemptStalledError`
  *   counts from there
  * @param stalled told when the body stalls, after the read failed and before the source is cancelled
+ * @param onBroken told the error of a read that failed (the body broke), before the consumer gets it
  */
-export function gapBoundedStream(source: ReadableStream<Uint8Array>, gap: number, clock: Clock, offset = 0, stalled?: StallListener): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>(new GapBoundedSource(source.getReader(), gap, clock, offset, stalled), { highWaterMark: 0 });
+export function gapBoundedStream(
+  source: ReadableStream<Uint8Array>,
+  gap: number,
+  clock: Clock,
+  offset = 0,
+  stalled?: StallListener,
+  onBroken?: (error: unknown) => void,
+): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(new GapBoundedSource(source.getReader(), gap, clock, offset, stalled, onBroken), { highWaterMark: 0 });
 }
 
 /**
@@ -75,6 +84,7 @@ class GapBoundedSource implements UnderlyingSource<Uint8Array> {
     private readonly clock: Clock,
     offset: number,
     private readonly stalled: StallListener | undefined,
+    private readonly onBroken: ((error: unknown) => void) | undefined,
   ) {
     this.received = offset;
   }
@@ -111,7 +121,9 @@ class GapBoundedSource implements UnderlyingSource<Uint8Array> {
   private readonly failed = (error: unknown): void => {
     this.readingSince = -1;
     this.stop();
-    if (!this.ended) this.controller!.error(error);
+    if (this.ended) return;
+    this.onBroken?.(error);
+    this.controller!.error(error);
   };
 
   private readonly check = (): void => {
@@ -148,29 +160,31 @@ export function discard(response: Response | undefined): void {
  * signal, which the transport holds, is released from the caller's when the call settles, so without
  * this a caller's abort after the headers would leave a pending read waiting for the server (or the
  * gap bound). The listener is removed once the body ends, fails or is cancelled.
+ * @param onBroken told the error of a read that failed (the body broke), before the consumer gets it;
+ *   given, the body is wrapped even without a signal
  */
-export function abortableResponse(response: Response, signal: AbortSignal | undefined): Response {
+export function abortableResponse(response: Response, signal: AbortSignal | undefined, onBroken?: (error: unknown) => void): Response {
   const source = response.body;
-  if (signal === undefined || source === null) return response;
+  if ((signal === undefined && onBroken === undefined) || source === null) return response;
   const reader = source.getReader();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
-  const release = (): void => signal.removeEventListener('abort', abort);
+  const release = (): void => signal?.removeEventListener('abort', abort);
   const abort = (): void => {
     release();
-    controller.error(signal.reason);
-    reader.cancel(signal.reason).catch(() => undefined);
+    controller.error(signal!.reason);
+    reader.cancel(signal!.reason).catch(() => undefined);
   };
   const body = new ReadableStream<Uint8Array>(
     {
       start(c) {
         controller = c;
-        if (signal.aborted) abort();
-        else signal.addEventListener('abort', abort, { once: true });
+        if (signal?.aborted === true) abort();
+        else signal?.addEventListener('abort', abort, { once: true });
       },
       pull: () =>
         reader.read().then(
           (result) => {
-            if (signal.aborted) return;
+            if (signal?.aborted === true) return;
             if (result.done) {
               release();
               controller.close();
@@ -178,7 +192,9 @@ export function abortableResponse(response: Response, signal: AbortSignal | unde
           },
           (error: unknown) => {
             release();
-            if (!signal.aborted) controller.error(error);
+            if (signal?.aborted === true) return;
+            onBroken?.(error);
+            controller.error(error);
           },
         ),
       cancel: (reason) => {

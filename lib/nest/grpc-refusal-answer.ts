@@ -1,6 +1,7 @@
 import type { ArgumentsHost } from '@nestjs/common';
 import { type Observable, throwError } from 'rxjs';
-import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError, GrpcStatus, PUSHBACK_METADATA } from '../core/index.js';
+import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, GrpcStatus, PUSHBACK_METADATA, RateLimitedError } from '../core/index.js';
+import { findLibraryError } from './library-error.js';
 
 /** The inbound gRPC metadata of an RPC context, as far as answering needs it (no grpc-js import). */
 export interface InboundMetadata {
@@ -17,10 +18,13 @@ export interface GrpcRefusal {
 
 /**
  * The gRPC answer to one of the library's refusals in an RPC context, or `undefined` when the
- * context is not gRPC (another microservice transport) or the error is not a refusal:
- * `CallRejectedError` → UNAVAILABLE with `grpc-retry-pushback-ms` = its `retryAfter` rounded up to
- * whole ms (none when unknown), so a gRPC client waits as long as the break or the budget asks
- * (gRFC A6); `DeadlineExceededError` and a final `AttemptTimeoutError` → DEADLINE_EXCEEDED.
+ * context is not gRPC (another microservice transport) or the error is not a refusal. The library's
+ * error is found wherever it is wrapped (the thrown value or its `cause` chain, e.g. the grpc-js
+ * `ServiceError` of an outbound call through the gRPC interceptor; never inside an `HttpException`):
+ * `CallRejectedError` (and a local `RateLimitedError`) → UNAVAILABLE with `grpc-retry-pushback-ms` =
+ * its `retryAfter` rounded up to whole ms (none when unknown), so a gRPC client waits as long as the
+ * break or the budget asks (gRFC A6); `DeadlineExceededError`, a final `AttemptTimeoutError` and an
+ * `AttemptStalledError` → DEADLINE_EXCEEDED.
  * The trailers are built with the inbound metadata's own class, so the answer needs no grpc-js import
  * and is always the copy of grpc-js the server runs.
  * @param exception the error the handler threw
@@ -30,15 +34,16 @@ export function grpcRefusalAnswer(exception: unknown, host: ArgumentsHost): Obse
   const inbound = host.switchToRpc().getContext<unknown>();
   if (!isMetadata(inbound)) return undefined;
   const trailers = new (inbound.constructor as new () => InboundMetadata & { set(key: string, value: string): void })();
+  const error = findLibraryError(exception)?.error;
   let code: number;
-  if (exception instanceof CallRejectedError) {
+  if (error instanceof CallRejectedError || error instanceof RateLimitedError) {
     code = GrpcStatus.UNAVAILABLE;
-    const retryAfter = exception.retryAfter;
+    const retryAfter = error.retryAfter;
     if (retryAfter !== undefined && Number.isFinite(retryAfter) && retryAfter >= 0) trailers.set(PUSHBACK_METADATA, String(Math.ceil(retryAfter)));
-  } else if (exception instanceof DeadlineExceededError || exception instanceof AttemptTimeoutError) {
+  } else if (error instanceof DeadlineExceededError || error instanceof AttemptTimeoutError || error instanceof AttemptStalledError) {
     code = GrpcStatus.DEADLINE_EXCEEDED;
   } else return undefined;
-  const refusal: GrpcRefusal = { code, details: exception.message, metadata: trailers };
+  const refusal: GrpcRefusal = { code, details: error.message, metadata: trailers };
   return throwError(() => refusal);
 }
 

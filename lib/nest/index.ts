@@ -38,6 +38,7 @@ export {
   ProblemTypes,
   ResilienceBadGatewayFilter,
   ResilienceExceptionFilter,
+  type ResilienceAnswer,
   type ResilienceProblem,
   type ResilienceProblemOptions,
 } from './resilience-exception.filter.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import type { ArgumentsHost } from '@nestjs/common';
+import { type ArgumentsHost, HttpException } from '@nestjs/common';
+import { Metadata } from '@grpc/grpc-js';
 import { type Observable, firstValueFrom } from 'rxjs';
-import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from '../core/errors.js';
+import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, type RejectionReason } from '../core/errors.js';
 import { ResilienceExceptionFilter } from './resilience-exception.filter.js';
 
 function fakeResponse() {
@@ -67,5 +68,40 @@ describe('ResilienceExceptionFilter', () => {
     const answer = new ResilienceExceptionFilter().catch(error, host) as Observable<never>;
     await expect(firstValueFrom(answer)).rejects.toEqual({ status: 'error', message: 'Internal server error' });
     expect(() => new ResilienceExceptionFilter().catch(error, { getType: () => 'ws' } as unknown as ArgumentsHost)).toThrow(error);
+  });
+
+  it('answers a refusal with a reason outside the documented four with a generic sentence, never "undefined"', () => {
+    const overloaded = ResilienceExceptionFilter.problemFor(new CallRejectedError('Overloaded' as RejectionReason, 2500))!;
+    expect([overloaded.body.status, overloaded.body.reason, overloaded.body.detail, overloaded.retryAfter]).toEqual([
+      503,
+      'Overloaded',
+      'A dependency of this service is not being called right now (Overloaded). Try again in 3 s.',
+      '3',
+    ]);
+    const missing = ResilienceExceptionFilter.problemFor(new CallRejectedError(undefined as unknown as RejectionReason, undefined))!;
+    expect([missing.body.reason, missing.body.detail]).toEqual(['CallRejected', 'A dependency of this service is not being called right now (CallRejected). Try again later.']);
+    const inherited = ResilienceExceptionFilter.problemFor(new CallRejectedError('toString' as RejectionReason, undefined))!;
+    expect(inherited.body.detail).toBe('A dependency of this service is not being called right now (toString). Try again later.');
+  });
+
+  it('finds the library error wherever it is wrapped (problemFor(error) as problemFor(error.cause)), but not inside an HttpException', () => {
+    const refusal = new CallRejectedError('DependencyUnavailable', 1500);
+    const serviceError = Object.assign(new Error('14 UNAVAILABLE: call rejected'), { code: 14, details: 'call rejected', metadata: new Metadata(), cause: refusal });
+    expect(ResilienceExceptionFilter.problemFor(serviceError)).toEqual(ResilienceExceptionFilter.problemFor(refusal));
+    expect(ResilienceExceptionFilter.problemFor(serviceError)!.retryAfter).toBe('2');
+    const deep = new Error('outer', { cause: new Error('middle', { cause: new DeadlineExceededError(100) }) });
+    expect(ResilienceExceptionFilter.problemFor(deep)!.body.status).toBe(504);
+    expect(ResilienceExceptionFilter.problemFor(new HttpException('mine', 409, { cause: refusal }))).toBeUndefined();
+    const stalled = ResilienceExceptionFilter.problemFor(new AttemptStalledError(2000, 10))!;
+    expect([stalled.body.status, stalled.body.reason, stalled.retryAfter]).toEqual([504, 'AttemptStalled', undefined]);
+  });
+
+  it('answers a gRPC handler whose outbound call was refused (a ServiceError, ours as cause) UNAVAILABLE with pushback, a deadline DEADLINE_EXCEEDED', async () => {
+    const host = { getType: () => 'rpc', switchToRpc: () => ({ getContext: () => new Metadata(), getData: () => ({}) }) } as unknown as ArgumentsHost;
+    const wrapped = (cause: Error) => Object.assign(new Error('wrapped'), { code: 14, details: 'x', metadata: new Metadata(), cause });
+    const refused = (await firstValueFrom(new ResilienceExceptionFilter().catch(wrapped(new CallRejectedError('BudgetExhausted', 1234.2)), host) as Observable<never>).catch((e: unknown) => e)) as { code: number; metadata: Metadata };
+    expect([refused.code, refused.metadata.get('grpc-retry-pushback-ms')]).toEqual([14, ['1235']]);
+    const late = (await firstValueFrom(new ResilienceExceptionFilter().catch(wrapped(new AttemptStalledError(10, 0)), host) as Observable<never>).catch((e: unknown) => e)) as { code: number };
+    expect(late.code).toBe(4);
   });
 });

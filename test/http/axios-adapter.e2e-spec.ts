@@ -195,7 +195,7 @@ describe('axios adapter seam', () => {
     expect(server.seen.map((r) => r.method)).toEqual(['POST', 'GET']);
   });
 
-  it('hands axios the attempt bound as its timeout (never 0) and issues nothing with no time left', async () => {
+  it('hands axios the attempt bound + 50 ms as its timeout (never 0), so the policy’s bound decides, and issues nothing with no time left', async () => {
     const server = await serve((_n, _req, res) => answer(res, 200));
     const clock = new FakeClock();
     const policy = Resilience.default.with({ clock, budget: RetryBudget.none, deadline: 5000, useAmbientDeadline: true });
@@ -206,11 +206,26 @@ describe('axios adapter seam', () => {
     await installResilientAdapter(instance, { policy });
     await Ambient.run({ remaining: 700, clock }, () => instance.get(`${server.url}/x`));
     await instance.get(`${server.url}/x`);
-    expect(timeouts).toEqual([700, 5000]);
+    expect(timeouts).toEqual([750, 5050]);
     expect(server.seen.map((r) => r.headers['x-nresilience-remaining-ms'])).toEqual(['700', '5000']);
     const failure = await Ambient.run({ remaining: 0, clock }, () => instance.get(`${server.url}/x`).catch((e: unknown) => e));
     expect((failure as Error).name).toBe('DeadlineExceededError');
     expect([server.seen.length, timeouts.length]).toEqual([2, 2]);
+  });
+});
+
+describe('axios seam against a server that never answers', () => {
+  it('always ends a slow call with the library’s error, never axios’s own ECONNABORTED timeout', async () => {
+    const server = await serve(() => undefined);
+    const instance = axios.create();
+    await installResilientAdapter(instance, { policy: Resilience.default.with({ attempts: 1, budget: RetryBudget.none, attemptTimeout: 6 }) });
+    const names: string[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      const failures = await Promise.all(Array.from({ length: 20 }, () => instance.get(`${server.url}/hang`).then(() => 'answered', (error: Error) => error.name)));
+      names.push(...failures);
+    }
+    expect(names.filter((name) => name !== 'AttemptTimeoutError')).toEqual([]);
+    expect(names).toHaveLength(200);
   });
 });
 

@@ -1,0 +1,58 @@
+/**
+ * Which dependency failed a call of one of the library's own clients (the resilient fetch, the axios
+ * seam, the gRPC interceptor), recorded on the error the caller receives so an exception filter can
+ * answer 502 and say which dependency failed and why without a stack per request.
+ */
+export interface DependencyFailure {
+  /** The policy's name (`orders`). */
+  readonly policy: string;
+  /** The dependency: `host[:port]` for HTTP, `package.Service` (or `…/Method`) for gRPC. */
+  readonly dependency: string;
+  /**
+   * Why, in a word a log reader knows: the socket code (`ECONNREFUSED`, `ECONNRESET`), the status of a
+   * failed answer (`HTTP 502`, `UNAVAILABLE`), else the error's name (`TypeError`).
+   */
+  readonly cause: string;
+  /**
+   * How the call ended: `attemptsExhausted` (every attempt allowed failed), `notRepeatable` (a request
+   * not safe to repeat failed once without an answer), `bodyNotReplayable` (a retry could not resend the
+   * body), `resumeRefused` (a download could not be carried on) or `bodyBroken` (the answer's body broke
+   * while the caller read it).
+   */
+  readonly ending: 'attemptsExhausted' | 'notRepeatable' | 'bodyNotReplayable' | 'resumeRefused' | 'bodyBroken';
+}
+
+// Keyed by the error the caller receives; a primitive cannot carry it.
+const failures = new WeakMap<object, DependencyFailure>();
+
+/** Records that `error` ended a client call as `failure` says (objects only). @internal */
+export function markDependencyFailure(error: unknown, failure: DependencyFailure): void {
+  if (typeof error === 'object' && error !== null) failures.set(error, failure);
+}
+
+/**
+ * What failed, when `error` is what one of the library's clients rejected with after its dependency
+ * failed (or what a body it returned broke with); `undefined` otherwise, for the application's own errors
+ * in particular.
+ * @param error any thrown value
+ */
+export function dependencyFailureOf(error: unknown): DependencyFailure | undefined {
+  return typeof error === 'object' && error !== null ? failures.get(error) : undefined;
+}
+
+/**
+ * The short cause of a transport failure: a socket code found on the error or its cause (undici's
+ * `TypeError: fetch failed` carries it on `cause`), an HTTP status on an attached `response`, else the
+ * error's name. @internal
+ */
+export function failureCause(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return typeof error;
+  const status = (error as { response?: { status?: unknown } }).response?.status;
+  if (typeof status === 'number') return `HTTP ${status}`;
+  for (let at: unknown = error, depth = 0; typeof at === 'object' && at !== null && depth < 4; at = (at as { cause?: unknown }).cause, depth++) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string' && code.length > 0) return code;
+  }
+  const name = (error as { name?: unknown }).name;
+  return typeof name === 'string' && name.length > 0 ? name : 'Error';
+}
