@@ -6,13 +6,6 @@ import { BodyNotReplayableError } from './request-body.js';
 import { stampAttempt } from './stamp.js';
 import { markHttpFailure } from './dependency-failures.js';
 
-/**
- * How much later than the attempt's bound axios's own `timeout` falls, ms (as the gRPC seam's wire
- * deadline): the policy's timer aborts the attempt first, so a slow attempt ends as the library's
- * `AttemptTimeoutError` / `DeadlineExceededError`, never as axios's `ECONNABORTED` racing it.
- */
-export const TRANSPORT_TIMEOUT_SLACK_MS = 50;
-
 /** Options of {@link installResilientAdapter}. */
 export interface ResilientAxiosOptions {
   /** The policy every host starts from: a `Policy`, or a handle (`registry.handle(name)`) that follows reloads. */
@@ -34,9 +27,10 @@ const OPTION_KEYS = ['policy', 'maximumHosts', 'propagateCriticality', 'wallCloc
  * response or error; every attempt sends the headers the interceptors set, once (each attempt gets its
  * own copy, stamped with the remaining time, and the first attempt of a call that may retry with
  * `X-NResilience-Retrying: 1`). The attempt's signal goes to
- * axios, which ends the attempt at its bound; axios's own `timeout` becomes the bound + 50 ms, a
- * safety net that never wins the race, so a slow attempt always ends as the library's error; with
- * no time left the executor starts no attempt at all. Per-host state, classification (`Classifier.http`:
+ * axios, which ends the attempt at its bound; axios's own `timeout` is turned off (0) for a bounded
+ * attempt, so a slow attempt always ends as the library's `AttemptTimeoutError` /
+ * `DeadlineExceededError`, never as axios's `ECONNABORTED` (a `timeout` of the request's own applies
+ * only when the policy bounds nothing); with no time left the executor starts no attempt at all. Per-host state, classification (`Classifier.http`:
  * an axios error's `response.status`), idempotency (POST/PATCH only after 429/503 unless
  * `Idempotency-Key` is set, e.g. by `markRepeatable(config, key)`) are those of the resilient fetch.
  * A stream `data` cannot be sent twice: a retry of one fails with `BodyNotReplayableError`. A failed
@@ -81,8 +75,9 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
         const headers = axios.AxiosHeaders.from(config.headers);
         stampAttempt((name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)), retrying, ctx.attempt, ctx.bound, propagateCriticality);
         const attempt: InternalAxiosRequestConfig = { ...config, headers, signal: ctx.signal };
-        // Later than the policy's own bound, so its timer always decides and the error is the library's.
-        if (ctx.bound !== Infinity) attempt.timeout = Math.ceil(ctx.bound) + TRANSPORT_TIMEOUT_SLACK_MS;
+        // Only the attempt's signal ends a bounded attempt: an axios timer of its own, even with slack,
+        // can fire first on a loaded event loop and turn the library's timeout into ECONNABORTED.
+        if (ctx.bound !== Infinity) attempt.timeout = 0;
         hosts.rememberAbort(ctx.signal, facts);
         try {
           const response = await transport(attempt);
