@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brokenLinks } from '../scripts/api-links.js';
 import { compileBlocks } from '../scripts/doc-compile.js';
 import { anchorsOf, checkLinks } from '../scripts/doc-links.js';
 import { checkDocument, codeBlocks, snippetText } from '../scripts/doc-snippets.js';
@@ -165,6 +166,22 @@ describe('blocks compile on their own', () => {
     const problems = compileBlocks(root, [['doc.md', codeBlocks(markdown)]], blocksDir);
     rmSync(join(root, blocksDir), { recursive: true, force: true });
     expect(problems).toEqual([{ file: 'doc.md', line: 6, message: "the block at line 3 does not compile on its own: Cannot find name 'url'. Did you mean 'URL'?" }]);
+  });
+});
+
+describe('API reference links', () => {
+  it('every internal link of the generated pages names a file that exists and an id it has; external links are not fetched', () => {
+    const dir = project({
+      'index.html': '<a href="classes/A.html#run">run</a> <a href="classes/A.html#gone">gone</a> <a href="classes/B.html">B</a> <a href="https://typedoc.org">x</a> <a href="">self</a>',
+      'classes/A.html': '<h3 id="run">run</h3><a href="../index.html">up</a><a href="#run">here</a><a href="../../outside.html">out</a>',
+      'hierarchy.html': '<div id="tsd-hierarchy"></div>',
+      'classes/C.html': '<a href="../hierarchy.html#C">Hierarchy</a>',
+    });
+    expect(brokenLinks(dir).map((link) => `${link.page} ${link.href}: ${link.reason}`).sort()).toEqual([
+      'classes/A.html ../../outside.html: leads out of the reference',
+      'index.html classes/A.html#gone: names #gone, which is no id of classes/A.html',
+      'index.html classes/B.html: names a file that does not exist',
+    ]);
   });
 });
 
