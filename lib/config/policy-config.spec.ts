@@ -130,7 +130,7 @@ describe('parseResilienceConfig', () => {
       'extra: true is invalid: is not a known resilience config key (policies, defaults)',
       'policies.payments.retries: 3 is invalid: is not a known policy key (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier)',
       'policies.payments.attempts: 0 is invalid: must be an integer >= 1 (total attempts, including the first), at most 100',
-      'policies.payments.deadline: "-5s" is invalid: must be a finite duration in ms > 0, written as a ms number or a string such as "250ms", "10s", "2m"',
+      'policies.payments.deadline: "-5s" is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound), written as a ms number or a string such as "250ms", "10s", "2m"',
       'policies.payments.backoff.base: 1 is invalid: is not a known exponential backoff key (type, transientBase, throttledBase, factor, maximumDelay, jitter)',
       'policies.payments.backoff.factor: 0.5 is invalid: must be a finite number >= 1',
       `policies.payments.backoff.jitter: "some" is invalid: must be 'full', 'equal' or 'none'`,
@@ -138,10 +138,32 @@ describe('parseResilienceConfig', () => {
       'policies.payments.budget.fraction: -1 is invalid: must be a number in [0, 1]',
       'policies.payments.budget.minimumPerSecond: "lots" is invalid: must be 0 (no floor) or a number of tokens per second in [0.00001157 (one a day), 1000000]',
       `policies.search.preset: "grpc" is invalid: must be one of default, http, conservative`,
-      'policies.search.attemptTimeout: 0 is invalid: must be a finite duration in ms > 0, written as a ms number or a string such as "250ms", "10s", "2m"',
+      'policies.search.attemptTimeout: 0 is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound), written as a ms number or a string such as "250ms", "10s", "2m"',
       `policies.search.backoff.type: "linear" is invalid: must be 'exponential', 'constant' or 'none'`,
       'policies.orders: "fast" is invalid: must be an object with the policy keys (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier)',
     ]);
+  });
+
+  it('reports a cross-field breaker mistake in defaults once, at defaults.breaker, with or without policies', () => {
+    const rule = 'defaults.breaker.maximumBreak: 250 is invalid: must be a finite duration in ms >= breakDuration (1000)';
+    expect(problemsOf({ defaults: { breaker: { maximumBreak: 250 } }, policies: { a: {}, b: { breaker: true } } })).toEqual([rule]);
+    expect(problemsOf({ defaults: { breaker: { maximumBreak: 250 } }, policies: {} })).toEqual([rule]);
+    expect(problemsOf({ defaults: { breaker: { breakDuration: '2s', maximumBreak: '1s' } }, policies: { a: {} } })).toEqual([
+      'defaults.breaker.maximumBreak: 1000 is invalid: must be a finite duration in ms >= breakDuration (2000)',
+    ]);
+    // A policy's own settings that break the rule once merged over valid defaults are still its own.
+    expect(problemsOf({ defaults: { breaker: { breakDuration: '2s' } }, policies: { a: { breaker: { maximumBreak: '1s' } } } })).toEqual([
+      'policies.a.breaker.maximumBreak: 1000 is invalid: must be a finite duration in ms >= breakDuration (2000)',
+    ]);
+  });
+
+  it('accepts attemptTimeout and deadline Infinity as no bound, as leaving them out; 0 still refused, saying how to write no bound', () => {
+    const parsed = parseResilienceConfig({ defaults: { attemptTimeout: '2s' }, policies: { open: { attemptTimeout: Infinity, deadline: Infinity } } });
+    const policy = Resilience.default.with(parsed.policies.get('open')!.changes);
+    expect([policy.options.attemptTimeout, policy.options.deadline]).toEqual([undefined, undefined]);
+    expect(Resilience.default.with({ attemptTimeout: 500 }).with({ attemptTimeout: Infinity }).options.attemptTimeout).toBeUndefined();
+    expect(() => Resilience.default.with({ attemptTimeout: 0 })).toThrow('attemptTimeout: 0 is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound)');
+    expect(() => Resilience.default.with({ deadline: Number.NaN })).toThrow('deadline: NaN is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound)');
   });
 
   it('reports a bad default once, at its defaults path', () => {

@@ -241,6 +241,22 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
 }
 
 /**
+ * Whether breaker settings hold together on their own (the cross-field rules: `maximumBreak` >=
+ * `breakDuration`, `baselineWindow` within its range of `tripWindow`), over the library's defaults;
+ * the problem is recorded at `path` when they do not.
+ */
+function breakerHolds(problems: Problems, settings: Readonly<Record<string, unknown>>, path: string): boolean {
+  try {
+    resolveBreakerSettings(settings, path);
+    return true;
+  } catch (error) {
+    if (!(error instanceof PolicyConfigError)) throw error;
+    problems.add(error.field, error.value, error.rule);
+    return false;
+  }
+}
+
+/**
  * A policy's own section with what it extends applied underneath (nearest ancestor last to apply),
  * memoized in `resolved`; `undefined` when it or an ancestor is invalid (reported once, where it is).
  */
@@ -289,6 +305,10 @@ export function parseResilienceConfig(config: unknown): ParsedResilienceConfig {
   if (root === undefined) throw new ResilienceConfigError(problems.list);
   checkKeys(problems, root, '', CONFIG_KEYS, 'resilience config');
   const defaults = root.defaults === undefined ? {} : (parseSection(problems, root.defaults, 'defaults') ?? {});
+  if (typeof defaults.breaker === 'object' && !breakerHolds(problems, defaults.breaker, 'defaults.breaker')) {
+    // Reported once, where it is written: the policies inheriting it would each report it again.
+    delete defaults.breaker;
+  }
   const raw = root.policies === undefined ? undefined : readObject(problems, root.policies, 'policies', 'must be an object of named policies, e.g. { "payments": { "attempts": 3 } }');
   if (root.policies === undefined) problems.add('policies', undefined, 'must be an object of named policies, e.g. { "payments": { "attempts": 3 } }');
   if (raw !== undefined) {

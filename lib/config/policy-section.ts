@@ -4,8 +4,8 @@ import {
   ATTEMPTS_RULE,
   MULTIPLIER_RULE,
   BOOLEAN_RULE,
-  BOUND_RULE,
   BREAKER_DURATION_KEYS,
+  CALL_BOUND_RULE,
   BREAKER_RULES,
   BUCKET_RULES,
   DELAY_RULE,
@@ -98,7 +98,8 @@ export function parseSection(problems: Problems, value: unknown, path: string): 
   for (const key of ['deadline', 'attemptTimeout'] as const) {
     // null is this field's documented way to remove a bound the preset or defaults set.
     if (fields[key] === null) section[key] = null;
-    else if (fields[key] !== undefined) section[key] = readDuration(problems, fields[key], at(key), BOUND_RULE);
+    // Infinity (YAML `.inf`) says "no bound" as null does; 0 is refused.
+    else if (fields[key] !== undefined) section[key] = readDuration(problems, fields[key], at(key), CALL_BOUND_RULE);
   }
   for (const key of ['useAmbientDeadline', 'useAmbientCriticality'] as const) {
     if (fields[key] !== undefined) section[key] = problems.check(BOOLEAN_RULE, at(key), fields[key]);

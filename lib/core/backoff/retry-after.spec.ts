@@ -7,7 +7,6 @@ describe('parseRetryAfter', () => {
     ['120', 120000],
     ['0', 0],
     ['Mon, 30 Nov 2026 06:02:00 GMT', 120000],
-    ['Mon, 30 Nov 2026 05:00:00 GMT', 0],
     [' 7 ', 7000],
   ])('%p → %p ms at 06:00:00 GMT', (value, expected) => {
     expect(parseRetryAfter(value, six)).toBe(expected);
@@ -19,6 +18,18 @@ describe('parseRetryAfter', () => {
       expect(parseRetryAfter(value, six)).toBeUndefined();
     },
   );
+
+  it.each([[5], [0], [true], [['1']], [{ value: '1' }], [Symbol('1')], [5n]])('%p (not a string) gives no hint and never throws', (value) => {
+    expect(parseRetryAfter(value, six)).toBeUndefined();
+  });
+
+  it('gives no hint for a date equal to now or before it (the wait is over), nor with a wall time that is not a number', () => {
+    expect(parseRetryAfter('Mon, 30 Nov 2026 06:00:00 GMT', six)).toBeUndefined();
+    expect(parseRetryAfter('Mon, 30 Nov 2026 05:00:00 GMT', six)).toBeUndefined();
+    expect(parseRetryAfter('Mon, 30 Nov 2026 06:00:01 GMT', six)).toBe(1000);
+    expect(parseRetryAfter('Mon, 30 Nov 2026 06:00:01 GMT', Number.NaN)).toBeUndefined();
+    expect(parseRetryAfter('120', Number.NaN)).toBe(120_000);
+  });
 });
 
 describe('formatRetryAfter', () => {

@@ -1,7 +1,7 @@
 /**
  * The `Retry-After` header (RFC 9110 §10.2.3): either delay-seconds (a non-negative integer) or an
- * HTTP-date. Anything else (negative, fractional, garbage, absent) yields no hint, so the caller falls
- * back to its normal backoff — never to the maximum delay.
+ * HTTP-date. Anything else (negative, fractional, garbage, absent, not a string), and a date that is not
+ * after now, yields no hint, so the caller falls back to its normal backoff — never to the maximum delay.
  */
 
 const DELTA_SECONDS = /^\d+$/;
@@ -9,24 +9,25 @@ const DELTA_SECONDS = /^\d+$/;
 const HTTP_DATE = /^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$|^[A-Za-z]+, \d{2}-[A-Za-z]{3}-\d{2} \d{2}:\d{2}:\d{2} GMT$|^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
 
 /**
- * Parses a `Retry-After` value into milliseconds to wait.
- * @param value the header value (`null`/`undefined` when absent)
+ * Parses a `Retry-After` value into milliseconds to wait. Never throws, whatever it is given (header
+ * parsers never throw): anything but a string is no hint.
+ * @param value the header value (`null`/`undefined` when absent; a number, an array, an object → no hint)
  * @param nowEpochMs the current wall-clock time in ms since the epoch, needed for the HTTP-date form
- *   (wall time, because the header carries wall time)
- * @returns ms to wait (0 for a date in the past), or `undefined` when the value is absent or malformed.
+ *   (wall time, because the header carries wall time); not a finite number → a date gives no hint
+ * @returns ms to wait (`0` for delay-seconds `0`), or `undefined` when the value is absent, malformed,
+ *   or a date that is not after now (the wait it asked for is over: the caller's own backoff applies)
  */
-export function parseRetryAfter(value: string | null | undefined, nowEpochMs: number): number | undefined {
-  if (value == null) return undefined;
+export function parseRetryAfter(value: unknown, nowEpochMs: number): number | undefined {
+  if (typeof value !== 'string') return undefined;
   const text = value.trim();
   if (text.length === 0) return undefined;
   if (DELTA_SECONDS.test(text)) {
     const seconds = Number(text);
     return Number.isSafeInteger(seconds) ? seconds * 1000 : undefined;
   }
-  if (!HTTP_DATE.test(text)) return undefined;
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowEpochMs);
+  if (!HTTP_DATE.test(text) || typeof nowEpochMs !== 'number' || !Number.isFinite(nowEpochMs)) return undefined;
+  const wait = Date.parse(text) - nowEpochMs;
+  return wait > 0 ? wait : undefined;
 }
 
 /** The longest `Retry-After` {@link formatRetryAfter} writes: one day, in seconds. */

@@ -7,7 +7,7 @@ import { Drain } from '../execution/drain.js';
 import type { AttemptContext } from '../execution/attempt-context.js';
 import type { CallEvent, CallEventListener, DependencyLabel } from '../execution/events.js';
 import { RetryBudget, type RetryBudgetState } from '../budget/retry-budget.js';
-import { ATTEMPTS_RULE, BOOLEAN_RULE, BOUND_RULE, CLOCK_RULE, FUNCTION_RULE, RANDOM_RULE } from '../rules/option-rules.js';
+import { ATTEMPTS_RULE, BOOLEAN_RULE, CALL_BOUND_RULE, CLOCK_RULE, FUNCTION_RULE, RANDOM_RULE } from '../rules/option-rules.js';
 import { type ValueRule, checkOptions, valueRule } from '../rules/value-rule.js';
 
 /**
@@ -28,9 +28,9 @@ export interface PolicyOptions {
    * (the default of `Resilience.default`) = none. It samples every attempt (DESIGN §3.6).
    */
   breaker?: Breaker;
-  /** Bound on the whole call (attempts, backoff, pauses), finite ms > 0; `undefined` = none. */
+  /** Bound on the whole call (attempts, backoff, pauses), ms > 0; `undefined` or `Infinity` = none. */
   deadline?: number;
-  /** Bound on one attempt, finite ms > 0; `undefined` = none. */
+  /** Bound on one attempt, ms > 0; `undefined` or `Infinity` = none. */
   attemptTimeout?: number;
   /**
    * Also bound the call by the inbound caller's remaining time from the ambient context (DESIGN §3.9,
@@ -173,8 +173,8 @@ const OPTION_RULES: Record<keyof PolicyOptions, ValueRule> = {
   backoff: instance('a Backoff (Backoff.exponential(), .constant(ms), .none, .custom(fn))', (v) => typeof (v as Backoff)?.compute === 'function'),
   budget: instance('a RetryBudget (RetryBudget.automatic, .none, .of(), .shared(), .slidingWindow())', (v) => v instanceof RetryBudget),
   breaker: instance('a Breaker (Breaker.default, Breaker.with({...}), Breaker.using(instance))', (v) => v instanceof Breaker),
-  deadline: BOUND_RULE,
-  attemptTimeout: BOUND_RULE,
+  deadline: CALL_BOUND_RULE,
+  attemptTimeout: CALL_BOUND_RULE,
   useAmbientDeadline: BOOLEAN_RULE,
   useAmbientCriticality: BOOLEAN_RULE,
   drain: instance('a Drain (new Drain())', (v) => v instanceof Drain),
@@ -194,7 +194,9 @@ export function mergeOptions(base: ResolvedPolicyOptions, changes: PolicyOptions
   for (const [key, value] of Object.entries(changes)) {
     // `deadline: undefined` (or `breaker`, …) explicitly removes it; other undefined values keep the base.
     if (value !== undefined || key === 'deadline' || key === 'attemptTimeout' || key === 'onEvent' || key === 'breaker') {
-      (merged as Record<string, unknown>)[key] = key === 'onEvent' && value !== undefined ? toObserver(value as CallEventSink) : value;
+      // An unbounded `deadline` / `attemptTimeout` (Infinity) is stored as no bound, as leaving it out.
+      const stored = value === Infinity && (key === 'deadline' || key === 'attemptTimeout') ? undefined : value;
+      (merged as Record<string, unknown>)[key] = key === 'onEvent' && value !== undefined ? toObserver(value as CallEventSink) : stored;
     }
   }
   return Object.freeze(merged);

@@ -32,6 +32,12 @@ export const DELAY_RULE = numberRule('must be a finite duration in ms >= 0', (v)
 export const BOUND_RULE = numberRule('must be a finite duration in ms > 0', (v) => v > 0);
 
 /**
+ * A policy's `deadline` or `attemptTimeout`, ms: > 0, `Infinity` meaning no bound (as cockatiel and
+ * Polly users write it; leaving it out, or `undefined` in `with()`, says the same). 0 and NaN are refused.
+ */
+export const CALL_BOUND_RULE: ValueRule<number> = valueRule('must be a duration in ms > 0 (Infinity, or leaving it out, for no bound)', (v) => typeof v === 'number' && v > 0);
+
+/**
  * A window or a wait that may have no end, ms, `Infinity` meaning for ever: a logging listener's
  * repeat and incident windows, how long a simulation follows calls in flight, the time left of an
  * ambient deadline. NaN and negatives are refused. Where `Infinity` would mean that nothing ever
