@@ -56,8 +56,9 @@ describe('presets, extends and defaults in config', () => {
       useAmbientCriticality: false,
       backoff: { type: 'exponential', transientBase: 50, throttledBase: 1000, factor: 3, maximumDelay: 30_000, jitter: 'full' },
       budget: { fraction: 0.2, minimumPerSecond: 3 },
-      // maximumBreak unset follows a longer breakDuration (no doubling).
-      breaker: { ...BREAKER_DEFAULTS, breakDuration: 20_000, maximumBreak: 20_000, consecutiveFailures: 8, recovery: false },
+      // maximumBreak unset follows a longer breakDuration (no doubling); the explicit run of 8 is taken
+      // literally (streakSignificance 1, no floor: DESIGN §3.6).
+      breaker: { ...BREAKER_DEFAULTS, breakDuration: 20_000, maximumBreak: 20_000, consecutiveFailures: 8, streakSignificance: 1, failureRateFloor: 0, recovery: false },
       scope: false,
       classifier: 'http', // the http preset's
     });

@@ -49,7 +49,7 @@ describe('validateBreakerSettings', () => {
     ['baselineWindow', { baselineWindow: 20_000 }, 'breaker.baselineWindow: 20000 is invalid: must be a finite duration in ms in [tripWindow, 100 × tripWindow] = [30000, 3000000]'],
     ['breakDuration', { breakDuration: 0 }, 'breaker.breakDuration: 0 is invalid: must be a finite duration in ms > 0'],
     ['maximumBreak', { maximumBreak: 500 }, 'breaker.maximumBreak: 500 is invalid: must be a finite duration in ms >= breakDuration (1000)'],
-    ['streakSignificance', { streakSignificance: 1 }, 'breaker.streakSignificance: 1 is invalid: must be a number in (0, 1), e.g. 1e-8'],
+    ['streakSignificance', { streakSignificance: 1.5 }, 'breaker.streakSignificance: 1.5 is invalid: must be a number in (0, 1], e.g. 1e-8 (1: a run of consecutiveFailures trips at any error rate)'],
     ['failureRateFloor', { failureRateFloor: 1 }, 'breaker.failureRateFloor: 1 is invalid: must be a number in [0, 1) (0 = no floor)'],
     ['recentOutcomes', { recentOutcomes: 0 }, 'breaker.recentOutcomes: 0 is invalid: must be an integer in [1, 10000]'],
     ['jitter', { jitter: 'half' }, `breaker.jitter: "half" is invalid: must be 'full', 'equal' or 'none'`],

@@ -23,21 +23,27 @@ export interface RecoverySettings {
  */
 export interface BreakerSettings {
   /**
-   * The shortest run of consecutive Transient attempts that trips (a healthy dependency's, and a cold
-   * start's); integer ≥ 0, 0 turns the run trip off. Longer runs are needed where the recent error
-   * rate makes a run likely (see `streakSignificance`). Default 5.
+   * Consecutive Transient attempts that trip; integer ≥ 0, 0 turns the run trip off. A number you
+   * set means what it says: `consecutiveFailures: N` alone trips on N in a row whatever the history
+   * (it resolves `streakSignificance` to 1 and, unless you set it, `failureRateFloor` to 0). Left
+   * unset, or set beside `streakSignificance`, it is the shortest run that trips (a healthy
+   * dependency's, and a cold start's): the measured streak asks for longer runs where the recent
+   * error rate makes a run likely, and the floor applies. Default 5, measured.
    */
   consecutiveFailures?: number;
   /**
    * A run of failures trips only when, at the error rate the recent outcomes showed before it, a run
-   * that long would be no likelier than this (per run); in (0, 1). 10⁻⁸ gives 5 at a 2 % error rate,
-   * 12 at 20 %, 21 at 40 %, 27 at 50 % (the floor caps the rate). Default 1e-8 (issue 8's matrix).
+   * that long would be no likelier than this (per run); in (0, 1]. 10⁻⁸ gives 5 at a 2 % error rate,
+   * 12 at 20 %, 21 at 40 %, 27 at 50 % (the floor caps the rate); 1 makes every run of
+   * `consecutiveFailures` trip. Default 1e-8 (the scenario matrix's), or 1 when `consecutiveFailures`
+   * is set without it.
    */
   streakSignificance?: number;
   /**
    * No failure trip while fewer than this share of the recent outcomes failed (the industry's 50 %
    * trip point, and the seeds' HTTP floor, as a floor); also the highest error rate that lengthens
-   * the run. In [0, 1); 0 = no floor and a fixed run of `consecutiveFailures`. Default 0.5.
+   * the run. In [0, 1); 0 = no floor and a fixed run of `consecutiveFailures`. Default 0.5, or 0 when
+   * `consecutiveFailures` is set without `streakSignificance` (the run you wrote trips whatever the history).
    */
   failureRateFloor?: number;
   /** Outcomes the floor and the recent error rate look at (the last ones, within `tripWindow`); integer in [1, 10000]. Default 100. */
@@ -154,7 +160,9 @@ export function breakerSettingProblems(input: unknown, prefix = 'breaker'): Poli
 /**
  * Fills every default into settings whose fields are valid (per {@link breakerSettingProblems}) and
  * checks the rules that relate fields: `baselineWindow` in [tripWindow, 100 × tripWindow],
- * `maximumBreak` >= `breakDuration` (unset, the cap follows a longer first break).
+ * `maximumBreak` >= `breakDuration` (unset, the cap follows a longer first break). A
+ * `consecutiveFailures` given without `streakSignificance` is taken literally (DESIGN §3.6: a number
+ * the user sets means what it says): `streakSignificance` 1, and `failureRateFloor` 0 unless given.
  * @throws PolicyConfigError naming `prefix.baselineWindow` or `prefix.maximumBreak`
  * @internal the config parser's (it checks the fields per section, then these once merged)
  */
@@ -163,6 +171,11 @@ export function resolveBreakerSettings(input: Readonly<Record<string, unknown>>,
   const settings = { ...BREAKER_DEFAULTS, ...definedOnly(input) } as { -readonly [K in keyof ResolvedBreakerSettings]: ResolvedBreakerSettings[K] };
   // Unset, the cap follows a longer first break: `breakDuration: '10s'` alone means 10 s breaks.
   if (input.maximumBreak === undefined && settings.breakDuration > settings.maximumBreak) settings.maximumBreak = settings.breakDuration;
+  // A run the user wrote trips as written: neither the measured streak nor the default floor lengthens or blocks it.
+  if (input.consecutiveFailures !== undefined && input.streakSignificance === undefined) {
+    settings.streakSignificance = 1;
+    if (input.failureRateFloor === undefined) settings.failureRateFloor = 0;
+  }
   const { tripWindow, baselineWindow, breakDuration, maximumBreak } = settings;
   if (baselineWindow < tripWindow || baselineWindow > MAXIMUM_WINDOW_RATIO * tripWindow) {
     throw new PolicyConfigError(

@@ -15,7 +15,7 @@ import { PLAIN_OBJECT_RULE, isPlainObject } from '../rules/value-rule.js';
  */
 export class Breaker {
   /** Every default of DESIGN §3.6 (5 consecutive, relative ×5 over 5 %, slow ×3, 15 s → 2 min, equal jitter). */
-  static readonly default: Breaker = new Breaker('perOwner', BREAKER_DEFAULTS);
+  static readonly default: Breaker = new Breaker('perOwner', BREAKER_DEFAULTS, undefined, {});
 
   private readonly perOwner: WeakMap<object, CircuitBreaker> | undefined;
 
@@ -25,6 +25,11 @@ export class Breaker {
     /** The settings a new breaker gets (the pinned instance's own settings for `using`). */
     readonly settings: ResolvedBreakerSettings,
     private readonly instance?: CircuitBreaker,
+    /**
+     * The settings as written, before defaults: {@link with} lays new ones over these, so a default
+     * stays a default (and a field left unset keeps its rule, e.g. an explicit `consecutiveFailures`).
+     */
+    private readonly given: BreakerSettings = settings,
   ) {
     this.perOwner = kind === 'perOwner' ? new WeakMap() : undefined;
   }
@@ -54,7 +59,7 @@ export class Breaker {
     if (value === true) return Breaker.default;
     if (value instanceof Breaker) return value;
     if (!isPlainObject(value)) throw new PolicyConfigError(field, value, 'must be true, false, a Breaker or an object of breaker settings (a plain object)');
-    return new Breaker('perOwner', validateBreakerSettings(value, field));
+    return new Breaker('perOwner', validateBreakerSettings(value, field), undefined, { ...value } as BreakerSettings);
   }
 
   /**
@@ -64,10 +69,11 @@ export class Breaker {
    */
   with(settings: BreakerSettings): Breaker {
     if (!isPlainObject(settings)) throw new PolicyConfigError('breaker', settings, PLAIN_OBJECT_RULE);
-    const base: BreakerSettings = { ...this.settings, recovery: this.settings.recovery ?? false };
+    const base: BreakerSettings = { ...this.given };
     // A value that does not double its breaks keeps not doubling when only its first break changes.
     if (settings.breakDuration !== undefined && settings.maximumBreak === undefined && base.maximumBreak === base.breakDuration) delete base.maximumBreak;
-    return new Breaker('perOwner', validateBreakerSettings({ ...base, ...settings }, 'breaker'));
+    const merged = { ...base, ...settings };
+    return new Breaker('perOwner', validateBreakerSettings(merged, 'breaker'), undefined, merged);
   }
 
   /**

@@ -23,8 +23,10 @@ export interface BreakerDeps {
  * admitted one.
  *
  * Trips (evaluated when an attempt adds evidence — a Transient or a slow attempt — while closed):
- * - `consecutiveFailures` (5) Transient attempts in a row (Ok breaks the run; Throttled, Permanent
- *   and Limited neither extend nor break it);
+ * - a run of Transient attempts (Ok breaks the run; Throttled, Permanent and Limited neither extend
+ *   nor break it): by default the measured streak (5 at a cold start or for a healthy dependency,
+ *   longer where the recent error rate makes a run likely, never under the 50 % failure-rate floor);
+ *   an explicit `consecutiveFailures: N` trips on exactly N in a row whatever the history;
  * - relative error rate, armed once the error baseline (the 5 min before the trip window) holds
  *   `errorBaselineSamples` (100) outcomes: the trip window's (30 s) rate reaches `errorRateMultiple`
  *   (5) × the baseline rate and `minimumErrorRate` (5 %) absolute, with ≥ `minimumFailures` (2)
@@ -216,13 +218,14 @@ export class CircuitBreaker {
 
   /**
    * Closes the breaker now: clears the consecutive-open doubling, the failure run, the trip window,
-   * held probes and any isolation (outstanding release functions become no-ops). Both baselines are kept.
+   * the recent outcomes (their error rate no longer lengthens the next run nor holds the floor), held
+   * probes and any isolation (outstanding release functions become no-ops). Both baselines are kept.
    */
   reset(): void {
     const now = this.clock.now();
     this.isolationEpoch++;
     this.isolations = 0;
-    this.trips.clearTrip(now);
+    this.trips.reset(now);
     this.openUntil = -Infinity;
     this.close();
   }

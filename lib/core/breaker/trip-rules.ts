@@ -23,7 +23,7 @@ export type TripReadings = Pick<
  * consecutive Transient attempts against the recent error rate, the trip window against the error
  * baseline, and slow attempts against the latency baseline. It decides *whether* to open; the state
  * machine decides what opening means. Both baselines and the recent outcomes outlive every state
- * change; only {@link clearTrip} forgets the trip window and the run.
+ * change; {@link clearTrip} forgets the trip window and the run, {@link reset} the recent outcomes too.
  *
  * - Failure-rate floor: no failure trip while fewer than `failureRateFloor` (½) of the recent
  *   outcomes (the last `recentOutcomes`, 100, within the trip window) failed — a dependency that
@@ -32,6 +32,8 @@ export type TripReadings = Pick<
  *   error rate the recent outcomes showed before the run began (capped at the floor): 5 for a
  *   healthy dependency or a cold start, about 20 for one failing 40 %, 27 at 50 % — a run that long
  *   would happen by chance less than once in `streakSignificance` (10⁻⁸) runs (Ok breaks the run).
+ *   An explicit `consecutiveFailures` resolves `streakSignificance` to 1 and the floor to 0: its run
+ *   trips as written (see `resolveBreakerSettings`).
  * - Relative error rate (off by default, `errorRateMultiple` 0), armed once the error baseline holds
  *   `errorBaselineSamples` outcomes: the trip window's rate reaches `errorRateMultiple` × the
  *   baseline rate and `minimumErrorRate` absolute, with ≥ `minimumFailures` failures and
@@ -109,6 +111,16 @@ export class TripRules {
   clearTrip(now: number): void {
     this.window.clearTripWindow(now);
     this.failureRun = 0;
+  }
+
+  /**
+   * Forgets the trip window, the run and the recent outcomes (a manual reset: the operator says the
+   * dependency is fine now, so its recent error rate must not lengthen the next run or hold the floor
+   * against it). Both baselines stay.
+   */
+  reset(now: number): void {
+    this.clearTrip(now);
+    this.recent.clear();
   }
 
   /** Ends the current run of Transient attempts (the breaker closed). */

@@ -192,6 +192,8 @@ export const Resilience = {
    * unless marked repeatable, and the gRPC interceptor retries only methods marked repeatable.
    */
   conservative: new Policy(
-    mergeOptions(DEFAULT_OPTIONS, { attempts: 2, breaker: Breaker.with({ minimumErrorRate: 0.5, consecutiveFailures: 20 }), classifier: Classifier.http }),
+    // streakSignificance given: 20 is the shortest run, measured like the default's (a bare
+    // consecutiveFailures would be taken literally).
+    mergeOptions(DEFAULT_OPTIONS, { attempts: 2, breaker: Breaker.with({ minimumErrorRate: 0.5, consecutiveFailures: 20, streakSignificance: 1e-8 }), classifier: Classifier.http }),
   ),
 } as const;

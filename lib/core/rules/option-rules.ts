@@ -163,7 +163,7 @@ const WINDOW_RULE = numberRule('must be a finite duration in ms >= 1000', (v) =>
  */
 export const BREAKER_RULES = {
   consecutiveFailures: integerRule(0, Number.MAX_SAFE_INTEGER, ''),
-  streakSignificance: numberRule('must be a number in (0, 1), e.g. 1e-8', (v) => v > 0 && v < 1),
+  streakSignificance: numberRule('must be a number in (0, 1], e.g. 1e-8 (1: a run of consecutiveFailures trips at any error rate)', (v) => v > 0 && v <= 1),
   failureRateFloor: numberRule('must be a number in [0, 1) (0 = no floor)', (v) => v >= 0 && v < 1),
   recentOutcomes: integerRule(1, 10_000, ''),
   errorRateMultiple: numberRule('must be a finite number >= 1, or 0 to turn the relative trip off', (v) => v === 0 || v >= 1),
