@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import * as grpc from '@grpc/grpc-js';
 import { Ambient, Backoff, Breaker, CallRejectedError, FakeClock, Jitter, type PolicyOptions, Resilience, RetryBudget } from '../lib/core/index.js';
 import { Classifier, createResilienceInterceptor, type ResilienceInterceptorOptions } from '../lib/grpc/index.js';
+import { PolicyRegistry } from '../lib/nest/index.js';
 import { EventRecorder } from '../lib/testing/index.js';
 import { LoopbackGrpc, stream, unary } from './support/grpc-loopback.js';
 
@@ -181,6 +182,38 @@ describe('unary calls through the resilience interceptor', () => {
     current = Resilience.default.with({ clock, attempts: 2, backoff: Backoff.none });
     expect((await unary(client, 'Say')).reply?.call).toBe(3);
     expect(interceptor.policyFor(ECHO).options.attempts).toBe(2);
+  });
+
+  it.each([
+    ['registry.handle(name)', (registry: PolicyRegistry) => registry.handle('orders')],
+    ['() => registry.keyedTemplate(name)', (registry: PolicyRegistry) => () => registry.keyedTemplate('orders')],
+  ])('a service breaker opened by UNAVAILABLE answers stays open across reloads given %s: identical, of another policy, of its own config', async (_source, source) => {
+    const clock = new FakeClock();
+    const policies = { orders: { attempts: 1, breaker: { breakDuration: 60_000, jitter: 'none' as const } }, other: { attempts: 2 } };
+    const registry = PolicyRegistry.create({ policies, clock, random: () => 0.5 });
+    const interceptor = createResilienceInterceptor({ policy: source(registry), repeatable: [ECHO] });
+    const echo = server.client('Echo', { interceptors: [interceptor] });
+    clients.push(echo);
+    for (let i = 0; i < 6; i++) server.script('Say', { code: grpc.status.UNAVAILABLE });
+    while (interceptor.policyFor(ECHO).breaker()!.state === 'closed') expect((await unary(echo, 'Say')).error?.code).toBe(grpc.status.UNAVAILABLE);
+    const breaker = interceptor.policyFor(ECHO).breaker()!;
+    const sent = server.calls('Say').length;
+    const refused = async () => {
+      const pending = unary(echo, 'Say');
+      await clock.advance(100); // the guarded pause before a refusal is reported
+      const { error } = await pending;
+      return [error?.code, (error as unknown as { cause: unknown }).cause instanceof CallRejectedError];
+    };
+    registry.reload({ policies });
+    expect(await refused()).toEqual([grpc.status.UNAVAILABLE, true]);
+    registry.reload({ policies: { ...policies, other: { attempts: 3 } } });
+    expect(await refused()).toEqual([grpc.status.UNAVAILABLE, true]);
+    registry.reload({ policies: { ...policies, orders: { ...policies.orders, attempts: 2 } } });
+    expect(interceptor.policyFor(ECHO).options.attempts).toBe(2);
+    expect(interceptor.policyFor(ECHO).breaker()).toBe(breaker);
+    expect(await refused()).toEqual([grpc.status.UNAVAILABLE, true]);
+    expect(server.calls('Say')).toHaveLength(sent);
+    expect(registry.breaker('orders')!.state).toBe('closed');
   });
 
   it("the caller's own deadline stops the call during a backoff: DEADLINE_EXCEEDED, no further attempt", async () => {

@@ -34,29 +34,32 @@ export interface PinnedPoliciesOptions {
   readonly defaultRules?: readonly ClassifierRule[];
 }
 
-interface PinnedScope {
+/** The per-key template of a name, and the config it was built from. */
+interface KeyedTemplate {
   readonly fingerprint: string;
-  readonly scope: PolicyScope<string | number>;
+  readonly template: Policy;
 }
 
 /**
  * The policies a configuration describes, with the state pinned to their names across reloads
  * (DESIGN §4): each name keeps its retry-budget bucket and its circuit breaker (a reload reconfigures
  * them, keeping their level and state); a `budget.shared` name gives one bucket to every policy of this
- * set naming it (scoped to the set, not process-wide); a scoped name keeps its `PolicyScope`, keyed
- * state included, while its policy config is unchanged, and gets a fresh one (every key starting with
- * a full bucket and a closed breaker) when it changed. Framework-free: the Nest registry, the CLI and
- * a file reload all build through it.
+ * set naming it (scoped to the set, not process-wide). Keyed state follows the name the same way: the
+ * name's per-key template ({@link PinnedPolicies.keyedTemplate}) is the same object while its config
+ * is unchanged, and a scoped name keeps its `PolicyScope`, whose keys keep their instances while the
+ * config is unchanged and keep their state while adopting the new settings when it changed
+ * (`PolicyScope.adopt`; changing `scope.maximumKeys` starts every key fresh). Framework-free: the
+ * Nest registry, the CLI and a file reload all build through it.
  */
 export class PinnedPolicies {
   private policies = new Map<string, Policy>();
-  private scopes = new Map<string, PinnedScope>();
+  private scopes = new Map<string, PolicyScope<string | number>>();
+  private keyed = new Map<string, KeyedTemplate>();
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly sharedBuckets = new Map<string, TokenBucket>();
   private readonly breakers = new Map<string, CircuitBreaker>();
   private readonly windows = new Map<string, SlidingWindowBudget>();
   private plans: ReadonlyMap<string, PolicyPlan> = new Map();
-  private readonly templates = new WeakMap<Policy, Policy>();
   private readonly clock: Clock;
   private readonly random: (() => number) | undefined;
   private readonly instrument: ((name: string, policy: Policy) => Policy) | undefined;
@@ -100,21 +103,16 @@ export class PinnedPolicies {
   /**
    * The policy of `name` with its budget and breaker resolved per instance rather than pinned to the
    * name (a `budget.shared` bucket and `budget: false` stay): the template of keyed use outside a
-   * `PolicyScope` of the name, such as per-host HTTP state. The same object until the name's policy
-   * is rebuilt by a reload. `undefined` when the name is not in the configuration.
+   * `PolicyScope` of the name, such as per-host HTTP state. The same object until a reload changes
+   * the name's config. `undefined` when the name is not in the configuration.
    */
   keyedTemplate(name: string): Policy | undefined {
-    const registered = this.policies.get(name);
-    const plan = this.plans.get(name);
-    if (registered === undefined || plan === undefined) return undefined;
-    let template = this.templates.get(registered);
-    if (template === undefined) this.templates.set(registered, (template = keyedTemplate(registered, plan)));
-    return template;
+    return this.keyed.get(name)?.template;
   }
 
   /** The `PolicyScope` of a name configured with `scope`, `undefined` otherwise. */
   scope(name: string): PolicyScope<string | number> | undefined {
-    return this.scopes.get(name)?.scope;
+    return this.scopes.get(name);
   }
 
   /**
@@ -131,7 +129,9 @@ export class PinnedPolicies {
     const createdWindows = new Map<string, SlidingWindowBudget>();
     const reconfigureWindows: [SlidingWindowBudget, BudgetPlan & { kind: 'window' }][] = [];
     const next = new Map<string, Policy>();
-    const nextScopes = new Map<string, PinnedScope>();
+    const nextScopes = new Map<string, PolicyScope<string | number>>();
+    const nextKeyed = new Map<string, KeyedTemplate>();
+    const adopting: [PolicyScope<string | number>, Policy][] = [];
     for (const plan of parsed.policies.values()) {
       let budget: RetryBudget;
       const spec = plan.budget;
@@ -164,13 +164,16 @@ export class PinnedPolicies {
       const policy = policyFromPlan(plan, { budget, breaker, clock: this.clock, random: this.random, drain: this.drain, classifier: this.classifiers.get(plan.name), defaultRules: this.defaultRules });
       const registered = this.instrument?.(plan.name, policy) ?? policy;
       next.set(plan.name, registered);
+      const fingerprint = planFingerprint(plan);
+      const kept = this.keyed.get(plan.name);
+      const keyed = kept?.fingerprint === fingerprint ? kept : { fingerprint, template: keyedTemplate(registered, plan) };
+      nextKeyed.set(plan.name, keyed);
       if (plan.scope !== undefined) {
-        const fingerprint = planFingerprint(plan);
-        const kept = this.scopes.get(plan.name);
-        nextScopes.set(
-          plan.name,
-          kept?.fingerprint === fingerprint ? kept : { fingerprint, scope: new PolicyScope(keyedTemplate(registered, plan), { maximumKeys: plan.scope.maximumKeys }) },
-        );
+        const scope = this.scopes.get(plan.name);
+        if (scope !== undefined && scope.maximumKeys === plan.scope.maximumKeys) {
+          nextScopes.set(plan.name, scope);
+          adopting.push([scope, keyed.template]);
+        } else nextScopes.set(plan.name, new PolicyScope(keyed.template, { maximumKeys: plan.scope.maximumKeys }));
       }
     }
     for (const [bucket, spec] of reconfigure) bucket.reconfigure(spec.options);
@@ -180,8 +183,12 @@ export class PinnedPolicies {
     for (const [name, instance] of createdBreakers) this.breakers.set(name, instance);
     for (const [key, bucket] of created) this.buckets.set(key, bucket);
     for (const [key, bucket] of createdShared) this.sharedBuckets.set(key, bucket);
+    for (const [scope, template] of adopting) scope.adopt(template);
+    // A scope no longer configured (or rebuilt for a new maximumKeys) runs no more calls: its observers drop its keys.
+    for (const [name, scope] of this.scopes) if (nextScopes.get(name) !== scope) scope.clear();
     this.policies = next;
     this.scopes = nextScopes;
+    this.keyed = nextKeyed;
     this.plans = parsed.policies;
   }
 
@@ -207,7 +214,7 @@ function keyedTemplate(registered: Policy, plan: PolicyPlan): Policy {
   });
 }
 
-/** Equal for two plans that build the same policy: a reload keeps the scope (and its keys' state) of an unchanged name. */
+/** Equal for two plans that build the same policy: a reload keeps the keyed template (and every key's instance) of an unchanged name. */
 function planFingerprint(plan: PolicyPlan): string {
   const described = { preset: plan.presetName, changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope, classifier: plan.classifier };
   // Functions (jitter curves) by their source; an explicit undefined (a removed bound) stays distinct from an absent key.

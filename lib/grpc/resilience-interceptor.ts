@@ -1,5 +1,5 @@
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
-import { Ambient, Classifier, Policy, PolicyConfigError, rejectUnknownKeys } from '../core/index.js';
+import { Ambient, Classifier, Policy, PolicyConfigError, isKeyedPolicySource, rejectUnknownKeys } from '../core/index.js';
 import { BOOLEAN_RULE, keyBoundRule } from '../core/rules/option-rules.js';
 import { checkValue, oneOfRule } from '../core/rules/value-rule.js';
 import { type GrpcMethod, grpcMethodOf } from './grpc-method.js';
@@ -12,11 +12,12 @@ export const DEFAULT_MAXIMUM_SERVICES = 64;
 /** Options of {@link createResilienceInterceptor}. */
 export interface ResilienceInterceptorOptions {
   /**
-   * The policy calls run under: a `Policy`, or a function returning the current one (in Nest,
-   * `() => registry.keyedTemplate('orders')`: the name's current settings, so a reload takes
-   * effect, with budget and breaker resolved per instance — `registry.get` would hand every service
-   * the name's one pinned budget and breaker). Each service gets its own
-   * instance of it (own breaker, retry budget and estimators). Calls are classified by the gRPC
+   * The policy calls run under: a `Policy`; in Nest a `PolicyHandle` (`registry.handle('orders')`:
+   * the name's current settings with budget and breaker per service, so a reload takes effect and
+   * every service keeps its state across it, and health reports the services under the name); or a
+   * function returning the current policy (`() => registry.keyedTemplate('orders')` does the same
+   * without the health report — `registry.get` would hand every service the name's one pinned budget
+   * and breaker). Each service gets its own instance of it (own breaker, retry budget and estimators). Calls are classified by the gRPC
    * rule first: a policy whose classifier is a preset that knows no gRPC status (`Classifier.default`,
    * or `Classifier.http` as in `Resilience.http`) runs with `Classifier.grpc`; any other classifier
    * (a Nest registry policy's, a config one) is kept under `grpcStatusRule`. To put your own rules
@@ -100,8 +101,8 @@ export function createResilienceInterceptor(options: ResilienceInterceptorOption
   if (options === null || typeof options !== 'object') throw new PolicyConfigError('options', options, 'must be an object { policy, ... }');
   rejectUnknownKeys(options, OPTION_KEYS, '', 'gRPC interceptor option');
   const { policy, scopeBy = 'service', maximumServices = DEFAULT_MAXIMUM_SERVICES, repeatable = [], repeatableWhen, classifier, propagateCriticality = false } = options;
-  if (!(policy instanceof Policy) && typeof policy !== 'function') {
-    throw new PolicyConfigError('policy', policy, 'must be a Policy or a function returning the current Policy');
+  if (!(policy instanceof Policy) && typeof policy !== 'function' && !isKeyedPolicySource(policy)) {
+    throw new PolicyConfigError('policy', policy, 'must be a Policy, a PolicyHandle (registry.handle(name)) or a function returning the current Policy');
   }
   checkValue(SCOPE_BY_RULE, 'scopeBy', scopeBy);
   checkValue(MAXIMUM_SERVICES_RULE, 'maximumServices', maximumServices);

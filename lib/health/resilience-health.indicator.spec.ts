@@ -2,6 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { CircuitBreaker } from '../core/breaker/circuit-breaker.js';
 import { FakeClock } from '../core/time/fake-clock.js';
+import { PolicyScope } from '../core/policy/policy-scope.js';
+import { Resilience } from '../core/policy/policy.js';
+import { HostPolicies } from '../http/host-policies.js';
+import { ServicePolicies } from '../grpc/service-policies.js';
 import { PolicyRegistry } from '../nest/policy-registry.js';
 import { DEFAULT_HEALTH_KEYS, ResilienceHealthIndicator, type ScopeReadable } from './resilience-health.indicator.js';
 
@@ -16,7 +20,7 @@ function trip(breaker: CircuitBreaker): void {
   for (let i = 0; i < 5; i++) breaker.record(breaker.admit(), 'Transient', 0);
 }
 
-const BREAKER = { breakDuration: 15_000, jitter: 'none' };
+const BREAKER = { breakDuration: 15_000, jitter: 'none' as const };
 
 describe('ResilienceHealthIndicator.isHealthy', () => {
   it('reports every registered policy in config order under the default key', () => {
@@ -135,3 +139,82 @@ describe('ResilienceHealthIndicator with scoped policies from config', () => {
     ]);
   });
 });
+
+describe('ResilienceHealthIndicator with per-host and per-service keys', () => {
+  const ORDERS = { attempts: 1, budget: false as const, breaker: BREAKER };
+
+  it("summarises a name's hosts: degraded while one is open, the worst breaker, downWhenOpen by name applies to them", async () => {
+    const { registry, indicator, clock } = setup({ orders: ORDERS });
+    const hosts = new HostPolicies(registry.handle('orders'), 8);
+    await hosts.for('https://ok.example').run(() => 'ok');
+    expect(indicator.isHealthy('r', { downWhenOpen: ['orders'] }).r).toEqual({
+      status: 'up',
+      orders: {
+        status: 'ok',
+        breaker: 'closed',
+        breakRemaining: 0,
+        budgetUtilization: null,
+        keyCount: 1,
+        keysDegraded: 0,
+        keys: { 'https://ok.example': { status: 'ok', breaker: 'closed', breakRemaining: 0, budgetUtilization: null } },
+        keysNotShown: 0,
+      },
+    });
+    for (let i = 0; i < 5; i++) await hosts.for('https://dead.example').tryRun(() => Promise.reject(new Error('down')));
+    await clock.advance(1_000);
+    const result = indicator.isHealthy('r', { downWhenOpen: ['orders'] });
+    expect(result.r.status).toBe('down');
+    expect(result.r.orders).toEqual({
+      status: 'degraded',
+      breaker: 'open',
+      breakRemaining: 14_000,
+      budgetUtilization: null,
+      keyCount: 2,
+      keysDegraded: 1,
+      keys: {
+        'https://dead.example': { status: 'degraded', breaker: 'open', breakRemaining: 14_000, budgetUtilization: null },
+        'https://ok.example': { status: 'ok', breaker: 'closed', breakRemaining: 0, budgetUtilization: null },
+      },
+      keysNotShown: 0,
+    });
+    // The name's own breaker was never used: the summary is the hosts'.
+    expect(registry.breaker('orders')!.state).toBe('closed');
+    expect(indicator.isHealthy('r').r.status).toBe('up');
+    await clock.advance(14_000);
+    expect(indicator.isHealthy('r', { downWhenOpen: ['orders'] }).r).toMatchObject({ status: 'up', orders: { status: 'degraded', breaker: 'halfOpen', breakRemaining: 0 } });
+  });
+
+  it("summarises a gRPC interceptor's services built from the handle; the summary survives a reload", async () => {
+    const { registry, indicator } = setup({ orders: ORDERS, other: {} });
+    const services = new ServicePolicies(registry.handle('orders'), 8, undefined);
+    for (let i = 0; i < 5; i++) await services.for('shop.v1.Orders').tryRun(() => Promise.reject(Object.assign(new Error('unavailable'), { code: 14 })));
+    registry.reload({ policies: { orders: ORDERS, other: { attempts: 2 } } });
+    const orders = indicator.isHealthy('r', { downWhenOpen: ['orders'] }).r;
+    expect(orders.status).toBe('down');
+    expect(orders.orders).toMatchObject({ status: 'degraded', breaker: 'open', keysDegraded: 1, keys: { 'shop.v1.Orders': { breaker: 'open' } } });
+  });
+
+  it('a tenant scope key stays its own trouble; a scope given whose keys carry a host is summarised like tracked hosts', async () => {
+    const clock = new FakeClock();
+    const { registry, indicator } = setup({ billing: { ...ORDERS, scope: true } });
+    for (let i = 0; i < 5; i++) await registry.handle('billing').for('tenant-1').tryRun(() => Promise.reject(new Error('down')));
+    expect(indicator.isHealthy('r', { downWhenOpen: ['billing'] }).r).toMatchObject({ status: 'up', billing: { status: 'ok', breaker: 'closed', keysDegraded: 1 } });
+    const hosts = new HostPolicies(Resilience.default.with({ clock, attempts: 1 }), 4);
+    const labelled = new PolicyScope<string>(Resilience.http.with({ name: 'edge', clock, attempts: 1 }), { label: (key) => ({ host: key }) });
+    for (let i = 0; i < 5; i++) await labelled.for('cdn.example').tryRun(() => Promise.reject(new Error('down')));
+    const result = indicator.isHealthy('r', { policies: [], scopes: { edge: labelled, plain: hosts } });
+    expect(result.r).toMatchObject({ status: 'up', edge: { status: 'degraded', breaker: 'open', keysDegraded: 1 }, plain: { status: 'ok', keyCount: 0 } });
+  });
+
+  it('lists a key named __proto__ as an own property (counted and shown)', async () => {
+    const { registry, indicator } = setup({ billing: { ...ORDERS, scope: true } });
+    await registry.handle('billing').for('__proto__').run(() => 'ok');
+    await registry.handle('billing').for('constructor').run(() => 'ok');
+    const billing = indicator.isHealthy().resilience.billing as unknown as { keyCount: number; keys: Record<string, unknown> };
+    expect(billing.keyCount).toBe(2);
+    expect(Object.keys(billing.keys)).toEqual(['__proto__', 'constructor']);
+    expect(Object.getPrototypeOf(billing.keys)).toBe(Object.prototype);
+    expect(JSON.parse(JSON.stringify(billing)).keys.__proto__).toEqual({ status: 'ok', breaker: 'closed', breakRemaining: 0, budgetUtilization: null });
+  });
+});
+

@@ -32,17 +32,28 @@ export interface BreakerHealth {
   budgetUtilization: number | null;
 }
 
-/** One policy's entry in the health details. */
+/**
+ * One policy's entry in the health details. For a name whose calls run per dependency key (the hosts
+ * of `ResilientHttpModule` or of a resilient fetch given `registry.handle(name)`, the services of a
+ * gRPC interceptor given the handle, or any scope given in `scopes` whose keys carry a host or
+ * service) the entry summarises those keys: `status` is `degraded` while any of them is, `breaker`
+ * is the worst state among the name's own breaker and theirs (`isolated` > `open` > `halfOpen` >
+ * `recovering` > `closed`), `breakRemaining` and `budgetUtilization` the largest, so `downWhenOpen`
+ * by name applies to its hosts or services, as the name's `nresilience.breaker.state` gauge does.
+ * Keys of a tenant scope (`scope` in config, `PolicyScope` without a `label`) are listed but their
+ * trouble is their own: one tenant's open breaker says nothing about the dependency.
+ */
 export interface PolicyHealth extends Partial<Omit<BreakerHealth, 'status'>> {
   /** See {@link PolicyHealthStatus}. */
   status: PolicyHealthStatus;
-  /** Keys held by the scope given for this entry in {@link ResilienceHealthOptions.scopes}. */
+  /** Keys held by the entry's scopes (its hosts or services, its configured scope, or `scopes[name]`). */
   keyCount?: number;
   /** How many of those keys are `degraded` (all of them, not only the listed ones). */
   keysDegraded?: number;
   /**
-   * Up to `maximumKeys` keys, degraded ones first, then oldest first; keyed by `String(key)`. A key's
-   * trouble is its own: it changes neither the entry's `status` nor the check's up/down.
+   * Up to `maximumKeys` keys, degraded ones first, then oldest first; keyed by `String(key)` (an
+   * origin such as `https://pay.example.com`, a service such as `shop.v1.Orders`, a tenant id;
+   * `__proto__` included, as an own property).
    */
   keys?: Record<string, BreakerHealth>;
   /** Keys held but not listed (`keyCount - listed`). */
@@ -59,8 +70,11 @@ export interface ScopeReadable {
   /** Readings of up to `limit` keys. */
   entries(limit?: number): ReadonlyArray<{
     readonly key: unknown;
-    /** The key's policy, read the same way as a named policy. */
-    readonly policy: { breaker(): CircuitBreaker | undefined; bucket(): RetryBudgetState | undefined };
+    /**
+     * The key's policy, read the same way as a named policy; a `dependency` (the host or service it
+     * stands for) makes the key count in the entry's summary.
+     */
+    readonly policy: { breaker(): CircuitBreaker | undefined; bucket(): RetryBudgetState | undefined; readonly dependency?: object | undefined };
   }>;
 }
 
@@ -76,9 +90,12 @@ export interface ResilienceHealthOptions {
    */
   downWhenOpen?: readonly string[];
   /**
-   * Keyed scopes to report per key, by entry name: a registered policy name adds `keys` to that
-   * policy's entry; another name gets an entry of its own (`status` `ok`). Policies configured with
-   * `scope` in `ResilienceModule` list their keys without this option. Default: none.
+   * Keyed scopes to report per key, by entry name: a registered policy name lists these keys in that
+   * policy's entry (instead of its configured scope and tracked hosts or services, which are still
+   * summarised); another name gets an entry of its own (`status` `ok` unless keys that carry a host
+   * or service are degraded). Policies configured with `scope`, and names whose hosts or services
+   * are tracked by the registry (clients built from `registry.handle(name)`), list their keys
+   * without this option. Default: none.
    */
   scopes?: Readonly<Record<string, ScopeReadable>>;
   /** The most keys listed per scope, an integer >= 0. Default {@link DEFAULT_HEALTH_KEYS} (20). */
@@ -134,24 +151,29 @@ export class ResilienceHealthIndicator {
     const details: Record<string, PolicyHealth> = {};
     let down = false;
     for (const name of names) {
-      let entry: PolicyHealth;
-      if (!this.registry.has(name)) {
-        entry = { status: 'unregistered' };
-      } else {
-        const policy = this.registry.get(name);
-        entry = readGuards(policy.breaker(), policy.bucket());
-        if (downWhenOpen.has(name) && (entry.breaker === 'open' || entry.breaker === 'isolated')) down = true;
+      const registered = this.registry.has(name);
+      const given = scopes.get(name);
+      if (!registered && given === undefined) {
+        put(details, detailKey(name), { status: 'unregistered' });
+        continue;
       }
-      // A scope given in the options wins; otherwise a policy configured with `scope` lists its keys.
-      const scope = scopes.get(name) ?? (this.registry.has(name) ? this.registry.scope(name) : undefined);
-      if (scope !== undefined) addKeys(entry, scope, maximumKeys);
-      details[name === 'status' ? 'policy:status' : name] = entry;
+      const own: PolicyHealth = registered ? readGuards(this.registry.get(name).breaker(), this.registry.get(name).bucket()) : { status: 'ok' };
+      const families: ScopeReadable[] = registered ? [...this.registry.keyedFamilies(name)] : [];
+      const configured = registered ? this.registry.scope(name) : undefined;
+      if (configured !== undefined) families.push(configured);
+      // A scope given in the options is what is listed; the tracked hosts or services still count in the summary.
+      const listed = readKeys(given === undefined ? families : [given]);
+      const entry = summarise(own, given === undefined ? listed : [...listed, ...readKeys(families)]);
+      if (listed.length > 0 || given !== undefined || configured !== undefined) addKeys(entry, listed, maximumKeys);
+      if (downWhenOpen.has(name) && (entry.breaker === 'open' || entry.breaker === 'isolated')) down = true;
+      put(details, detailKey(name), entry);
     }
     for (const [name, scope] of scopes) {
       if (names.includes(name)) continue;
-      const entry: PolicyHealth = { status: 'ok' };
-      addKeys(entry, scope, maximumKeys);
-      details[name === 'status' ? 'policy:status' : name] = entry;
+      const listed = readKeys([scope]);
+      const entry = summarise({ status: 'ok' }, listed);
+      addKeys(entry, listed, maximumKeys);
+      put(details, detailKey(name), entry);
     }
     const session = this.indicators.check(key);
     return down ? session.down(details) : session.up(details);
@@ -203,16 +225,61 @@ function health(breaker: BreakerState | 'none', breakRemaining: number, budgetUt
   return { status: degraded ? 'degraded' : 'ok', breaker, breakRemaining, budgetUtilization };
 }
 
-function addKeys(entry: PolicyHealth, scope: ScopeReadable, maximumKeys: number): void {
-  const readings = scope.entries(Infinity).map((reading) => ({
-    key: String(reading.key),
-    health: readGuards(reading.policy.breaker(), reading.policy.bucket()),
-  }));
+/** One key's reading: its `String(key)`, its guards, and whether it stands for the dependency. */
+interface KeyReading {
+  readonly key: string;
+  readonly health: BreakerHealth;
+  readonly dependency: boolean;
+}
+
+/** Every key of `scopes`, in order; a key listed by two scopes (two clients of one name) once, its worse reading kept. */
+function readKeys(scopes: readonly ScopeReadable[]): KeyReading[] {
+  const byKey = new Map<string, KeyReading>();
+  for (const scope of scopes) {
+    for (const reading of scope.entries(Infinity)) {
+      const key = String(reading.key);
+      const read: KeyReading = { key, health: readGuards(reading.policy.breaker(), reading.policy.bucket()), dependency: reading.policy.dependency !== undefined };
+      const seen = byKey.get(key);
+      if (seen === undefined || (seen.health.status === 'ok' && read.health.status === 'degraded')) byKey.set(key, read);
+    }
+  }
+  return [...byKey.values()];
+}
+
+// Worst last: the order of the `nresilience.breaker.state` gauge's values, `none` below them all.
+const SEVERITY: readonly (BreakerState | 'none')[] = ['none', 'closed', 'recovering', 'halfOpen', 'open', 'isolated'];
+
+/** `own` with the keys that stand for the dependency (hosts, services) folded in: the worst of each reading. */
+function summarise(own: PolicyHealth, keys: readonly KeyReading[]): PolicyHealth {
+  const entry: PolicyHealth = { ...own };
+  for (const { health, dependency } of keys) {
+    if (!dependency) continue;
+    if (health.status === 'degraded') entry.status = 'degraded';
+    if (entry.breaker === undefined || SEVERITY.indexOf(health.breaker) > SEVERITY.indexOf(entry.breaker)) entry.breaker = health.breaker;
+    entry.breakRemaining = Math.max(entry.breakRemaining ?? 0, health.breakRemaining);
+    if (health.budgetUtilization !== null) entry.budgetUtilization = Math.max(entry.budgetUtilization ?? 0, health.budgetUtilization);
+    else entry.budgetUtilization ??= null;
+  }
+  return entry;
+}
+
+function addKeys(entry: PolicyHealth, readings: readonly KeyReading[], maximumKeys: number): void {
   const degraded = readings.filter((reading) => reading.health.status === 'degraded');
   const listed = [...degraded, ...readings.filter((reading) => reading.health.status !== 'degraded')].slice(0, maximumKeys);
   entry.keyCount = readings.length;
   entry.keysDegraded = degraded.length;
-  entry.keys = {};
-  for (const reading of listed) entry.keys[reading.key] = reading.health;
+  const keys: Record<string, BreakerHealth> = {};
+  for (const reading of listed) put(keys, reading.key, reading.health);
+  entry.keys = keys;
   entry.keysNotShown = readings.length - listed.length;
+}
+
+/** A policy literally named `status` is listed as `policy:status` (terminus reserves `status`). */
+function detailKey(name: string): string {
+  return name === 'status' ? 'policy:status' : name;
+}
+
+/** Sets an own, enumerable property, `__proto__` included (plain assignment would set the prototype). */
+function put<V>(record: Record<string, V>, key: string, value: V): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
 }

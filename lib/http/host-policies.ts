@@ -1,4 +1,4 @@
-import { Classifier, type ClassifierRule, Policy, PolicyConfigError, PolicyScope, type PolicyScopeEntry, Verdict, httpRule, httpRuleAt, isRetryable } from '../core/index.js';
+import { Classifier, type ClassifierRule, type KeyedPolicySource, Policy, PolicyConfigError, PolicyScope, type PolicyScopeEntry, Verdict, httpRule, httpRuleAt, isKeyedPolicySource, isRetryable } from '../core/index.js';
 import { keyBoundRule } from '../core/rules/option-rules.js';
 import { checkValue } from '../core/rules/value-rule.js';
 import { BodyNotReplayableError } from './request-body.js';
@@ -9,8 +9,13 @@ export const DEFAULT_MAXIMUM_HOSTS = 64;
 /** `maximumHosts`: it becomes the `maximumKeys` of the hosts' scope. */
 const MAXIMUM_HOSTS_RULE = keyBoundRule('hosts with their own state');
 
-/** Where the per-host policies take their settings from: a policy value or a handle whose `current` follows reloads. */
-export type PolicySourceLike = Policy | { readonly current: Policy };
+/**
+ * Where the per-host policies take their settings from: a policy value; a Nest `PolicyHandle`
+ * (`registry.handle(name)`, a {@link KeyedPolicySource}: the name's settings with a breaker and
+ * budget per host, following reloads, its hosts reported by health under the name); or any object
+ * whose `current` returns the policy to follow (its budget and breaker values are used as they are).
+ */
+export type PolicySourceLike = Policy | KeyedPolicySource | { readonly current: Policy };
 
 /** What the classifier needs to know about the logical call an outcome belongs to. */
 export interface CallFacts {
@@ -49,10 +54,14 @@ function hostLabel(origin: string): { host: string } {
  * breaker. Each host's policy classifies with `Classifier.http` (or the template's own classifier when
  * it is not the default) plus the idempotency rule: an ambiguous failure of a non-repeatable request
  * (a reset, a timeout, a 5xx other than 503) stays evidence for the host's breaker but is final.
- * Readable for health (`size`, `entries(limit)` — pass it as a scope to `ResilienceHealthIndicator`).
+ * When the source's settings change (a config reload), every host keeps its state (breaker, budget,
+ * estimators) and adopts the new settings (see `PolicyScope.adopt`); an unchanged config keeps every
+ * host's instance as it is. Readable for health (`size`, `entries(limit)`); built from a
+ * `PolicyHandle`, its hosts are reported under the name by `ResilienceHealthIndicator`.
  * Each host's events carry `dependency.host` (telemetry's `nresilience.host`), bounded by `maximumHosts`.
  */
 export class HostPolicies {
+  // The source's policy the scope's template was made from, to notice a reload.
   private template: Policy | undefined;
   private scope: PolicyScope<string> | undefined;
   private readonly facts = new WeakMap<object, CallFacts>();
@@ -72,23 +81,24 @@ export class HostPolicies {
   ) {
     checkValue(MAXIMUM_HOSTS_RULE, 'maximumHosts', maximumHosts);
     // A handle is not read here: a Nest registry loads its policies only when the app initializes.
-    if (!(source instanceof Policy) && !(typeof source === 'object' && source !== null && 'current' in source)) {
+    if (!(source instanceof Policy) && !isKeyedPolicySource(source) && !(typeof source === 'object' && source !== null && 'current' in source)) {
       throw new PolicyConfigError('policy', source, 'must be a Policy or a handle with a current Policy (e.g. registry.handle(name))');
     }
+    if (isKeyedPolicySource(source)) source.trackKeys?.(this);
   }
 
   /**
-   * The policy of `origin`. When the source's current policy changed (a reload), every host starts
-   * fresh under the new settings.
+   * The policy of `origin`. When the source's settings changed (a reload), every host held keeps its
+   * state and takes the new settings.
    */
   for(origin: string): Policy {
-    const current = this.source instanceof Policy ? this.source : this.source.current;
+    const source = this.source;
+    const current = source instanceof Policy ? source : isKeyedPolicySource(source) ? source.keyedTemplate : source.current;
     if (current !== this.template || this.scope === undefined) {
-      // The hosts of the old settings run no more calls: let their observers drop them.
-      this.scope?.clear();
+      const hostTemplate = current.with({ classifier: this.classifierFor(current.options.classifier) });
+      if (this.scope === undefined) this.scope = new PolicyScope<string>(hostTemplate, { maximumKeys: this.maximumHosts, label: hostLabel });
+      else this.scope.adopt(hostTemplate);
       this.template = current;
-      const classifier = this.classifierFor(current.options.classifier);
-      this.scope = new PolicyScope<string>(current, { maximumKeys: this.maximumHosts, shape: (_origin, policy) => policy.with({ classifier }), label: hostLabel });
     }
     return this.scope.for(origin);
   }

@@ -1,6 +1,5 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import type { Policy } from '../core/index.js';
 import { PolicyRegistry } from '../nest/index.js';
 import { installResilientAdapter } from './axios-adapter.js';
 import type { HostPolicies } from './host-policies.js';
@@ -8,7 +7,10 @@ import { type ResilientFetch, type ResilientFetchOptions, createResilientFetch }
 
 /** Options of {@link ResilientHttpModule.register}: the resilient fetch's, with a registered policy name. */
 export interface ResilientHttpModuleOptions extends Omit<ResilientFetchOptions, 'policy'> {
-  /** The `ResilienceModule` policy every host starts from; reloads of it apply (each host then starts fresh). */
+  /**
+   * The `ResilienceModule` policy every host starts from (its settings, with a breaker and budget per
+   * host); reloads of it apply, each host keeping its state. Health reports the hosts under this name.
+   */
   policy: string;
   /**
    * Also run `@nestjs/axios`'s `HttpService` (the one visible to this module) under the policy, at
@@ -31,19 +33,6 @@ export function getResilientHttpServiceToken(policy: string): string {
 export const InjectResilientFetch = (policy: string): ParameterDecorator => Inject(getResilientFetchToken(policy));
 
 const REQUIRED_NAMES = Symbol('NResilience.ResilientHttpNames');
-
-/**
- * The per-host template of a registered name, read per call so a reload applies: the name's settings
- * and listeners, with a breaker and budget per host rather than the ones pinned to the name (which
- * would make every host share one breaker).
- */
-function perHost(registry: PolicyRegistry, name: string): { readonly current: Policy } {
-  return {
-    get current(): Policy {
-      return registry.keyedTemplate(name);
-    },
-  };
-}
 
 /** Checks at start-up that the policy names the module was registered with exist. */
 @Injectable()
@@ -87,7 +76,7 @@ export class ResilientHttpModule {
       RequiredPolicyNames,
       {
         provide: fetchToken,
-        useFactory: (registry: PolicyRegistry): ResilientFetch => createResilientFetch({ ...fetchOptions, policy: perHost(registry, name) }),
+        useFactory: (registry: PolicyRegistry): ResilientFetch => createResilientFetch({ ...fetchOptions, policy: registry.handle(name) }),
         inject: [PolicyRegistry],
       },
     ];
@@ -100,7 +89,7 @@ export class ResilientHttpModule {
           const { HttpService } = await import('@nestjs/axios');
           const service = moduleRef.get(HttpService, { strict: false });
           const { propagateCriticality, wallClock, maximumHosts } = fetchOptions;
-          return installResilientAdapter(service.axiosRef, { policy: perHost(registry, name), propagateCriticality, wallClock, maximumHosts });
+          return installResilientAdapter(service.axiosRef, { policy: registry.handle(name), propagateCriticality, wallClock, maximumHosts });
         },
         inject: [ModuleRef, PolicyRegistry],
       });

@@ -1,6 +1,7 @@
 import type { AttemptContext } from '../core/execution/attempt-context.js';
 import type { CallResult } from '../core/execution/call-result.js';
 import { PolicyConfigError } from '../core/errors.js';
+import type { KeyedFamily, KeyedPolicySource } from '../core/policy/keyed-source.js';
 import type { Policy, RunOptions } from '../core/policy/policy.js';
 import type { PolicyScope } from '../core/policy/policy-scope.js';
 
@@ -13,6 +14,14 @@ export interface PolicySource {
    * without it has no scoped names). @throws Error when the name is unknown.
    */
   scope?(name: string): PolicyScope<string | number> | undefined;
+  /**
+   * The template of per-key state outside a configured scope (per host, per service): the name's
+   * settings with budget and breaker resolved per key (optional: without it, keyed families built
+   * from the handle use `get(name)` as it is). @throws Error when the name is unknown.
+   */
+  keyedTemplate?(name: string): Policy;
+  /** Records a keyed family built from `name`, for health (optional). */
+  trackKeys?(name: string, family: KeyedFamily): void;
 }
 
 /**
@@ -27,7 +36,7 @@ export interface PolicySource {
  * }
  * ```
  */
-export class PolicyHandle {
+export class PolicyHandle implements KeyedPolicySource {
   /**
    * @param source the registry to read the current policy from
    * @param name the registration name
@@ -44,11 +53,34 @@ export class PolicyHandle {
   }
 
   /**
+   * What per-host (HTTP) and per-service (gRPC) state built from this handle starts from: the
+   * name's current settings with a retry budget and breaker per key instead of the ones pinned to
+   * the name (a `budget.shared` bucket stays shared). The same object until a reload changes the
+   * name's config; `createResilientFetch({ policy: handle })` and
+   * `createResilienceInterceptor({ policy: handle })` read it per call, so each host or service
+   * keeps its state across reloads and adopts the new settings.
+   * @throws UnknownPolicyError when the name is not registered.
+   */
+  get keyedTemplate(): Policy {
+    return this.source.keyedTemplate?.(this.name) ?? this.current;
+  }
+
+  /**
+   * Records `family` (the hosts of a resilient fetch, the services of a gRPC interceptor built from
+   * this handle) with the registry, so `ResilienceHealthIndicator` reports its keys under the name
+   * and `downWhenOpen` applies to them. Called by those clients; held weakly.
+   */
+  trackKeys(family: KeyedFamily): void {
+    this.source.trackKeys?.(this.name, family);
+  }
+
+  /**
    * The keyed policy of `key` (a tenant, shard or channel) for a name configured with `scope`: it has
    * its own circuit breaker and its own retry-budget bucket, so one key's failures never open another
    * key's breaker or spend its retries (a `budget.shared` bucket stays shared). An O(1) lookup that
    * allocates nothing for a key already seen; call it per call rather than keeping the result, since
-   * a reload that changes the name's config rebuilds the scope (every key then starts fresh). Beyond
+   * a reload that changes the name's config gives each key a new instance (with the new settings,
+   * over the key's kept breaker and bucket). Beyond
    * the scope's `maximumKeys` (default 1024) the least recently used keys are evicted approximately and
    * start fresh (a full bucket, a closed breaker) when they return.
    *

@@ -116,7 +116,7 @@ describe('PolicyRegistry scopes and handle.for(key)', () => {
     expect(billing.for('a').breaker()!.state).toBe('closed');
   });
 
-  it('keeps keyed state across a reload that leaves the name unchanged; rebuilds it when the name changed', async () => {
+  it('keeps keyed instances across a reload that leaves the name unchanged; keeps their state under the new settings when it changed', async () => {
     const { clock, registry, billing } = create();
     const a = billing.for('a');
     await a.tryRun(down);
@@ -127,11 +127,23 @@ describe('PolicyRegistry scopes and handle.for(key)', () => {
     registry.reload({ policies: { ...policies, plain: { attempts: 3 } } });
     expect(billing.for('a')).toBe(a);
     expect(billing.for('a').breaker()!.state).toBe('open');
+    const level = a.bucket()!.level;
+    expect(level).toBeLessThan(30);
+    const scope = registry.scope('billing');
     registry.reload({ policies: { ...policies, billing: { ...policies.billing, attempts: 2 } } });
-    const fresh = billing.for('a');
-    expect(fresh).not.toBe(a);
-    expect([fresh.options.attempts, fresh.breaker()!.state, fresh.bucket()!.level]).toEqual([2, 'closed', 30]);
+    expect(registry.scope('billing')).toBe(scope);
+    const adopted = billing.for('a');
+    expect(adopted).not.toBe(a);
+    expect([adopted.options.attempts, adopted.breaker(), adopted.breaker()!.state, adopted.bucket(), adopted.bucket()!.level]).toEqual([2, a.breaker(), 'open', a.bucket(), level]);
+    const refusing = adopted.tryRun(up);
+    await clock.advance(100);
+    const refused = await refusing;
+    expect([refused.reason, refused.attempts, (refused.error as CallRejectedError).reason]).toEqual(['dependencyUnavailable', [], 'DependencyUnavailable']);
     expect(registry.scope('billing')!.keys()).toEqual(['a']);
+    // A new bound for the keys is a new scope: its keys start fresh.
+    registry.reload({ policies: { ...policies, billing: { ...policies.billing, attempts: 2, scope: { maximumKeys: 3 } } } });
+    expect(registry.scope('billing')).not.toBe(scope);
+    expect(billing.for('a').breaker()!.state).toBe('closed');
     registry.reload({ policies: { ...policies, billing: { attempts: 2 } } });
     expect(registry.scope('billing')).toBeUndefined();
   });

@@ -3,7 +3,7 @@ import type { ResolvedPolicyConfig } from '../config/describe-policy.js';
 import { PinnedPolicies } from '../config/pinned-policies.js';
 import { type ParsedResilienceConfig, type ResilienceConfig, parseResilienceConfig } from '../config/policy-config.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
-import { type CircuitBreaker, Classifier, Drain, type Policy, PolicyConfigError, type PolicyScope, SystemClock, type RetryBudgetState } from '../core/index.js';
+import { type CircuitBreaker, Classifier, Drain, type KeyedFamily, type Policy, PolicyConfigError, type PolicyScope, SystemClock, type RetryBudgetState } from '../core/index.js';
 import { CLOCK_RULE, RANDOM_RULE } from '../core/rules/option-rules.js';
 import { NAME_RULE, isPlainObject, optionProblems } from '../core/rules/value-rule.js';
 import { PolicyHandle } from './policy-handle.js';
@@ -25,9 +25,11 @@ const EXTRAS = ['isGlobal', 'exceptionFilter'];
  *
  * A name configured with `scope` also owns a `PolicyScope` (see {@link PolicyRegistry.scope}): keyed
  * policies (`handle.for(key)`) with their own breaker and budget bucket per key instead of the ones
- * pinned to the name. A reload keeps a name's scope, keyed state included, when that name's policy
- * config is unchanged; when it changed, the scope is rebuilt from the new config and every key starts
- * fresh (a full bucket, a closed breaker).
+ * pinned to the name. Keyed state survives reloads like the name's own: a reload that leaves a name's
+ * config unchanged keeps every keyed instance as it is (its scope's keys, and the per-host and
+ * per-service state of clients built from `handle(name)`); one that changes it keeps each key's
+ * breaker and bucket, which adopt the new settings as the name's pinned ones do (changing
+ * `scope.maximumKeys` starts the scope's keys fresh).
  *
  * `ResilienceModule` provides it and loads the module options in `onModuleInit` (so an invalid config
  * makes `app.init()` reject); inject it to read or reload policies:
@@ -42,6 +44,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   // Replaced once, when the module options are loaded (they carry the clock and random source).
   private policies = new PinnedPolicies();
   private readonly handles = new Map<string, PolicyHandle>();
+  private readonly families = new Map<string, WeakRef<KeyedFamily>[]>();
   private readonly inUse = new Map<string, string[]>();
   private loaded = false;
   private triggers: ReloadTriggers | undefined;
@@ -178,7 +181,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   /**
    * The `PolicyScope` of a name configured with `scope` (keyed policies, one per tenant, shard or
    * channel), `undefined` when the name is not scoped. Health checks read `scope.entries(limit)`.
-   * Take it per use: a reload that changes the name's config replaces it.
+   * Take it per use: a reload that changes `scope.maximumKeys` (or removes the scope) replaces it.
    * @throws UnknownPolicyError when `name` is not registered.
    */
   scope(name: string): PolicyScope<string | number> | undefined {
@@ -189,8 +192,8 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   /**
    * The policy of `name` with its retry budget and breaker resolved per instance instead of pinned to
    * the name (a `budget.shared` bucket stays shared): what per-key state outside a configured scope
-   * starts from, e.g. the resilient fetch's per-host breakers. The same object until a reload rebuilds
-   * the name's policy.
+   * starts from, e.g. the resilient fetch's per-host breakers. The same object until a reload changes
+   * the name's config.
    * @throws UnknownPolicyError when `name` is not registered.
    */
   keyedTemplate(name: string): Policy {
@@ -199,12 +202,47 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   }
 
   /**
+   * Records `family`, a keyed family built from `name` (the hosts of a resilient fetch or of the
+   * `HttpService` adapter, the services of a gRPC interceptor, given `handle(name)`), so that
+   * {@link PolicyRegistry.keyedFamilies} (and the health indicator) reads its keys under the name.
+   * Held weakly: a client that is dropped stops being reported.
+   */
+  trackKeys(name: string, family: KeyedFamily): void {
+    const refs = this.liveFamilies(name);
+    if (!refs.some((ref) => ref.deref() === family)) refs.push(new WeakRef(family));
+    this.families.set(name, refs);
+  }
+
+  /**
+   * The keyed families built from `name` that are still in use (see {@link PolicyRegistry.trackKeys}):
+   * their keys stand for the name's dependency (hosts, services), so the health indicator
+   * summarises them in the name's entry. Empty when none; never throws.
+   */
+  keyedFamilies(name: string): KeyedFamily[] {
+    const families: KeyedFamily[] = [];
+    for (const ref of this.liveFamilies(name)) {
+      const family = ref.deref();
+      if (family !== undefined) families.push(family);
+    }
+    return families;
+  }
+
+  /** The weak references of `name` whose family is still alive (dead ones are dropped). */
+  private liveFamilies(name: string): WeakRef<KeyedFamily>[] {
+    const refs = (this.families.get(name) ?? []).filter((ref) => ref.deref() !== undefined);
+    if (refs.length === 0) this.families.delete(name);
+    else this.families.set(name, refs);
+    return refs;
+  }
+
+  /**
    * Replaces the policies with those of `config` (`{ policies, defaults }`). Everything is validated
    * first; on any problem nothing changes and the error lists every problem. Names used by
    * `@Resilient`/`@InjectPolicy` in the running application cannot be removed. The state pinned to a
    * surviving name is kept: its retry-budget bucket (level kept under the new parameters), its
    * circuit breaker (state, served break and baselines kept; new thresholds adopted without closing),
-   * its scope when its config is unchanged, and its logging state. Calls already running finish under
+   * its keyed state (scope keys, per-host and per-service state: kept as it is when its config is
+   * unchanged, reconfigured keeping its state when it changed), and its logging state. Calls already running finish under
    * the policy they started with (their outcomes land in the same pinned state); calls started after
    * the reload use the new config. The clock and random source stay those of the module options.
    * Reports a {@link ReloadEvent} (`reloaded`, or `reloadFailed` before throwing) with trigger `api`.

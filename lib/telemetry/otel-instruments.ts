@@ -127,7 +127,7 @@ export class Instruments {
       advice: { explicitBucketBoundaries: [...CALL_DURATION_BUCKETS_MS] },
     });
     meter
-      .createObservableGauge(MetricNames.breakerState, { ...int, description: 'Breaker state: 0 closed, 1 recovering, 2 half-open, 3 open, 4 isolated.' })
+      .createObservableGauge(MetricNames.breakerState, { ...int, description: "Breaker state: 0 closed, 1 recovering, 2 half-open, 3 open, 4 isolated; a policy's own series, the worst of its hosts' or services'." })
       .addCallback((result) => this.observeEach(result, (policy) => {
         const breaker = policy.breaker();
         return breaker === undefined ? undefined : BREAKER_STATE_VALUES[breaker.state];
@@ -164,16 +164,40 @@ export class Instruments {
     this.observed.set(JSON.stringify(attributes), { policy, attributes });
   }
 
-  /** Stops the gauges reporting `policy` (evicted from its scope), unless another instance replaced it already. */
+  /**
+   * Stops the gauges reporting `policy` (evicted from its scope), unless another key's instance
+   * replaced it already. An earlier instance of the same key (one its scope replaced when new
+   * settings came, sharing the key's `dependency` label and state) counts as `policy`.
+   */
   unobserve(policy: ExecutablePolicy, attributes: Attributes): void {
     const key = JSON.stringify(attributes);
-    if (this.observed.get(key)?.policy === policy) this.observed.delete(key);
+    const observed = this.observed.get(key)?.policy;
+    if (observed === policy || (observed !== undefined && policy.dependency !== undefined && observed.dependency === policy.dependency)) this.observed.delete(key);
   }
 
+  /**
+   * Reports `read` of every observed instance. A name's own series (an instance standing for no host
+   * or service) reports the largest of its own reading and those of the name's keyed instances (its
+   * hosts, its services): the worst breaker state, the most spent budget, as the health indicator's
+   * entry for the name does.
+   */
   private observeEach(result: ObservableResult, read: (policy: ExecutablePolicy) => number | undefined): void {
-    for (const entry of this.observed.values()) {
-      const value = read(entry.policy);
-      if (value !== undefined) result.observe(value, entry.attributes);
+    let worst: Map<string, number> | undefined;
+    for (const { policy } of this.observed.values()) {
+      if (policy.dependency === undefined) continue;
+      const value = read(policy);
+      if (value === undefined) continue;
+      worst ??= new Map();
+      const seen = worst.get(policy.name);
+      if (seen === undefined || value > seen) worst.set(policy.name, value);
+    }
+    for (const { policy, attributes } of this.observed.values()) {
+      let value = read(policy);
+      if (policy.dependency === undefined && worst !== undefined) {
+        const keys = worst.get(policy.name);
+        if (keys !== undefined && (value === undefined || keys > value)) value = keys;
+      }
+      if (value !== undefined) result.observe(value, attributes);
     }
   }
 }

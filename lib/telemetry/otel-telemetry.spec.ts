@@ -442,7 +442,7 @@ describe('keyed instances: host (HTTP, per origin) and service (gRPC, per servic
     expect(await gaugeHosts(MetricNames.breakerState)).toEqual(['edge-98.example', 'edge-99.example']);
   });
 
-  it('a reload (a new template) drops the gauge series of the hosts of the old settings', async () => {
+  it('a reload (a new template) keeps every host and its gauge series: the hosts keep their state under the new settings', async () => {
     await sdk.shutdown();
     sdk = new Sdk(AggregationTemporality.DELTA);
     let current = withTelemetry(Resilience.default.with({ name: 'cdn', breaker: Breaker.default }), { ...providers(), traces: false });
@@ -450,7 +450,24 @@ describe('keyed instances: host (HTTP, per origin) and service (gRPC, per servic
     await hosts.for('https://old.example').run(() => 1);
     current = current.with({ attempts: 2 });
     await hosts.for('https://new.example').run(() => 2);
-    expect((await sdk.points(MetricNames.breakerState)).map((p) => p.attributes[A.host]).filter((host) => host !== undefined)).toEqual(['new.example']);
+    expect((await sdk.points(MetricNames.breakerState)).map((p) => p.attributes[A.host]).filter((host) => host !== undefined)).toEqual(['old.example', 'new.example']);
+    expect(hosts.for('https://old.example').options.attempts).toBe(2);
+  });
+
+  it("a name's own breaker-state series reports the worst of its hosts' (as its health entry does)", async () => {
+    await sdk.shutdown();
+    sdk = new Sdk(AggregationTemporality.DELTA);
+    const clock = new FakeClock();
+    const template = withTelemetry(Resilience.default.with({ name: 'orders', clock, attempts: 1, budget: RetryBudget.none, breaker: Breaker.with({ jitter: 'none' }) }), { ...providers(), traces: false });
+    const hosts = new HostPolicies(template, 8);
+    const states = async () => Object.fromEntries((await sdk.points(MetricNames.breakerState)).map((p) => [String(p.attributes[A.host] ?? '(name)'), p.value]));
+    await hosts.for('https://ok.example').run(() => 'ok');
+    expect(await states()).toEqual({ '(name)': BREAKER_STATE_VALUES.closed, 'ok.example': BREAKER_STATE_VALUES.closed });
+    for (let i = 0; i < 5; i++) await hosts.for('https://dead.example').tryRun(() => Promise.reject(new TransientError('down')));
+    expect(await states()).toEqual({ '(name)': BREAKER_STATE_VALUES.open, 'ok.example': BREAKER_STATE_VALUES.closed, 'dead.example': BREAKER_STATE_VALUES.open });
+    expect(template.breaker()!.state).toBe('closed');
+    await clock.advance(1_000);
+    expect((await states())['(name)']).toBe(BREAKER_STATE_VALUES.halfOpen);
   });
 
   it('a keyed label wins over the configured host; one series per host', async () => {

@@ -386,4 +386,74 @@ describe('PolicyScope', () => {
       expect(new PolicyScope(Resilience.default, { maximumKeys: 1 }).maximumKeys).toBe(1);
     });
   });
+  describe('adopt (new settings, as a config reload gives)', () => {
+    it('keeps each key its breaker and bucket under the new settings: an open breaker stays open until its break ends, then follows the new break', async () => {
+      const clock = new FakeClock();
+      const template = breakerTemplate(clock).with({ budget: RetryBudget.automatic });
+      const scope = new PolicyScope<string>(template);
+      const a = scope.for('a');
+      for (let i = 0; i < 5; i++) await a.tryRun(fail);
+      expect(a.breaker()!.snapshot()).toMatchObject({ state: 'open', breakMs: 15_000 });
+      await clock.advance(5_000);
+      const next = template.with({ attempts: 2, breaker: template.options.breaker!.with({ breakDuration: 40_000, maximumBreak: 40_000 }) });
+      scope.adopt(next);
+      expect(scope.template).toBe(next);
+      const adopted = scope.for('a');
+      expect(adopted).not.toBe(a);
+      expect([adopted.options.attempts, adopted.breaker(), adopted.bucket()]).toEqual([2, a.breaker(), a.bucket()]);
+      expect(adopted.breaker()!.snapshot()).toMatchObject({ state: 'open', breakMs: 15_000, breakRemaining: 10_000 });
+      expect(adopted.breaker()!.settings.breakDuration).toBe(40_000);
+      scope.adopt(next);
+      expect(scope.for('a')).toBe(adopted);
+      await clock.advance(10_000);
+      expect(adopted.breaker()!.state).toBe('halfOpen');
+      await adopted.tryRun(fail, { attempts: 1 });
+      expect(adopted.breaker()!.snapshot()).toMatchObject({ state: 'open', breakMs: 40_000 });
+      // A key first seen after adopt starts from the new settings.
+      expect(scope.for('b').breaker()!.settings.breakDuration).toBe(40_000);
+    });
+
+    it("reports a kept breaker's transitions to the listeners of the key's current instance", async () => {
+      const clock = new FakeClock();
+      const template = breakerTemplate(clock);
+      const scope = new PolicyScope<string>(template);
+      const a = scope.for('a');
+      for (let i = 0; i < 5; i++) await a.tryRun(fail);
+      const heard: string[] = [];
+      scope.adopt(template.withListener((event) => void (event.kind.startsWith('breaker') && heard.push(event.kind))));
+      await clock.advance(15_000);
+      expect(scope.for('a').breaker()!.state).toBe('halfOpen');
+      expect(heard).toEqual(['breakerHalfOpened']);
+    });
+
+    it('a budget that changes kind starts fresh; a removed breaker is gone; explicitly shared state stays shared', async () => {
+      const clock = new FakeClock();
+      const template = budgetTemplate(clock);
+      const scope = new PolicyScope<string>(template);
+      await scope.for('a').tryRun(fail);
+      expect(scope.for('a').bucket()!.level).toBe(28);
+      scope.adopt(template.with({ budget: RetryBudget.automaticWith({ fraction: 0.2 }) }));
+      expect(scope.for('a').bucket()!.level).toBe(28);
+      scope.adopt(template.with({ budget: RetryBudget.slidingWindow() }));
+      expect(scope.for('a').bucket()!.utilization).toBe(0);
+      const shared = RetryBudget.of({});
+      scope.adopt(template.with({ budget: shared, breaker: Breaker.default }));
+      expect(scope.for('a').bucket()).toBe(template.with({ budget: shared }).bucket());
+      expect(scope.for('a').breaker()).toBeDefined();
+      scope.adopt(template.with({ budget: shared, breaker: undefined }));
+      expect(scope.for('a').breaker()).toBeUndefined();
+    });
+
+    it('a shape that throws leaves every key and the template as they were; a non-Policy is refused', () => {
+      const clock = new FakeClock();
+      const template = budgetTemplate(clock);
+      let fails = false;
+      const scope = new PolicyScope<string>(template, { shape: (_key, policy) => (fails ? (() => { throw new Error('no shape'); })() : policy) });
+      const a = scope.for('a');
+      fails = true;
+      expect(() => scope.adopt(template.with({ attempts: 2 }))).toThrow('no shape');
+      expect([scope.template, scope.for('a')]).toEqual([template, a]);
+      expect(() => scope.adopt({} as Policy)).toThrow('template: {} is invalid: must be a Policy');
+    });
+  });
 });

@@ -1,11 +1,18 @@
 import type { BreakerSnapshot } from '../breaker/breaker-state.js';
+import type { Breaker } from '../breaker/breaker-value.js';
+import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
+import type { RetryBudget } from '../budget/retry-budget.js';
+import { TokenBucket } from '../budget/retry-budget.js';
+import type { RetryBudgetState } from '../budget/retry-budget-state.js';
+import { SlidingWindowBudget } from '../budget/sliding-window-budget.js';
 import type { DependencyLabel } from '../execution/events.js';
 import { ClockSweepCache } from './clock-sweep-cache.js';
 import { PolicyConfigError } from '../errors.js';
 import { MAXIMUM_KEYS_RULE } from '../rules/option-rules.js';
 import { checkOptions, checkValue, given, unboundedIntegerRule, valueRule } from '../rules/value-rule.js';
 import { Policy } from './policy.js';
-import { retired } from '../execution/observer.js';
+import { breakerTransitionReporter, retired } from '../execution/observer.js';
+import type { ResolvedPolicyOptions } from './policy-options.js';
 
 /** `limit` of {@link PolicyScope.entries}. */
 const ENTRIES_LIMIT_RULE = unboundedIntegerRule(0);
@@ -58,6 +65,56 @@ const SCOPE_RULES = {
 };
 
 /**
+ * What a scope holds for one key: the instance `for(key)` returns, and the state every instance of
+ * the key shares (its own breaker and budget, the option values they were made under).
+ */
+class KeyEntry {
+  policy!: Policy;
+  breaker: CircuitBreaker | undefined = undefined;
+  breakerValue: Breaker | undefined = undefined;
+  bucket: RetryBudgetState | undefined = undefined;
+  budgetValue: RetryBudget | undefined = undefined;
+
+  constructor(readonly dependency: DependencyLabel | undefined) {}
+
+  /** Makes `settings` this key's instance, keeping (and reconfiguring) its state where the kind allows. */
+  adopt(settings: ResolvedPolicyOptions): void {
+    this.adoptBreaker(settings);
+    this.adoptBudget(settings);
+    const state = this.breaker === undefined && this.bucket === undefined ? undefined : { breaker: this.breaker, bucket: this.bucket };
+    this.policy = new Policy(settings, this.dependency, state);
+  }
+
+  private adoptBreaker(o: ResolvedPolicyOptions): void {
+    const value = o.breaker;
+    // A pinned breaker (`Breaker.using`) is explicitly shared: the instance resolves it from its options.
+    if (value === undefined || value.kind !== 'perOwner') {
+      this.breaker = undefined;
+    } else if (this.breaker === undefined) {
+      // Transitions reach whichever instance holds the key now, so its current listeners hear them.
+      this.breaker = value.resolve(this, o.clock, o.random, breakerTransitionReporter(() => this.policy));
+    } else if (value !== this.breakerValue) {
+      this.breaker.reconfigure(value.settings);
+    }
+    this.breakerValue = this.breaker === undefined ? undefined : value;
+  }
+
+  private adoptBudget(o: ResolvedPolicyOptions): void {
+    const value = o.budget;
+    const kind = value.kind;
+    // Only a budget resolved per owner is the key's own; `of`, `shared` and `using` stay shared.
+    if (kind !== 'automatic' && kind !== 'slidingWindow') {
+      this.bucket = undefined;
+    } else if (this.bucket === undefined || !(kind === 'automatic' ? this.bucket instanceof TokenBucket : this.bucket instanceof SlidingWindowBudget)) {
+      this.bucket = value.resolve(this, o.clock);
+    } else if (value !== this.budgetValue) {
+      (this.bucket as TokenBucket | SlidingWindowBudget).reconfigure(value.options as never);
+    }
+    this.budgetValue = this.bucket === undefined ? undefined : value;
+  }
+}
+
+/**
  * A policy per key: per tenant, shard or channel, so one key's failures open only its own breaker
  * and spend only its own retry budget (DESIGN §3.11).
  *
@@ -72,10 +129,18 @@ const SCOPE_RULES = {
  * **What is per key.** Each key's policy is a distinct `Policy` instance with the template's settings
  * (or those `shape` returned) and the template's name (metrics stay per policy, not per tenant; give
  * keys their own names in `shape` if you want them). State the policy resolves per instance is per
- * key: `RetryBudget.automatic` / `automaticWith(...)` buckets, `Breaker.default` / `Breaker.with(...)`
- * breakers (their error and latency baselines included), and any estimator resolved per owner.
- * State that is explicitly shared stays shared by every key: `RetryBudget.of(...)` (one bucket per
- * budget value), `RetryBudget.shared(name)`, `RetryBudget.using(bucket)` and `Breaker.using(instance)`.
+ * key, held by the scope for the key: `RetryBudget.automatic` / `automaticWith(...)` buckets and
+ * `slidingWindow(...)` windows, `Breaker.default` / `Breaker.with(...)` breakers (their error and
+ * latency baselines included). State that is explicitly shared stays shared by every key:
+ * `RetryBudget.of(...)` (one bucket per budget value), `RetryBudget.shared(name)`,
+ * `RetryBudget.using(bucket)` and `Breaker.using(instance)`.
+ *
+ * **New settings.** {@link PolicyScope.adopt} replaces the template (a config reload): every held
+ * key keeps its state and runs the new settings from its next `for(key)`, exactly as a name's pinned
+ * breaker and bucket do across a reload — an open breaker stays open until its break ends, then
+ * follows the new thresholds; a bucket keeps its level under the new parameters. A key whose budget
+ * changes kind (token bucket ↔ sliding window) starts that part fresh; one whose breaker is removed
+ * loses it.
  *
  * **Eviction.** At most `maximumKeys` keys are held. `for(key)` of a cached key marks it recently
  * used: O(1), no allocation, no scan, nothing awaited. A new key when full evicts one entry by an
@@ -84,7 +149,7 @@ const SCOPE_RULES = {
  * is O(1) too. A key that is new and never looked up again is the first candidate.
  * An evicted (or deleted) key that returns starts fresh: a full retry budget and a closed breaker
  * that does not remember having been open. The evicted (or deleted) instance's observer is told
- * (`CallObserver.retired`): telemetry drops its gauge series. Calls already running under an evicted key's policy
+ * (`CallObserver.retired`): telemetry drops its series. Calls already running under an evicted key's policy
  * finish under it (they hold the instance).
  *
  * **Memory bound.** Keys × per-key cost, measured on Node 20 (`heapUsed` and `arrayBuffers` before
@@ -96,13 +161,12 @@ const SCOPE_RULES = {
  * Nothing else grows with traffic.
  */
 export class PolicyScope<K> {
-  /** The policy every key starts from. */
-  readonly template: Policy;
   /** The most keys held at once. */
   readonly maximumKeys: number;
+  private current: Policy;
   private readonly shape: ((key: K, policy: Policy) => Policy) | undefined;
   private readonly label: ((key: K) => DependencyLabel | undefined) | undefined;
-  private readonly cache: ClockSweepCache<K, Policy>;
+  private readonly cache: ClockSweepCache<K, KeyEntry>;
 
   /**
    * @param template the policy every key starts from (its settings; its own state is never used by keys)
@@ -111,16 +175,19 @@ export class PolicyScope<K> {
    *   (functions) or an unknown option.
    */
   constructor(template: Policy, options: PolicyScopeOptions<K> = {}) {
-    if (!(template instanceof Policy)) {
-      throw new PolicyConfigError('template', template, 'must be a Policy (e.g. Resilience.http.with({ name }))');
-    }
+    checkTemplate(template);
     checkOptions(options, SCOPE_RULES, '', 'scope option');
     const maximumKeys = given(options.maximumKeys, DEFAULT_MAXIMUM_KEYS);
-    this.template = template;
+    this.current = template;
     this.maximumKeys = maximumKeys;
     this.shape = options.shape;
     this.label = options.label;
-    this.cache = new ClockSweepCache<K, Policy>(maximumKeys);
+    this.cache = new ClockSweepCache<K, KeyEntry>(maximumKeys);
+  }
+
+  /** The policy every key starts from (the latest one given to {@link PolicyScope.adopt}). */
+  get template(): Policy {
+    return this.current;
   }
 
   /** Number of keys held now (<= {@link maximumKeys}). */
@@ -129,8 +196,9 @@ export class PolicyScope<K> {
   }
 
   /**
-   * The policy of `key`: the same instance while the key stays cached, a fresh one (through `shape`)
-   * when it is first seen or comes back after eviction. Marks the key recently used.
+   * The policy of `key`: the same instance while the key stays cached (and the template is not
+   * replaced), a fresh one (through `shape`) when it is first seen or comes back after eviction.
+   * Marks the key recently used.
    * @param key any value usable as a `Map` key (strings and numbers are compared by value, objects by
    *   identity) except `undefined` and `null`
    * @throws TypeError for an `undefined` or `null` key (usually a missing tenant id that would
@@ -139,28 +207,40 @@ export class PolicyScope<K> {
    */
   for(key: K): Policy {
     const cached = this.cache.get(key);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) return cached.policy;
     if (key === undefined || key === null) {
-      throw new TypeError(`PolicyScope${this.template.name ? ` "${this.template.name}"` : ''}: a key must not be ${String(key)}`);
+      throw new TypeError(`PolicyScope${this.current.name ? ` "${this.current.name}"` : ''}: a key must not be ${String(key)}`);
     }
-    let settings = this.template;
-    if (this.shape !== undefined) {
-      const shaped: unknown = this.shape(key, this.template);
-      if (!(shaped instanceof Policy)) {
-        throw new PolicyConfigError('shape', shaped, `must return a Policy for key ${String(key)} (e.g. policy.with({ attempts: 5 }) or policy)`);
-      }
-      settings = shaped;
-    }
+    const settings = this.settingsFor(key, this.current);
     const label = this.label?.(key);
-    const policy = new Policy(settings.options, label === undefined ? undefined : Object.freeze({ ...label }));
-    const evicted = this.cache.set(key, policy);
-    if (evicted !== undefined) retired(evicted.value);
-    return policy;
+    const entry = new KeyEntry(label === undefined ? undefined : Object.freeze({ ...label }));
+    entry.adopt(settings);
+    const evicted = this.cache.set(key, entry);
+    if (evicted !== undefined) retired(evicted.value.policy);
+    return entry.policy;
+  }
+
+  /**
+   * Makes `template` the policy keys start from, keeping every held key's state: each key gets a new
+   * instance with the new settings (through `shape`) over its own breaker and budget, which adopt
+   * the new parameters keeping their state (`CircuitBreaker.reconfigure`, the bucket's
+   * `reconfigure`). Keys stay cached where they were; calls already running finish under the
+   * instance they started with. The same `template` again changes nothing.
+   * @throws PolicyConfigError (field `template`) for anything but a Policy; whatever `shape` throws
+   *   (nothing has changed then).
+   */
+  adopt(template: Policy): void {
+    checkTemplate(template);
+    if (template === this.current) return;
+    const planned: [KeyEntry, ResolvedPolicyOptions][] = [];
+    this.cache.forEach(Infinity, (entry, key) => planned.push([entry, this.settingsFor(key, template)]));
+    this.current = template;
+    for (const [entry, settings] of planned) entry.adopt(settings);
   }
 
   /** The policy of `key` if cached, without marking it used or creating it; otherwise `undefined`. */
   peek(key: K): Policy | undefined {
-    return this.cache.peek(key);
+    return this.cache.peek(key)?.policy;
   }
 
   /** Whether `key` is cached (does not mark it used). */
@@ -175,17 +255,17 @@ export class PolicyScope<K> {
 
   /** Forgets `key` and its state (it starts fresh if it returns). @returns whether it was cached. */
   delete(key: K): boolean {
-    const policy = this.cache.peek(key);
-    if (policy === undefined) return false;
+    const entry = this.cache.peek(key);
+    if (entry === undefined) return false;
     this.cache.delete(key);
-    retired(policy);
+    retired(entry.policy);
     return true;
   }
 
   /** Forgets every key and its state. */
   clear(): void {
     const policies: Policy[] = [];
-    this.cache.forEach(Infinity, (policy) => policies.push(policy));
+    this.cache.forEach(Infinity, (entry) => policies.push(entry.policy));
     this.cache.clear();
     for (const policy of policies) retired(policy);
   }
@@ -200,9 +280,25 @@ export class PolicyScope<K> {
   entries(limit = 100): PolicyScopeEntry<K>[] {
     checkValue(ENTRIES_LIMIT_RULE, 'limit', limit);
     const result: PolicyScopeEntry<K>[] = [];
-    this.cache.forEach(limit, (policy, key) => {
+    this.cache.forEach(limit, ({ policy }, key) => {
       result.push({ key, policy, breaker: policy.breaker()?.snapshot(), budgetUtilization: policy.bucket()?.utilization });
     });
     return result;
+  }
+
+  /** The settings `key` runs under `template` (through `shape`). */
+  private settingsFor(key: K, template: Policy): ResolvedPolicyOptions {
+    if (this.shape === undefined) return template.options;
+    const shaped: unknown = this.shape(key, template);
+    if (!(shaped instanceof Policy)) {
+      throw new PolicyConfigError('shape', shaped, `must return a Policy for key ${String(key)} (e.g. policy.with({ attempts: 5 }) or policy)`);
+    }
+    return shaped.options;
+  }
+}
+
+function checkTemplate(template: unknown): asserts template is Policy {
+  if (!(template instanceof Policy)) {
+    throw new PolicyConfigError('template', template, 'must be a Policy (e.g. Resilience.http.with({ name }))');
   }
 }

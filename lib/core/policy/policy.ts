@@ -42,6 +42,18 @@ export interface RunOptions {
 }
 
 /**
+ * State a keyed instance is handed instead of resolving its own from its options: a `PolicyScope`
+ * holds each key's breaker and retry-budget state itself, so a new template (a config reload) gives
+ * the key a new instance with the new settings over the same state.
+ */
+export interface PolicyState {
+  /** The instance's breaker; `undefined` = resolve from `options.breaker` as usual. */
+  readonly breaker?: CircuitBreaker;
+  /** The instance's retry-budget state; `undefined` = resolve from `options.budget` as usual. */
+  readonly bucket?: RetryBudgetState;
+}
+
+/**
  * An immutable resilience policy: bounds stated as a value, enforced by one flat executor around each
  * call (DESIGN §3.1). Derive variants with {@link Policy.with}; state (the retry budget's bucket)
  * belongs to the instance, so two derived policies never share an automatic budget.
@@ -56,10 +68,13 @@ export class Policy implements ExecutablePolicy {
    * @param dependency what this instance stands for in telemetry when it is one key of a keyed
    *   family (a `PolicyScope` with a `label`): the host (per-origin HTTP) or service (per-service gRPC);
    *   carried by its events, never by policies derived from it
+   * @param state breaker and retry-budget state this instance uses instead of resolving its own
+   *   (a `PolicyScope` key's, kept across template changes); never carried by derived policies
    */
   constructor(
     readonly options: ResolvedPolicyOptions,
     readonly dependency: DependencyLabel | undefined = undefined,
+    private readonly state: PolicyState | undefined = undefined,
   ) {}
 
   /** The policy's name (`''` when unnamed). */
@@ -69,7 +84,7 @@ export class Policy implements ExecutablePolicy {
 
   /** The retry budget's bucket for this instance (resolved on first use), or undefined with `RetryBudget.none`. */
   bucket(): RetryBudgetState | undefined {
-    if (this.resolvedBucket === null) this.resolvedBucket = this.options.budget.resolve(this, this.options.clock);
+    if (this.resolvedBucket === null) this.resolvedBucket = this.state?.bucket ?? this.options.budget.resolve(this, this.options.clock);
     return this.resolvedBucket;
   }
 
@@ -83,7 +98,7 @@ export class Policy implements ExecutablePolicy {
       const o = this.options;
       // First use of this instance (every run asks for its breaker): judge the finished shape once.
       checkDeadlineFits(o);
-      this.resolvedBreaker = o.breaker?.resolve(this, o.clock, o.random, breakerTransitionReporter(() => this));
+      this.resolvedBreaker = this.state?.breaker ?? o.breaker?.resolve(this, o.clock, o.random, breakerTransitionReporter(() => this));
     }
     return this.resolvedBreaker;
   }
