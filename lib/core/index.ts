@@ -8,7 +8,7 @@ export * from './time/fake-clock.js';
 export * from './errors.js';
 export { ResilienceWarningCodes, type ResilienceWarningCode, setWarningSink, type WarningSink } from './diagnostics/warnings.js';
 export * from './execution/events.js';
-export { HeldCall } from './execution/held-call.js';
+export { HeldCall, type HeldCallSource } from './execution/held-call.js';
 export * from './classification/verdict.js';
 export * from './budget/retry-budget.js';
 export { Admission, type BreakerSnapshot, type BreakerState, type BreakerTransitionListener } from './breaker/breaker-state.js';

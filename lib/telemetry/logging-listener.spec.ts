@@ -158,8 +158,8 @@ describe('flood control', () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger(['debug', 'verbose']);
     const listener = new LoggingListener(logger, clock);
-    const budget = new CallEvent('rejected', 'payments', 1, 'Transient', 'CallRejectedError', 100, 0, 'budgetExhausted', true);
-    const open = new CallEvent('rejected', 'payments', 1, 'Transient', 'CallRejectedError', 100, 0, 'dependencyUnavailable', true);
+    const budget = new CallEvent({ kind: 'rejected', policy: 'payments', attempt: 1, verdict: 'Transient', error: 'CallRejectedError', duration: 100, reason: 'budgetExhausted', isTerminal: true });
+    const open = new CallEvent({ kind: 'rejected', policy: 'payments', attempt: 1, verdict: 'Transient', error: 'CallRejectedError', duration: 100, reason: 'dependencyUnavailable', isTerminal: true });
     listener.record(budget);
     listener.record(open);
     listener.record(budget);
@@ -185,7 +185,7 @@ describe('flood control', () => {
     const logger = new RecordingLogger();
     const listener = new LoggingListener(logger, clock);
     const event = (kind: CallEvent['kind'], extra: Partial<{ error: string; delay: number; attempt: number }> = {}) =>
-      new CallEvent(kind, 'payments', extra.attempt ?? 0, undefined, extra.error, 0, extra.delay ?? 0, undefined, false);
+      new CallEvent({ kind, policy: 'payments', attempt: extra.attempt, error: extra.error, delay: extra.delay });
     listener.record(event('breakerOpened', { delay: 15_000 }));
     listener.record(event('nestedRetry'));
     listener.record(event('attempt', { attempt: 1, error: 'AttemptStalledError' }));
@@ -210,7 +210,7 @@ describe('flood control', () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
     const listener = new LoggingListener(logger, clock);
-    const opened = (host: string) => new CallEvent('breakerOpened', 'storefront', 0, undefined, undefined, 0, 1000, undefined, false, { host });
+    const opened = (host: string) => new CallEvent({ kind: 'breakerOpened', policy: 'storefront', delay: 1000, dependency: { host } });
     listener.record(opened('flappy.example'));
     listener.record(opened('flappy.example'));
     listener.record(opened('steady.example'));
@@ -230,7 +230,7 @@ describe('flood control', () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
     const listener = new LoggingListener(logger, clock);
-    const opened = (host: string) => new CallEvent('breakerOpened', 'cdn', 0, undefined, undefined, 0, 0, undefined, false, { host });
+    const opened = (host: string) => new CallEvent({ kind: 'breakerOpened', policy: 'cdn', dependency: { host } });
     for (let i = 0; i < MAXIMUM_REPEAT_WINDOWS; i++) listener.record(opened(`edge-${i}.example`));
     // Every window still open: a new host takes the place of the oldest, edge-0 ...
     listener.record(opened('late.example'));
@@ -246,15 +246,15 @@ describe('flood control', () => {
 });
 
 describe('sampling: oneIn(n) (verbose profile)', () => {
-  const traffic = (duration: number) => new CallEvent('succeeded', 'payments', 1, 'Ok', undefined, duration, 0, 'succeeded', true);
-  const incident = new CallEvent('rejected', 'payments', 1, 'Transient', 'CallRejectedError', 100, 0, 'budgetExhausted', true);
+  const traffic = (duration: number) => new CallEvent({ kind: 'succeeded', policy: 'payments', attempt: 1, verdict: 'Ok', duration, reason: 'succeeded', isTerminal: true });
+  const incident = new CallEvent({ kind: 'rejected', policy: 'payments', attempt: 1, verdict: 'Transient', error: 'CallRejectedError', duration: 100, reason: 'budgetExhausted', isTerminal: true });
 
   it('keeps exactly every nth traffic record per policy while healthy', () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
     const listener = new LoggingListener(logger, clock, { profile: 'verbose', sampling: LogSampling.oneIn(4) });
     for (let i = 1; i <= 14; i++) listener.record(traffic(i));
-    const other = new CallEvent('succeeded', 'ledger', 1, 'Ok', undefined, 99, 0, 'succeeded', true);
+    const other = new CallEvent({ kind: 'succeeded', policy: 'ledger', attempt: 1, verdict: 'Ok', duration: 99, reason: 'succeeded', isTerminal: true });
     for (let i = 1; i <= 4; i++) listener.record(other);
     expect(logger.take()).toEqual([
       'log [payments] Succeeded #1 (4ms)',

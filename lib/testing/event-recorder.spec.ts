@@ -7,7 +7,7 @@ import { EventRecorder } from './event-recorder.js';
 import { Sequence } from './sequence.js';
 
 function event(kind: CallEvent['kind'], isTerminal = false): CallEvent {
-  return new CallEvent(kind, 'p', 1, undefined, undefined, 0, 0, isTerminal ? 'succeeded' : undefined, isTerminal);
+  return new CallEvent({ kind, policy: 'p', attempt: 1, reason: isTerminal ? 'succeeded' : undefined, isTerminal });
 }
 
 describe('EventRecorder', () => {

@@ -28,8 +28,18 @@ export interface AttemptContext {
 // One field says both whether and why the attempt was aborted (each field costs every attempt 8 bytes).
 const NOT_ABORTED: unique symbol = Symbol('notAborted');
 
+/** An attempt's context as the executor holds it: why it was aborted, abort it, end it. */
+export interface AttemptHandle extends AttemptContext {
+  /** Why this attempt was aborted (a timeout, the deadline, the caller), or `undefined`. */
+  readonly reason: unknown;
+  /** Aborts this attempt's signal with `reason`. */
+  abort(reason: unknown): void;
+  /** Drops what links the attempt to the caller; called when the attempt has settled. */
+  end(): void;
+}
+
 /** The executor's side of an attempt context: lazy controller, caller link, abort on bounds. */
-export class Attempt implements AttemptContext {
+export class Attempt implements AttemptHandle {
   private controller: AbortController | undefined = undefined;
   private abortReason: unknown = NOT_ABORTED;
   private subscription: AbortSubscription | undefined = undefined;

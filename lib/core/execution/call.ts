@@ -2,16 +2,17 @@ import { Ambient } from '../ambient/ambient-context.js';
 import { Admission } from '../breaker/breaker-state.js';
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
-import type { Verdict } from '../classification/verdict.js';
+import { Verdict } from '../classification/verdict.js';
 import type { RejectionReason } from '../errors.js';
 import type { ExecutablePolicy, ResolvedPolicyOptions } from '../policy/policy-options.js';
 import type { Clock } from '../time/clock.js';
-import type { AttemptContext } from './attempt-context.js';
+import type { AttemptContext, AttemptHandle } from './attempt-context.js';
 import type { CallLog } from './call-result.js';
 import { CallEvent, type CallEventInit, type CallEventKind, type StopReason } from './events.js';
 import { errorName } from './error-name.js';
 import type { HeldCall } from './held-call.js';
-import { type CallObserver, ended, tell } from './observer.js';
+import { type CallObserver, ended, started, tell } from './observer.js';
+import type { CallContinuation } from './executor.js';
 import { recordStop } from './stop-reasons.js';
 
 /** The function a policy protects. */
@@ -34,9 +35,22 @@ export const REFUSAL_REASONS = Object.freeze({
 export type GuardRefusal = keyof typeof REFUSAL_REASONS;
 
 /**
- * One call's state, shared by the executor's phases (admission, retry decision, bounded attempt,
- * recording): the settings and guards resolved once, the call's clock readings, and the last
- * attempt's outcome. Every field is set in the constructor, so all calls share one object shape.
+ * What `execute` takes besides the policy and the work: the caller's options for one call (the
+ * shape of `RunOptions`, validated by the policy before the call starts).
+ */
+export interface CallRequest {
+  readonly signal?: AbortSignal;
+  /** At most this many attempts for this call (fewer than the policy's counts, more is ignored). */
+  readonly attempts?: number;
+  readonly continuing?: CallContinuation;
+  readonly hold?: HeldCall;
+}
+
+/**
+ * One call's state, the context every rule of the executor reads (admission, retry decision, bounded
+ * attempt, recording, refusal, settling): the settings and guards resolved once, the call's clock
+ * readings, and the last attempt's outcome. Every field is set in the constructor, so all calls
+ * share one object shape.
  *
  * Invariant: `error` is `undefined` unless `threw` (a returned value carries no error).
  */
@@ -47,10 +61,15 @@ export class Call<T> {
   readonly listener: CallObserver | undefined;
   readonly breaker: CircuitBreaker | undefined;
   readonly bucket: RetryBudgetState | undefined;
+  readonly signal: AbortSignal | undefined;
+  /** This call's most attempts: the policy's, or fewer when the caller capped it. */
+  readonly maxAttempts: number;
+  /** Where a success's terminal event is held instead of told (`RunOptions.hold`). */
+  readonly hold: HeldCall | undefined;
+  /** What the observer's `callStarted` returned for this call (or the held call's it carries on). */
+  readonly state: unknown;
   /** The call's deadline in ms (the ambient one folded in), `undefined` = none. */
   readonly deadline: number | undefined;
-  /** Whether anyone reads the call's outcome: a listener or a `tryRun` log. */
-  readonly reported: boolean;
   // Clock reads cost ~50 ns each: the call's start is read only when something reports or bounds
   // the call, and attempts are timed only when a report or the breaker needs their durations.
   readonly callTimed: boolean;
@@ -84,53 +103,78 @@ export class Call<T> {
   duration = 0;
   /** Whether the last attempt was cut off by this call's own deadline. */
   deadlineHit = false;
-  /** Attempt 1's verdict when a fast first attempt already classified its value (recording uses it once). */
-  presetVerdict: Verdict | undefined = undefined;
+
+  /** The current attempt's context (the executor's side: abort, end). */
+  attempt: AttemptHandle | undefined = undefined;
+  /** The call's continuations of an attempt's promise (value, error), made once per call by the loop. */
+  resumeValue: ((result: unknown) => T | Promise<T>) | undefined = undefined;
+  resumeError: ((thrown: unknown) => T | Promise<T>) | undefined = undefined;
 
   /** Why the call stops, once a phase says `Stop`. */
   reason: StopReason = 'succeeded';
   /** The refusal to report, once a phase says `Refuse`. */
   refusal: GuardRefusal | undefined = undefined;
 
+  /**
+   * Starts a call: a new one is counted for the budget's denominator (a continuation is not) and
+   * started for its observer (a span opens) before anything else is decided; a continuation is
+   * observed as the held call it carries on, when it names one.
+   * @param request the caller's options (validated), or `undefined`
+   * @param log filled with the stop reason, attempts and duration (`tryRun`), or `undefined`
+   */
   constructor(
     readonly policy: ExecutablePolicy,
     readonly work: Work<T>,
-    readonly signal: AbortSignal | undefined,
+    request: CallRequest | undefined,
     readonly log: CallLog | undefined,
-    /** This call's most attempts: the policy's, or fewer when the caller capped it. */
-    readonly maxAttempts: number,
-    /** The call's start reading when a fast first attempt already took it. */
-    start?: number,
-    /** The reading at which the deadline passes when this call carries on one begun earlier (a continuation). */
-    deadlineAt?: number,
-    /** What the observer's `callStarted` returned for this call. */
-    readonly state?: unknown,
-    /** Where a success's terminal event is held instead of told (`RunOptions.hold`). */
-    readonly hold?: HeldCall,
   ) {
     const o = policy.options;
     this.options = o;
     this.clock = o.clock;
-    this.listener = o.onEvent;
+    const listener = (this.listener = o.onEvent);
+    const continuing = request?.continuing;
+    let carriedStart: number | undefined;
+    if (continuing === undefined) {
+      // The budget's denominator counts logical calls, once each (a token bucket ignores it).
+      policy.bucket()?.recordCall();
+      this.state = listener === undefined ? undefined : started(listener, policy);
+    } else {
+      // Observed as the held call it carries on (its span, its start), else as a call of its own.
+      const carried = continuing.held?.carry();
+      carriedStart = carried?.start;
+      this.state = carried !== undefined ? carried.state : listener === undefined ? undefined : started(listener, policy);
+    }
     this.breaker = policy.breaker();
     this.bucket = policy.bucket();
-    const carried = deadlineAt !== undefined && deadlineAt !== Infinity;
-    this.reported = o.onEvent !== undefined || log !== undefined;
-    if (carried) {
+    this.signal = request?.signal;
+    this.hold = request?.hold;
+    const capped = request?.attempts;
+    this.maxAttempts = capped !== undefined && capped < o.attempts ? capped : o.attempts;
+    // Whether anyone reads the call's outcome: a listener or a `tryRun` log.
+    const reported = listener !== undefined || log !== undefined;
+    const deadlineAt = continuing?.deadlineAt;
+    if (deadlineAt !== undefined && deadlineAt !== Infinity) {
       // A continuation keeps the deadline of the call it carries on (an ambient one is already in
       // it), and the start of a held call it carries on.
-      this.start = start ?? o.clock.now();
+      this.start = carriedStart ?? o.clock.now();
       this.deadline = o.deadline ?? Math.max(0, deadlineAt - this.start);
       this.callTimed = true;
       this.deadlineAt = deadlineAt;
     } else {
       this.deadline = deadlineAt === Infinity ? undefined : o.useAmbientDeadline ? tighterDeadline(o.deadline) : o.deadline;
-      this.callTimed = this.reported || this.deadline !== undefined;
-      this.start = start ?? (this.callTimed ? o.clock.now() : 0);
+      this.callTimed = reported || this.deadline !== undefined;
+      this.start = carriedStart ?? (this.callTimed ? o.clock.now() : 0);
       this.deadlineAt = this.deadline === undefined ? Infinity : this.start + this.deadline;
     }
-    this.timed = this.reported || this.breaker !== undefined;
+    this.timed = reported || this.breaker !== undefined;
     this.timesRetries = this.bucket?.timesRetries === true;
+    if (continuing !== undefined) {
+      // The attempt that broke the accepted value was a Transient failure: the next is its retry.
+      this.attempts = continuing.attempts;
+      this.verdict = Verdict.transient;
+      this.error = continuing.error;
+      this.threw = true;
+    }
   }
 
   /** Stops the call with `error` as its outcome (cancellation, a deadline, a bug in a curve). */
@@ -148,9 +192,9 @@ export class Call<T> {
   settle(): T {
     const reason = this.reason;
     const succeeded = reason === 'succeeded';
-    if (this.reported) {
+    const log = this.log;
+    if (this.listener !== undefined || log !== undefined) {
       const duration = this.clock.now() - this.start;
-      const log = this.log;
       if (log !== undefined) {
         log.reason = reason;
         log.duration = duration;
@@ -159,7 +203,7 @@ export class Call<T> {
         const kind: CallEventKind = succeeded ? 'succeeded' : this.refusal !== undefined && reason !== 'cancelled' ? 'rejected' : 'failed';
         const init: CallEventInit = { kind, policy: this.options.name, attempt: this.attempts, verdict: this.verdict?.kind, error: succeeded ? undefined : errorName(this.error), duration, reason, isTerminal: true };
         const terminal = CallEvent.of(init, this.policy.dependency);
-        if (succeeded && this.hold !== undefined) this.hold.hold(this.listener, this.state, this.clock, this.start, terminal);
+        if (succeeded && this.hold !== undefined) this.hold.hold(this, terminal);
         else ended(this.listener, this.state, terminal);
       }
     }

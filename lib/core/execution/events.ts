@@ -78,46 +78,50 @@ export interface CallEventInit {
  * Built only when the policy has a listener.
  */
 export class CallEvent {
-  constructor(
-    /** What happened. */
-    readonly kind: CallEventKind,
-    /** The policy's name (`''` when unnamed). */
-    readonly policy: string,
-    /** 1-based attempt number the event is about (0 when not about an attempt). */
-    readonly attempt: number,
-    /** The attempt's verdict, when the event is about a finished attempt. */
-    readonly verdict: VerdictKind | undefined,
-    /** `name` of the error involved, if any. */
-    readonly error: string | undefined,
-    /** Milliseconds: the attempt's duration, or the call's for terminal events. */
-    readonly duration: number,
-    /** Milliseconds of backoff before the next attempt (`retrying`), else 0. */
-    readonly delay: number,
-    /** Why the call stopped, on terminal events. */
-    readonly reason: StopReason | undefined,
-    /** True on the one event that ends a call. */
-    readonly isTerminal: boolean,
-    /** The host or service of a keyed policy instance (per-origin HTTP, per-service gRPC), else `undefined`. */
-    readonly dependency?: DependencyLabel,
-  ) {}
+  /** What happened. */
+  readonly kind: CallEventKind;
+  /** The policy's name (`''` when unnamed). */
+  readonly policy: string;
+  /** 1-based attempt number the event is about (0 when not about an attempt). */
+  readonly attempt: number;
+  /** The attempt's verdict, when the event is about a finished attempt. */
+  readonly verdict: VerdictKind | undefined;
+  /** `name` of the error involved, if any. */
+  readonly error: string | undefined;
+  /** Milliseconds: the attempt's duration, or the call's for terminal events. */
+  readonly duration: number;
+  /** Milliseconds of backoff before the next attempt (`retrying`), else 0. */
+  readonly delay: number;
+  /** Why the call stopped, on terminal events. */
+  readonly reason: StopReason | undefined;
+  /** True on the one event that ends a call. */
+  readonly isTerminal: boolean;
+  /** The host or service of a keyed policy instance (per-origin HTTP, per-service gRPC), else `undefined`. */
+  readonly dependency: DependencyLabel | undefined;
 
   /**
-   * An event from its fields by name (what the executor and listeners' tests build events with);
-   * `dependency` is the keyed instance's label when `init` has none.
+   * An event from its fields by name; what is left out takes its default (see {@link CallEventInit}).
+   * @param dependency the keyed instance's label; default `init.dependency`
+   */
+  constructor(init: CallEventInit, dependency: DependencyLabel | undefined = init.dependency) {
+    this.kind = init.kind;
+    this.policy = init.policy;
+    this.attempt = init.attempt ?? 0;
+    this.verdict = init.verdict;
+    this.error = init.error;
+    this.duration = init.duration ?? 0;
+    this.delay = init.delay ?? 0;
+    this.reason = init.reason;
+    this.isTerminal = init.isTerminal ?? false;
+    this.dependency = dependency;
+  }
+
+  /**
+   * An event from its fields by name (what listeners' tests build events with), the same as
+   * `new CallEvent(init, dependency)`.
    */
   static of(init: CallEventInit, dependency: DependencyLabel | undefined = init.dependency): CallEvent {
-    return new CallEvent(
-      init.kind,
-      init.policy,
-      init.attempt ?? 0,
-      init.verdict,
-      init.error,
-      init.duration ?? 0,
-      init.delay ?? 0,
-      init.reason,
-      init.isTerminal ?? false,
-      dependency,
-    );
+    return new CallEvent(init, dependency);
   }
 
   /**

@@ -1,58 +1,63 @@
-import { Ambient } from '../ambient/ambient-context.js';
-import { Verdict } from '../classification/verdict.js';
 import type { ExecutablePolicy } from '../policy/policy-options.js';
-import { Call, type Work } from './call.js';
-import type { HeldCall } from './held-call.js';
+import { Call, type CallRequest, type Work } from './call.js';
 import type { CallLog } from './call-result.js';
-import { direct, firstAttempt, firstThen, firstTimed } from './first-attempt.js';
-import { loop, settled } from './loop.js';
-import { started } from './observer.js';
+import type { HeldCall } from './held-call.js';
+import { loop } from './loop.js';
+import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
 
 export type { Work } from './call.js';
 export { GUARDED_PAUSE_MS } from './loop.js';
 
 /**
  * Runs `work` under `policy`: the one flat loop of admission, deadline checks, attempts,
- * classification, budget, backoff and events (DESIGN §3.2). Resolves with the value of an Ok attempt
- * (or the last value a classifier rejected, once retries are over) and rejects with the final error.
- * When `log` is given, it is filled with the stop reason, attempts and duration; `attempts` caps this
- * call's total below the policy's (a caller that must not repeat a request passes 1).
+ * classification, budget, backoff and events (DESIGN §3.2, loop.ts). Resolves with the value of an
+ * Ok attempt (or the last value a classifier rejected, once retries are over) and rejects with the
+ * final error. When `log` is given, it is filled with the stop reason, attempts and duration;
+ * `request.attempts` caps this call's total below the policy's (a caller that must not repeat a
+ * request passes 1).
  *
- * The success path of attempt 1 takes the cheapest way that does all a policy asks (first-attempt.ts):
- * every feature off — the work's own promise; retries and a budget — one continuation; a breaker, a
- * deadline, an attempt timeout or a listener — one continuation, raced against the bound's timer when
- * there is one. A log, an ambient deadline, a cap on attempts, a breaker that is not closed or a
- * zero deadline go through the loop from the start.
+ * A policy that adds nothing to the call — one attempt, no budget, breaker, deadline, attempt
+ * timeout, listener or classifier rule — and a call with nothing of its own (no signal, log, hold or
+ * continuation) skip every rule: the work's own promise is the call's.
  */
-export function execute<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts?: number, continuing?: CallContinuation, hold?: HeldCall): Promise<T> {
-  if (continuing !== undefined) return carryOn(policy, work, signal, log, attempts, continuing, hold);
+export function execute<T>(policy: ExecutablePolicy, work: Work<T>, request: CallRequest | undefined, log: CallLog | undefined): Promise<T> {
+  if (log === undefined && (request === undefined || plain(request)) && addsNothing(policy)) return passThrough(work);
+  return loop(new Call(policy, work, request, log));
+}
+
+/** Whether a call's options ask for nothing (a cap on attempts never lowers a policy of one). */
+function plain(request: CallRequest): boolean {
+  return request.signal === undefined && request.hold === undefined && request.continuing === undefined;
+}
+
+/** Whether every rule of the loop would pass a successful first attempt through untouched. */
+function addsNothing(policy: ExecutablePolicy): boolean {
   const o = policy.options;
-  const capped = attempts !== undefined && attempts < o.attempts;
-  // The budget's denominator counts logical calls, once each (a token bucket ignores it).
-  policy.bucket()?.recordCall();
-  const observer = o.onEvent;
-  // The call starts for its observer before anything else is decided (a span opens here).
-  const state = observer === undefined ? undefined : started(observer, policy);
-  if (log === undefined && hold === undefined && !o.useAmbientDeadline && !capped && signal?.aborted !== true) {
-    const breaker = policy.breaker();
-    if (observer === undefined && o.deadline === undefined && o.attemptTimeout === undefined && breaker === undefined) {
-      if (signal !== undefined || !o.classifier.valuesAreOk) return firstAttempt(policy, work, signal);
-      const bucket = policy.bucket();
-      return o.attempts === 1 && bucket === undefined ? direct(work) : firstThen(policy, work, bucket);
-    }
-    // A closed breaker admits without a decision to undo; a zero deadline is the loop's to refuse.
-    if ((breaker === undefined || breaker.closed) && !(o.deadline! <= 0)) return firstTimed(policy, work, signal, breaker, state);
+  return (
+    o.attempts === 1 &&
+    o.onEvent === undefined &&
+    o.deadline === undefined &&
+    o.attemptTimeout === undefined &&
+    !o.useAmbientDeadline &&
+    o.classifier.valuesAreOk &&
+    policy.breaker() === undefined &&
+    policy.bucket() === undefined
+  );
+}
+
+/**
+ * Nothing to retry, fund, time, bound or report, and no rule to classify by — the work's own promise
+ * is the call's (no frame of ours). A synchronous throw or value becomes a rejected or resolved
+ * promise, as an async function would make it.
+ */
+function passThrough<T>(work: Work<T>): Promise<T> {
+  let pending: T | PromiseLike<T>;
+  try {
+    pending = work(UNBOUND_FIRST_ATTEMPT);
+  } catch (error) {
+    return Promise.reject(error);
   }
-  const call = new Call(policy, work, signal, log, capped ? attempts : o.attempts, undefined, undefined, state, hold);
-  if (signal?.aborted) {
-    call.fail('cancelled', signal.reason);
-    return settled(call);
-  }
-  // Work done for a caller that itself retries: a retry here multiplies with the caller's (DESIGN §3.9).
-  if (call.listener !== undefined && call.maxAttempts > 1 && Ambient.current()?.nestedRetry === true) {
-    call.emit({ kind: 'nestedRetry', policy: o.name });
-  }
-  return loop(call, false);
+  return pending instanceof Promise ? (pending as Promise<T>) : Promise.resolve(pending);
 }
 
 /**
@@ -77,20 +82,4 @@ export interface CallContinuation {
    * observed as a call of its own.
    */
   readonly held?: HeldCall;
-}
-
-function carryOn<T>(policy: ExecutablePolicy, work: Work<T>, signal: AbortSignal | undefined, log: CallLog | undefined, attempts: number | undefined, continuing: CallContinuation, hold: HeldCall | undefined): Promise<T> {
-  const o = policy.options;
-  // Observed as the held call it carries on (its span, its start), else as a call of its own.
-  const carried = continuing.held?.carry();
-  const state = carried !== undefined ? carried.state : o.onEvent === undefined ? undefined : started(o.onEvent, policy);
-  const call = new Call(policy, work, signal, log, attempts !== undefined && attempts < o.attempts ? attempts : o.attempts, carried?.start, continuing.deadlineAt, state, hold);
-  call.attempts = continuing.attempts;
-  call.verdict = Verdict.transient;
-  call.error = continuing.error;
-  call.threw = true;
-  if (signal?.aborted) call.fail('cancelled', signal.reason);
-  else if (call.attempts >= call.maxAttempts || Ambient.current()?.singleShot === true) call.reason = 'attemptsExhausted';
-  else return loop(call, false);
-  return settled(call);
 }

@@ -5,6 +5,18 @@ import { CallEvent, type CallEventInit } from './events.js';
 import { ended, tell } from './observer.js';
 import { errorName } from './error-name.js';
 
+/** What {@link HeldCall.hold} keeps of the call whose end it holds. */
+export interface HeldCallSource {
+  /** The call's observer. */
+  readonly listener: CallObserver | undefined;
+  /** What the observer's `callStarted` returned for the call. */
+  readonly state: unknown;
+  /** The policy's clock. */
+  readonly clock: Clock;
+  /** Clock reading at the call's start, ms. */
+  readonly start: number;
+}
+
 /**
  * A logical call whose accepted value is still being delivered after the executor accepted it — a
  * download whose body may break and be resumed (DESIGN §5 `resumeDownloads`) — kept open for its
@@ -47,7 +59,10 @@ export class HeldCall {
     const told =
       error === undefined
         ? terminal
-        : new CallEvent('failed', terminal.policy, terminal.attempt, Verdict.permanent.kind, errorName(error), this.clock!.now() - this.startedAt, 0, 'permanent', true, terminal.dependency);
+        : new CallEvent(
+            { kind: 'failed', policy: terminal.policy, attempt: terminal.attempt, verdict: Verdict.permanent.kind, error: errorName(error), duration: this.clock!.now() - this.startedAt, reason: 'permanent', isTerminal: true },
+            terminal.dependency,
+          );
     ended(this.observer!, this.state, told);
   }
 
@@ -61,12 +76,15 @@ export class HeldCall {
     tell(this.observer!, CallEvent.of({ ...init, policy: terminal.policy }, terminal.dependency), this.state);
   }
 
-  /** Holds `terminal` instead of telling it (the executor, on a success). */
-  hold(observer: CallObserver, state: unknown, clock: Clock, start: number, terminal: CallEvent): void {
-    this.observer = observer;
-    this.state = state;
-    this.clock = clock;
-    this.startedAt = start;
+  /**
+   * Holds `terminal` instead of telling it (the executor, on a success).
+   * @param call the call that succeeded: its observer (`listener`), observer state, clock and start reading
+   */
+  hold(call: HeldCallSource, terminal: CallEvent): void {
+    this.observer = call.listener;
+    this.state = call.state;
+    this.clock = call.clock;
+    this.startedAt = call.start;
     this.terminal = terminal;
   }
 

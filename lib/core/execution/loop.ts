@@ -1,75 +1,108 @@
-import type { Verdict } from '../classification/verdict.js';
 import { CallRejectedError } from '../errors.js';
 import { sleep } from '../time/sleep.js';
 import { type Call, REFUSAL_REASONS, Step, stopForDrain } from './call.js';
-import { TIMED_OUT, admit, attemptContext, boundedAttempt, decideRetry, record, timedOut } from './phases.js';
+import { TIMED_OUT, admit, attemptContext, begin, boundedAttempt, decideRetry, record, timedOut } from './phases.js';
 
-// The executor's loop (DESIGN §3.2): the phases of phases.ts in order, awaiting only the attempt, a
-// backoff or a guarded pause. `execute` (executor.ts) starts it, or a fast first attempt
-// (first-attempt.ts) hands it the call it began.
+// The executor's loop (DESIGN §3.2): the rules of phases.ts in order, waiting only for the attempt, a
+// backoff or a guarded pause. Every call `execute` (executor.ts) does not hand straight to the work
+// runs here, from its opening to its one settling; a first attempt that succeeds runs the same
+// rules as any other, just fewer of them (no retry decision, no wait but the attempt's).
+//
+// Written as continuations rather than one async function: an async frame and its await cost a
+// call ~400 bytes, the attempt's continuation on the work's own promise ~100, and the continuation
+// is the call's two handlers (bound once per call, not per attempt), so a success costs one `.then`.
 
 /** Pause before a refusal by a guard of this process is reported (DESIGN §3.7); not configurable. */
 export const GUARDED_PAUSE_MS = 100;
 
 /**
- * Carries on in the loop from the first attempt a fast path already made: its outcome, whether this
- * call's own deadline ended it, and its verdict when the fast path already classified it. The attempt
- * started when the call did (`call.start`).
+ * The call, rule after rule: its opening; then per attempt the retry decision (before every attempt
+ * but the first, and first for a continuation), admission, the bounded attempt, recording; then
+ * the one settling (`call.settle`), or the one refusal path when a guard refused.
  */
-export function afterFirst<T>(call: Call<T>, value: T | undefined, error: unknown, threw: boolean, deadlineHit = false, verdict?: Verdict): Promise<T> {
-  call.attempts = 1;
-  call.attemptStart = call.start;
-  call.value = value;
-  call.error = error;
-  call.threw = threw;
-  call.deadlineHit = deadlineHit;
-  call.presetVerdict = verdict;
-  return loop(call, true);
+export function loop<T>(call: Call<T>): Promise<T> {
+  if (begin(call) === Step.Stop) return settled(call);
+  // Bound once per call (a bound function costs about half a closure pair's bytes).
+  call.resumeValue = (attempted<T>).bind(call);
+  call.resumeError = (attemptFailed<T>).bind(call);
+  return call.attempts > 0 ? retry(call) : attempt(call);
 }
 
-/**
- * The call, phase after phase: retry decision (before every attempt but the first), admission, the
- * bounded attempt, recording. `attempted` is true when the first attempt's outcome is already in `call`.
- */
-export async function loop<T>(call: Call<T>, attempted: boolean): Promise<T> {
-  for (;;) {
-    if (!attempted) {
-      if (call.attempts > 0) {
-        const decision = decideRetry(call);
-        if (decision === Step.Refuse) return refuse(call);
-        if (decision === Step.Stop) return call.settle();
-        if (call.delay > 0) {
-          let cut: boolean;
-          try {
-            cut = await sleep(call.clock, call.delay, call.signal, call.options.drain);
-          } catch (reason) {
-            call.fail('cancelled', reason);
-            return call.settle();
-          }
-          if (cut) {
-            // The retry decided before the drain never happens: its token goes back.
-            call.bucket?.refund();
-            return drained(call);
-          }
-        }
-      }
-      const admission = admit(call);
-      if (admission === Step.Refuse) return refuse(call);
-      if (admission === Step.Stop) return call.settle();
-      const context = attemptContext(call);
-      try {
-        const result = await boundedAttempt(call, context);
-        if (result === TIMED_OUT) timedOut(call, context);
-        else call.value = result as T;
-      } catch (thrown) {
-        call.threw = true;
-        call.error = thrown;
-      } finally {
-        context.end();
-      }
-    }
-    attempted = false;
-    if (record(call) === Step.Stop) return call.settle();
+/** After a failed attempt: the retry decision, its backoff, then the next attempt. */
+function retry<T>(call: Call<T>): Promise<T> {
+  const decision = decideRetry(call);
+  if (decision === Step.Refuse) return refuse(call);
+  if (decision === Step.Stop) return settled(call);
+  return call.delay > 0 ? backoff(call) : attempt(call);
+}
+
+/** The backoff before a retry; the caller's abort ends the call as cancelled, a drain with the failure it has. */
+async function backoff<T>(call: Call<T>): Promise<T> {
+  let cut: boolean;
+  try {
+    cut = await sleep(call.clock, call.delay, call.signal, call.options.drain);
+  } catch (reason) {
+    call.fail('cancelled', reason);
+    return call.settle();
+  }
+  if (cut) {
+    // The retry decided before the drain never happens: its token goes back.
+    call.bucket?.refund();
+    return drained(call);
+  }
+  return attempt(call);
+}
+
+/** Admission, then the bounded attempt; its outcome goes to the call's handlers. */
+function attempt<T>(call: Call<T>): Promise<T> {
+  const admission = admit(call);
+  if (admission === Step.Refuse) return refuse(call);
+  if (admission === Step.Stop) return settled(call);
+  const context = attemptContext(call);
+  call.attempt = context;
+  let pending: T | PromiseLike<T> | Promise<T | typeof TIMED_OUT>;
+  try {
+    pending = boundedAttempt(call, context);
+  } catch (thrown) {
+    // A synchronous throw is recorded now, as an awaited one would be on its turn.
+    context.end();
+    call.threw = true;
+    call.error = thrown;
+    return settledOr(call);
+  }
+  return (pending instanceof Promise ? pending : Promise.resolve(pending)).then(call.resumeValue, call.resumeError) as Promise<T>;
+}
+
+/** The attempt returned (or its bound passed first): its outcome, then recording. */
+function attempted<T>(this: Call<T>, result: unknown): T | Promise<T> {
+  const call = this;
+  const context = call.attempt!;
+  if (result === TIMED_OUT) timedOut(call, context);
+  else call.value = result as T;
+  context.end();
+  return recorded(call);
+}
+
+/** The attempt threw or rejected: its outcome, then recording. */
+function attemptFailed<T>(this: Call<T>, thrown: unknown): T | Promise<T> {
+  this.attempt!.end();
+  this.threw = true;
+  this.error = thrown;
+  return recorded(this);
+}
+
+/** Recording, then the settling or the retry. */
+function recorded<T>(call: Call<T>): T | Promise<T> {
+  if (record(call) === Step.Stop) return call.settle();
+  return retry(call);
+}
+
+/** Recording of an attempt outside a continuation, as the promise the loop returns. */
+function settledOr<T>(call: Call<T>): Promise<T> {
+  try {
+    return Promise.resolve(recorded(call));
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 
@@ -114,7 +147,11 @@ function drained<T>(call: Call<T>): T {
   return call.settle();
 }
 
-/** A call that ended before its first attempt, as the promise `execute` returns. */
-export async function settled<T>(call: Call<T>): Promise<T> {
-  return call.settle();
+/** The settling of a call that stopped without waiting, as the promise the loop returns. */
+function settled<T>(call: Call<T>): Promise<T> {
+  try {
+    return Promise.resolve(call.settle());
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }

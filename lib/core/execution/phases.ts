@@ -3,19 +3,42 @@ import { Admission } from '../breaker/breaker-state.js';
 import type { ClassifyContext } from '../classification/classifier.js';
 import { Verdict, isRetryable } from '../classification/verdict.js';
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors.js';
-import { Attempt } from './attempt-context.js';
+import { Attempt, type AttemptContext, type AttemptHandle } from './attempt-context.js';
 import { type Call, Step, stopForDrain } from './call.js';
 import { errorName } from './error-name.js';
+import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
 
-// The executor's phases (DESIGN §3.2): plain synchronous functions over one call's state, called in
-// order by the loop in executor.ts — retry decision (not before the first attempt), admission, the
-// bounded attempt, recording. Each returns a Step; the loop does the awaiting.
+// The executor's rules (DESIGN §3.2), one implementation each: plain synchronous functions over one
+// call's state (call.ts), called in order by the loop (loop.ts) — the opening, retry decision (not
+// before the first attempt), admission, the bounded attempt, recording. Each returns a Step; the
+// loop does the awaiting.
 
 const ABORTED: ClassifyContext = Object.freeze({ callerAborted: true });
 const NOT_ABORTED: ClassifyContext = Object.freeze({ callerAborted: false });
 
 /** Resolves the bounded attempt's promise when its bound passes first. */
 export const TIMED_OUT = Symbol('timedOut');
+
+/**
+ * The call's opening, before anything is attempted: a caller that already aborted ends it as
+ * cancelled; a continuation with no attempt left (or run in a single-shot scope) ends at once with
+ * the failure it carries on (`attemptsExhausted`); work done for a caller that itself retries is
+ * reported (`nestedRetry`: a retry here multiplies with the caller's, DESIGN §3.9).
+ */
+export function begin<T>(call: Call<T>): Step {
+  const signal = call.signal;
+  if (signal?.aborted === true) return call.fail('cancelled', signal.reason);
+  // Only a continuation opens with attempts already made.
+  if (call.attempts > 0) {
+    if (call.attempts >= call.maxAttempts || Ambient.current()?.singleShot === true) {
+      call.reason = 'attemptsExhausted';
+      return Step.Stop;
+    }
+  } else if (call.listener !== undefined && call.maxAttempts > 1 && Ambient.current()?.nestedRetry === true) {
+    call.emit({ kind: 'nestedRetry', policy: call.options.name });
+  }
+  return Step.Go;
+}
 
 /**
  * Retry decision, after a retryable failure: the delay first, then whether it fits the deadline,
@@ -101,9 +124,10 @@ export function admit<T>(call: Call<T>): Step {
 /**
  * The bounded attempt's set-up: its bound (the lower of `attemptTimeout` and the time left on the
  * deadline; when both fall due together the deadline is what ended the call), its context, and a
- * clean outcome for it to fill.
+ * clean outcome for it to fill. A first attempt nothing can abort (no caller signal, no bound) gets
+ * the shared context of unbound first attempts: the success path allocates none.
  */
-export function attemptContext<T>(call: Call<T>): Attempt {
+export function attemptContext<T>(call: Call<T>): AttemptHandle {
   const o = call.options;
   const untilDeadline = call.deadlineAt - call.attemptStart;
   const byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
@@ -112,7 +136,9 @@ export function attemptContext<T>(call: Call<T>): Attempt {
   call.error = undefined;
   call.threw = false;
   call.deadlineHit = false;
-  return new Attempt(call.attempts, call.signal, byAttemptTimeout ? o.attemptTimeout! : untilDeadline, untilDeadline);
+  const bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
+  if (bound === Infinity && call.signal === undefined && call.attempts === 1) return UNBOUND_FIRST_ATTEMPT;
+  return new Attempt(call.attempts, call.signal, bound, untilDeadline);
 }
 
 /**
@@ -122,7 +148,7 @@ export function attemptContext<T>(call: Call<T>): Attempt {
  * fires (capturing a stack costs microseconds); the losing attempt's rejection is observed, never
  * unhandled. The timer counts from the attempt's start reading when the call has one.
  */
-export function boundedAttempt<T>(call: Call<T>, context: Attempt): T | PromiseLike<T> | Promise<T | typeof TIMED_OUT> {
+export function boundedAttempt<T>(call: Call<T>, context: AttemptHandle): T | PromiseLike<T> | Promise<T | typeof TIMED_OUT> {
   const bound = context.bound;
   if (bound === Infinity) return attemptWork(call, context);
   const clock = call.clock;
@@ -157,13 +183,13 @@ export function boundedAttempt<T>(call: Call<T>, context: Attempt): T | PromiseL
 }
 
 /** The work of one attempt, inside the observer's `runAttempt` when it has one (a span's context). */
-function attemptWork<T>(call: Call<T>, context: Attempt): T | PromiseLike<T> {
+function attemptWork<T>(call: Call<T>, context: AttemptContext): T | PromiseLike<T> {
   const observer = call.listener;
   return observer?.runAttempt === undefined ? call.work(context) : observer.runAttempt(call.state, call.work, context);
 }
 
 /** The attempt's bound passed first: its outcome is the abort reason the timer gave its signal. */
-export function timedOut<T>(call: Call<T>, context: Attempt): void {
+export function timedOut<T>(call: Call<T>, context: AttemptHandle): void {
   call.threw = true;
   call.error = context.reason;
   // Only this call's own timer decides that its deadline passed: a DeadlineExceededError thrown by
@@ -182,24 +208,18 @@ export function record<T>(call: Call<T>): Step {
   const signal = call.signal;
   const callerAborted = signal?.aborted === true;
   let verdict: Verdict;
-  if (call.presetVerdict !== undefined) {
-    // A fast first attempt already classified its value: the rules are asked once per attempt.
-    verdict = call.presetVerdict;
-    call.presetVerdict = undefined;
-  } else {
-    try {
-      verdict = call.deadlineHit
-        ? Verdict.transient
-        : call.threw
-          ? o.classifier.classifyError(call.error, callerAborted ? ABORTED : NOT_ABORTED)
-          : o.classifier.classifyValue(call.value, callerAborted ? ABORTED : NOT_ABORTED);
-    } catch (bug) {
-      // A throwing classifier rule ends the call with its error, after the breaker and the events
-      // have been told: a probe slot must never stay held by a bug in a rule.
-      verdict = Verdict.permanent;
-      call.threw = true;
-      call.error = bug;
-    }
+  try {
+    verdict = call.deadlineHit
+      ? Verdict.transient
+      : call.threw
+        ? o.classifier.classifyError(call.error, callerAborted ? ABORTED : NOT_ABORTED)
+        : o.classifier.classifyValue(call.value, callerAborted ? ABORTED : NOT_ABORTED);
+  } catch (bug) {
+    // A throwing classifier rule ends the call with its error, after the breaker and the events
+    // have been told: a probe slot must never stay held by a bug in a rule.
+    verdict = Verdict.permanent;
+    call.threw = true;
+    call.error = bug;
   }
   const timed = call.timed || (call.attempts > 1 && call.timesRetries);
   const attemptEnd = timed ? call.clock.now() : 0;

@@ -140,12 +140,8 @@ export class Policy implements ExecutablePolicy {
    *   `PolicyConfigError` (field `attempts`) when `options.attempts` is not an integer in [1, 100].
    */
   run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<T> {
-    const attempts = options?.attempts;
-    if (attempts !== undefined) checkValue(ATTEMPTS_RULE, 'attempts', attempts);
-    const continuing = options?.continuing;
-    if (continuing !== undefined) checkContinuation(continuing);
-    const hold = checkHold(options?.hold);
-    return execute(this, work as Work<T>, options?.signal, undefined, attempts, continuing, hold);
+    if (options !== undefined) checkRunOptions(options);
+    return execute(this, work as Work<T>, options, undefined);
   }
 
   /**
@@ -153,14 +149,10 @@ export class Policy implements ExecutablePolicy {
    * `{ ok, value, error, reason, attempts, duration }`. Rejects only for invalid `options` (as `run` throws).
    */
   async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<T>> {
-    const attempts = options?.attempts;
-    if (attempts !== undefined) checkValue(ATTEMPTS_RULE, 'attempts', attempts);
-    const continuing = options?.continuing;
-    if (continuing !== undefined) checkContinuation(continuing);
-    const hold = checkHold(options?.hold);
+    if (options !== undefined) checkRunOptions(options);
     const log = new CallLog();
     try {
-      const value = await execute(this, work as Work<T>, options?.signal, log, attempts, continuing, hold);
+      const value = await execute(this, work as Work<T>, options, log);
       return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration };
     } catch (error) {
       return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration };
@@ -168,9 +160,14 @@ export class Policy implements ExecutablePolicy {
   }
 }
 
-function checkHold(hold: HeldCall | undefined): HeldCall | undefined {
+/** Checks a call's options before it starts (`attempts`, `continuing`, `hold`). */
+function checkRunOptions(options: RunOptions): void {
+  const attempts = options.attempts;
+  if (attempts !== undefined) checkValue(ATTEMPTS_RULE, 'attempts', attempts);
+  const continuing = options.continuing;
+  if (continuing !== undefined) checkContinuation(continuing);
+  const hold = options.hold;
   if (hold !== undefined && !(hold instanceof HeldCall)) throw new PolicyConfigError('hold', hold, 'must be a HeldCall (new HeldCall())');
-  return hold;
 }
 
 function checkContinuation(continuing: CallContinuation): void {
