@@ -397,7 +397,7 @@ describe('events and configuration', () => {
   it.each([
     [{ attempts: 0 }, 'attempts: 0 is invalid: must be an integer >= 1'],
     [{ attempts: 2.5 }, 'attempts: 2.5 is invalid'],
-    [{ deadline: -1 }, 'deadline: -1 is invalid: must be a finite duration in ms > 0'],
+    [{ deadline: -1 }, 'deadline: -1 is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound)'],
     [{ attemptTimeout: -10 }, 'attemptTimeout: -10 is invalid'],
     [{ retries: 3 }, 'retries: 3 is invalid: is not a known policy option'],
     [{ budget: 0.5 }, 'budget: 0.5 is invalid: must be a RetryBudget'],
