@@ -29,6 +29,13 @@ export function baseAttributes(policy: string, host: string | undefined, service
  */
 export class AttributeSets {
   readonly base: Attributes;
+  /**
+   * The keyed families' keys recording through these sets now (each key's `dependency` label, kept
+   * across the key's instances): when the last one is retired, the sets and their tallies go.
+   */
+  readonly holders = new Set<object>();
+  /** Every tally these sets handed out (to drop them with the sets). */
+  readonly tallies: Tally[] = [];
   private succeeded: Tally | undefined = undefined;
   private ok: Tally | undefined = undefined;
   private readonly byReason = new Map<string, Tally>();
@@ -55,6 +62,7 @@ export class AttributeSets {
     if (tally === undefined || tally.attributes[TelemetryAttributes.outcome] !== outcome) {
       tally = this.instruments.callTally({ ...this.base, [TelemetryAttributes.outcome]: outcome, [TelemetryAttributes.reason]: reason });
       this.byReason.set(reason, tally);
+      this.tallies.push(tally);
     }
     return tally;
   }
@@ -70,6 +78,7 @@ export class AttributeSets {
     if (tally === undefined) {
       tally = this.instruments.attemptTally({ ...this.base, [TelemetryAttributes.outcome]: verdict });
       this.byVerdict.set(verdict, tally);
+      this.tallies.push(tally);
     }
     return tally;
   }
@@ -143,6 +152,28 @@ export class Instruments {
     let sets = this.sets.get(key);
     if (sets === undefined) this.sets.set(key, (sets = new AttributeSets(policy, host, service, this)));
     return sets;
+  }
+
+  /** The attribute sets of (policy, host, service) if they are held now, else `undefined` (nothing is created). */
+  peekSets(policy: string, host: string | undefined, service: string | undefined): AttributeSets | undefined {
+    return this.sets.get(JSON.stringify([policy, host, service]));
+  }
+
+  /**
+   * Lets go of `holder` (a key's `dependency` label) for `sets`; when no key records through them any
+   * more, the sets and their call and attempt tallies are dropped, so the series of the calls and
+   * attempts counters (and the attribute sets the duration histogram and the other counters record
+   * with) stay bounded by the keys the scopes hold. A key that returns starts its series from 0.
+   */
+  release(sets: AttributeSets, holder: object): void {
+    if (!sets.holders.delete(holder) || sets.holders.size > 0) return;
+    const key = JSON.stringify([sets.policy, sets.base[TelemetryAttributes.host], sets.base[TelemetryAttributes.service]]);
+    if (this.sets.get(key) === sets) this.sets.delete(key);
+    for (const tally of sets.tallies) {
+      const tallyKey = JSON.stringify(tally.attributes);
+      if (this.calls.get(tallyKey) === tally) this.calls.delete(tallyKey);
+      if (this.attempts.get(tallyKey) === tally) this.attempts.delete(tallyKey);
+    }
   }
 
   /** The shared calls tally of `attributes` (one per distinct attribute set). */

@@ -4,7 +4,7 @@ import type { AttemptContext } from '../core/execution/attempt-context.js';
 import type { CallEvent, DependencyLabel } from '../core/execution/events.js';
 import type { CallObserver } from '../core/execution/observer.js';
 import type { ExecutablePolicy } from '../core/policy/policy-options.js';
-import type { AttributeSets, Instruments } from './otel-instruments.js';
+import { AttributeSets, type Instruments } from './otel-instruments.js';
 import { INSTRUMENTATION_NAME, TelemetryAttributes } from './telemetry-names.js';
 
 /** The span of one logical call, and the attribute sets its metrics record with. */
@@ -104,9 +104,17 @@ export class TelemetryObserver implements CallObserver<CallState> {
     if (state instanceof CallSpan) addSpanEvent(state.span, event);
   }
 
-  /** A keyed instance left its scope: its gauge series go (a host evicted by `maximumHosts`). */
+  /**
+   * A keyed instance left its scope (a host evicted by `maximumHosts`): its gauge series go, and once
+   * no key records through its attribute sets, so do its calls and attempts series (dropped, not
+   * folded into another series: a folded total would be counted twice by a cumulative exporter, which
+   * keeps exporting a series it has seen, and would show as a spike of the other series under delta).
+   */
   retired(policy: ExecutablePolicy): void {
-    const sets = this.byInstance.get(policy);
+    // The key's instance may never have run a call through this observer (new settings came after
+    // its last call): its sets are found by its labels.
+    const dependency = policy.dependency;
+    const sets = this.byInstance.get(policy) ?? (dependency === undefined ? undefined : this.peekSets(policy.name, dependency));
     if (sets === undefined) return;
     this.byInstance.delete(policy);
     if (this.lastPolicy === policy) {
@@ -114,6 +122,7 @@ export class TelemetryObserver implements CallObserver<CallState> {
       this.lastSets = undefined;
     }
     this.instruments.unobserve(policy, sets.base);
+    if (dependency !== undefined) this.instruments.release(sets, dependency);
   }
 
   callEnded(state: CallState, terminal: CallEvent): void {
@@ -133,6 +142,7 @@ export class TelemetryObserver implements CallObserver<CallState> {
       sets = this.setsOf(policy.name, policy.dependency);
       this.byInstance.set(policy, sets);
       this.instruments.observe(policy, sets.base);
+      if (policy.dependency !== undefined) sets.holders.add(policy.dependency);
     }
     this.lastPolicy = policy;
     this.lastSets = sets;
@@ -143,7 +153,13 @@ export class TelemetryObserver implements CallObserver<CallState> {
   private setsOfEvent(event: CallEvent): AttributeSets {
     const last = this.lastSets;
     if (last !== undefined && this.lastPolicy!.name === event.policy && this.lastPolicy!.dependency === event.dependency) return last;
-    return this.setsOf(event.policy, event.dependency);
+    // A keyed instance's event outside a call (a breaker transition) never brings back dropped sets.
+    if (event.dependency === undefined) return this.setsOf(event.policy, undefined);
+    return this.peekSets(event.policy, event.dependency) ?? new AttributeSets(event.policy, event.dependency.host ?? this.host, event.dependency.service ?? this.service, this.instruments);
+  }
+
+  private peekSets(policy: string, dependency: DependencyLabel): AttributeSets | undefined {
+    return this.instruments.peekSets(policy, dependency.host ?? this.host, dependency.service ?? this.service);
   }
 
   private setsOf(policy: string, dependency: DependencyLabel | undefined): AttributeSets {

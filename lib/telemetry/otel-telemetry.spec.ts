@@ -470,6 +470,29 @@ describe('keyed instances: host (HTTP, per origin) and service (gRPC, per servic
     expect((await states())['(name)']).toBe(BREAKER_STATE_VALUES.halfOpen);
   });
 
+  it('calls and attempts series are bounded by maximumHosts: an evicted host\'s series are dropped', async () => {
+    await sdk.shutdown();
+    sdk = new Sdk(AggregationTemporality.DELTA);
+    const template = withTelemetry(Resilience.default.with({ name: 'cdn', backoff: Backoff.none, budget: RetryBudget.none }), { ...providers(), traces: false });
+    const hosts = new HostPolicies(template, 2);
+    const seriesHosts = async (name: string) => new Set((await sdk.points(name)).map((p) => p.attributes[A.host]).filter((host) => host !== undefined)).size;
+    for (let i = 0; i < 1000; i++) await hosts.for(`https://edge-${i}.example`).run(() => i);
+    expect([await seriesHosts(MetricNames.calls), await seriesHosts(MetricNames.attempts)]).toEqual([2, 2]);
+    // The duration histogram records per call: a delta export holds only the hosts that ran since the last one.
+    await hosts.for('https://edge-999.example').run(() => 0);
+    expect(await seriesHosts(MetricNames.callDuration)).toBe(1);
+  });
+
+  it("new settings (a reload) keep a host's calls series counting on from where it was", async () => {
+    let current = withTelemetry(Resilience.default.with({ name: 'cdn', backoff: Backoff.none }), { ...providers(), traces: false });
+    const hosts = new HostPolicies({ get current() { return current; } }, 2);
+    for (let i = 0; i < 2; i++) await hosts.for('https://edge.example').run(() => i);
+    expect(await sdk.sum(MetricNames.calls, { [A.host]: 'edge.example' })).toBe(2);
+    current = current.with({ attempts: 2 });
+    await hosts.for('https://edge.example').run(() => 0);
+    expect(await sdk.sum(MetricNames.calls, { [A.host]: 'edge.example' })).toBe(3);
+  });
+
   it('a keyed label wins over the configured host; one series per host', async () => {
     const template = withTelemetry(Resilience.default.with({ name: 'cdn' }), { ...providers(), traces: false, host: 'configured.example' });
     const hosts = new HostPolicies(template, 2);
