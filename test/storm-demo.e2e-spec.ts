@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 /**
- * The main job end to end: the built storm demo (real Nest app, real loopback dependency, real HTTP
- * load) run as a user runs it. `npm test` builds first; this file only runs the output.
+ * The main job end to end: the built storm demo's act 1 (real Nest app, real loopback dependency,
+ * real HTTP load) run as a user runs it. `npm test` builds first; this file only runs the output.
+ * Act 2 (the chain of processes) has its own file, `storm-demo-chain.e2e-spec.ts`.
  */
 
 const run = promisify(execFile);
@@ -46,7 +47,7 @@ describe('storm demo (--quick --json)', () => {
     if (!existsSync(demo)) throw new Error(`${demo} is missing: run \`npm run build\` first`);
     // execFile rejects on a non-zero exit (with the output on the error) and on the timeout (the child is killed then).
     try {
-      ({ stdout, stderr } = await run(process.execPath, [demo, '--quick', '--json'], { timeout: BOUND_MS, killSignal: 'SIGKILL', maxBuffer: 1 << 20 }));
+      ({ stdout, stderr } = await run(process.execPath, [demo, '--act', '1', '--quick', '--json'], { timeout: BOUND_MS, killSignal: 'SIGKILL', maxBuffer: 1 << 20 }));
       code = 0;
     } catch (error) {
       const failed = error as { code?: unknown; stdout?: string; stderr?: string };

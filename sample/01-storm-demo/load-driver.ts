@@ -1,4 +1,5 @@
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
+import { postCall } from './post-call.js';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { PerSecond, type Timeline } from './timeline.js';
@@ -107,24 +108,6 @@ export class LoadDriver {
       if (status.startsWith('2')) this.succeeded.add(second);
       onSettled();
     };
-    const call = request(`${this.plan.url}/checkout`, {
-      method: 'POST',
-      agent: this.agent,
-      signal: abandon.signal,
-      // No body: the checkout needs none, and parsing one would only take CPU from the app under test.
-      headers: { 'content-length': '0' },
-    });
-    call.on('response', (response) => {
-      response.resume();
-      response.on('end', () => settle(String(response.statusCode)));
-      response.on('error', () => settle('error'));
-    });
-    call.on('error', () => settle('error'));
-    call.on('socket', (socket: Socket) => {
-      if (this.sockets.has(socket)) return;
-      this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
-    });
-    call.end();
+    postCall(`${this.plan.url}/checkout`, this.agent, abandon.signal, {}, this.sockets, settle);
   }
 }

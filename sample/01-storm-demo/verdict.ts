@@ -1,4 +1,4 @@
-import type { MachineLoad } from './machine.js';
+import type { MachineLoad, MachineReading } from './machine.js';
 import { type RunSummary, percent, times } from './report.js';
 
 /**
@@ -60,8 +60,7 @@ export const EXIT_CODES: Readonly<Record<VerdictKind, number>> = { held: 0, notH
  * send retries on time, so its load numbers are the machine's.
  */
 export function judge(on: RunSummary, off: RunSummary, limits: VerdictLimits = DEFAULT_LIMITS): Verdict {
-  const starved: string[] = [];
-  const broken: string[] = [];
+  const distortion: Distortion = { starved: [], broken: [] };
   for (const [label, run] of [
     ['budget on', on],
     ['budget off', off],
@@ -70,17 +69,12 @@ export function judge(on: RunSummary, off: RunSummary, limits: VerdictLimits = D
     if (run.healthyAvailability < limits.minHealthyAvailability) {
       symptoms.push(`with the dependency healthy only ${percent(run.healthyAvailability)} of calls got a 2xx (a machine that keeps up answers at least ${percent(limits.minHealthyAvailability)})`);
     }
-    if (run.machine.loopDelayP99Ms > limits.maxLoopDelayP99Ms) {
-      symptoms.push(`the event loop ran ${Math.round(run.machine.loopDelayP99Ms)} ms late (p99; at most ${limits.maxLoopDelayP99Ms} ms for the timings to hold)`);
-    }
-    if (symptoms.length === 0) continue;
-    const wait = run.machine.cpuWaitShare;
-    if (wait === null) starved.push(...symptoms.map((text) => `${label}: ${text}`));
-    else if (wait >= limits.minCpuWaitShare) starved.push(...symptoms.map((text) => `${label}: ${text}; it waited for a CPU ${percent(wait)} of the time it was ready to run`));
-    else broken.push(...symptoms.map((text) => `${label}: ${text}, yet it waited for a CPU only ${percent(wait)} of the time it was ready to run: the app, not the machine`));
+    const late = lateLoop(run.machine, limits);
+    if (late !== undefined) symptoms.push(late);
+    blame(distortion, label, symptoms, run.machine.cpuWaitShare, limits);
   }
-  if (broken.length > 0) return { kind: 'notHeld', reasons: broken };
-  if (starved.length > 0) return { kind: 'machineTooSlow', reasons: starved };
+  const distorted = distortionVerdict(distortion);
+  if (distorted !== undefined) return distorted;
 
   const failed: string[] = [];
   const passed: string[] = [];
@@ -94,10 +88,43 @@ export function judge(on: RunSummary, off: RunSummary, limits: VerdictLimits = D
   return failed.length > 0 ? { kind: 'notHeld', reasons: failed } : { kind: 'held', reasons: passed };
 }
 
-/** The verdict as the demo prints it, with the machine's load for a too-slow one. */
-export function verdictText(verdict: Verdict, load: MachineLoad): string {
+/** A run's distortions so far: those put down to the machine, and those put down to the process itself. */
+export interface Distortion {
+  readonly starved: string[];
+  readonly broken: string[];
+}
+
+/** The symptom of a reading whose event loop ran later than the timings allow, if it did. */
+export function lateLoop(machine: MachineReading, limits: VerdictLimits): string | undefined {
+  if (machine.loopDelayP99Ms <= limits.maxLoopDelayP99Ms) return undefined;
+  return `the event loop ran ${Math.round(machine.loopDelayP99Ms)} ms late (p99; at most ${limits.maxLoopDelayP99Ms} ms for the timings to hold)`;
+}
+
+/**
+ * Files `symptoms` of `label` under the machine when the process waited for a CPU at least
+ * `minCpuWaitShare` of its ready time (or the system cannot tell), else under the process itself.
+ */
+export function blame(into: Distortion, label: string, symptoms: readonly string[], wait: number | null, limits: VerdictLimits): void {
+  if (symptoms.length === 0) return;
+  if (wait === null) into.starved.push(...symptoms.map((text) => `${label}: ${text}`));
+  else if (wait >= limits.minCpuWaitShare) into.starved.push(...symptoms.map((text) => `${label}: ${text}; it waited for a CPU ${percent(wait)} of the time it was ready to run`));
+  else into.broken.push(...symptoms.map((text) => `${label}: ${text}, yet it waited for a CPU only ${percent(wait)} of the time it was ready to run: the app, not the machine`));
+}
+
+/** `notHeld` for a distortion that is the process's, `machineTooSlow` for one that is the machine's, else `undefined`. */
+export function distortionVerdict(distortion: Distortion): Verdict | undefined {
+  if (distortion.broken.length > 0) return { kind: 'notHeld', reasons: distortion.broken };
+  if (distortion.starved.length > 0) return { kind: 'machineTooSlow', reasons: distortion.starved };
+  return undefined;
+}
+
+/**
+ * The verdict as the demo prints it, with the machine's load for a too-slow one.
+ * @param claim what held, for a `held` verdict (act 1's by default)
+ */
+export function verdictText(verdict: Verdict, load: MachineLoad, claim = 'the retry budget held'): string {
   const head = {
-    held: 'verdict: the retry budget held',
+    held: `verdict: ${claim}`,
     notHeld: 'verdict: NOT held — on a machine that kept up, the library or the demo failed a check',
     machineTooSlow:
       `verdict: none — this machine was too slow for the numbers above to mean anything (load average ${load.loadAverage} on ${load.cores} cores). ` +
