@@ -133,3 +133,32 @@ export class RateLimitedError extends Error {
     super(message);
   }
 }
+
+/**
+ * A refusal a dependency's own guard answered, passed on by this process: the dependency is a
+ * service of ours that refused the call (its retry budget, breaker or limiter), and says so in its
+ * answer — for HTTP a 503 `application/problem+json` of type `urn:nresilience:problem:call-rejected`
+ * with a `reason` and `Retry-After`. A `CallRejectedError` with the same `reason` and `retryAfter`,
+ * so an exception filter answers this process's caller as the dependency answered it.
+ *
+ * Always classified Permanent: not retried here (the hop that refused already decided its own
+ * dependency is in trouble; retrying through it from every layer above is the storm, and waiting its
+ * `Retry-After` at every layer holds the caller for it), no second guarded pause (the hop that
+ * refused paused), and no evidence against the dependency's breaker (the refusing hop answered at
+ * once and is healthy: its own breaker and budget already act on the failing service below it).
+ */
+export class RelayedRefusalError extends CallRejectedError {
+  /**
+   * @param reason the refusing hop's reason
+   * @param retryAfter its hint in ms (`Retry-After`), `undefined` when it sent none
+   * @param origin where the refusal came from (the dependency's origin, e.g. `http://data:8080`)
+   */
+  constructor(
+    reason: RejectionReason,
+    retryAfter: number | undefined,
+    readonly origin: string,
+  ) {
+    super(reason, retryAfter);
+    this.message = `${origin} refused the call: ${reason}` + (retryAfter === undefined ? '' : ` (retry after ${Math.ceil(retryAfter)}ms)`);
+  }
+}

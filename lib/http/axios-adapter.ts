@@ -1,9 +1,9 @@
 import type { AxiosAdapter, AxiosInstance, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
-import { Ambient, AttemptTimeoutError, PolicyConfigError, rejectUnknownKeys } from '../core/index.js';
+import { AttemptTimeoutError, PolicyConfigError, rejectUnknownKeys } from '../core/index.js';
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
 import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, isIdempotentMethod } from './idempotency.js';
 import { BodyNotReplayableError } from './request-body.js';
-import { stampAttempt } from './stamp.js';
+import { marksNestedRetry, stampAttempt } from './stamp.js';
 import { markHttpFailure } from './dependency-failures.js';
 
 /** Options of {@link installResilientAdapter}. */
@@ -61,7 +61,7 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
     const data: unknown = config.data;
     const replayable = !(typeof data === 'object' && data !== null && typeof (data as { pipe?: unknown }).pipe === 'function');
     const policy = hosts.for(origin);
-    const retrying = policy.options.attempts > 1 && facts.repeatable && Ambient.current()?.singleShot !== true;
+    const retrying = marksNestedRetry(policy.options.attempts, facts.repeatable);
     let failure: unknown;
     let attempts = 0;
     // The failed attempt's response body: nobody reads it once another attempt starts.

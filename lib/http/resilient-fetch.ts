@@ -1,12 +1,13 @@
-import { Ambient, type AttemptContext, GUARDED_PAUSE_MS, HeldCall, type Policy, PolicyConfigError, RateLimitedError, rejectUnknownKeys, reportEvent, sleep } from '../core/index.js';
+import { type AttemptContext, GUARDED_PAUSE_MS, HeldCall, type Policy, PolicyConfigError, RateLimitedError, rejectUnknownKeys, reportEvent, sleep } from '../core/index.js';
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
 import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, freshIdempotencyKey, isIdempotentMethod, wantsGeneratedKey } from './idempotency.js';
 import { HostQuota, Quota } from './quota.js';
 import { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES, type PreparedBody, prepareBody } from './request-body.js';
 import { abortableResponse, bufferedResponse, discard, gapBoundedResponse } from './response-body.js';
 import { resumableResponse } from './resume-download.js';
-import { stampAttempt } from './stamp.js';
+import { marksNestedRetry, stampAttempt } from './stamp.js';
 import { bodyFailureMarker, markHttpFailure } from './dependency-failures.js';
+import { relayedRefusal } from './relayed-refusal.js';
 import { POSITIVE_SPAN_RULE } from '../core/rules/option-rules.js';
 import { checkValue, given, integerRule } from '../core/rules/value-rule.js';
 
@@ -88,10 +89,16 @@ const defaultWallClock = (): number => performance.timeOrigin + performance.now(
  *   promises, so the caller reads exactly the first answer's `Content-Length` or fails
  *   (`ResumeRefusedError` otherwise); such a download is one call for observers (one span, one
  *   terminal event once its body is done: core `HeldCall`).
- * - **Headers stamped**: `X-NResilience-Retrying: 1` on the first attempt of a call that may retry
- *   (the nested-retry marker; retries do not carry it, as in gRPC); on every attempt the remaining
+ * - **Headers stamped**: `X-NResilience-Retrying: 1` on the first attempt of a call that may retry,
+ *   and of a call in a single-shot scope (an outer layer retries it; the nested-retry marker; retries
+ *   do not carry it, as in gRPC); on every attempt the remaining
  *   time (`X-NResilience-Remaining-Ms`, whole ms: the lower of the attempt's bound and the inbound
  *   caller's time left) and the criticality when `propagateCriticality` is on.
+ * - **Refusals from below**: a 503 `application/problem+json` of type
+ *   `urn:nresilience:problem:call-rejected` (one of our services refused: its budget, breaker or
+ *   limiter) rejects the call at once with `RelayedRefusalError` — its `reason` and `Retry-After` —
+ *   without a retry, a second guarded pause or breaker evidence, so the exception filter answers the
+ *   caller with the same reason and hint.
  * - **Published quota**: `RateLimit`/`RateLimit-Policy` and `X-RateLimit-*` are read per host; inside
  *   the reserve an attempt is refused locally (`RateLimitedError` with the time to reset, Limited,
  *   a `rejectedByQuota` event after the 100 ms guarded pause).
@@ -102,7 +109,7 @@ const defaultWallClock = (): number => performance.timeOrigin + performance.now(
  * ```
  * @throws PolicyConfigError naming the option for an unknown option or a bad value. The fetch it
  *   returns rejects with what the last attempt threw, or `NotRepeatableError`, `BodyNotReplayableError`,
- *   `CallRejectedError`, `DeadlineExceededError`, `RateLimitedError` as described above.
+ *   `CallRejectedError`, `RelayedRefusalError`, `DeadlineExceededError`, `RateLimitedError` as described above.
  */
 export function createResilientFetch(options: ResilientFetchOptions): ResilientFetch {
   if (options === null || typeof options !== 'object') throw new PolicyConfigError('options', options, 'must be an object { policy, fetch?, … }');
@@ -143,7 +150,7 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
       if (hostQuota === undefined) quotas.set(policy, (hostQuota = new HostQuota(quota)));
     }
     const clock = policy.options.clock;
-    const retrying = policy.options.attempts > 1 && facts.repeatable && Ambient.current()?.singleShot !== true;
+    const retrying = marksNestedRetry(policy.options.attempts, facts.repeatable);
     let previous: Response | undefined;
     let failure: unknown;
     let attempts = 0;
@@ -187,6 +194,14 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
         // This attempt already lost to its bound: nobody will read this answer.
         discard(answer);
         throw ctx.signal.reason;
+      }
+      // A refusal by one of our services below is passed on as that refusal (RelayedRefusalError:
+      // Permanent, its reason and hint), never retried through it nor taken for a failing host.
+      const refused = await relayedRefusal(answer, origin, wallClock);
+      if (refused !== undefined) {
+        discard(answer);
+        failure = refused;
+        throw refused;
       }
       hosts.remember(answer, facts);
       previous = failure = answer;

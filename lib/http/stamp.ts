@@ -10,7 +10,7 @@ import { Ambient, AmbientHeaders } from '../core/index.js';
  * - the remaining time in whole ms — the lower of the attempt's bound and the inbound caller's time
  *   left — when either is known, on every attempt;
  * - the ambient criticality when asked and labeled, on every attempt.
- * @param retrying whether the call may retry (more than one attempt, a repeatable request, no single-shot scope)
+ * @param retrying whether the call's first attempt carries the marker ({@link marksNestedRetry})
  * @param attempt the 1-based attempt number
  * @param bound the attempt's bound in ms (`Infinity` for none)
  */
@@ -20,4 +20,14 @@ export function stampAttempt(set: (name: string, value: string | undefined) => v
   if (remaining !== Infinity) set(AmbientHeaders.remaining, String(Math.max(0, Math.floor(remaining))));
   const criticality = propagateCriticality ? Ambient.current()?.criticality : undefined;
   if (criticality !== undefined) set(AmbientHeaders.criticality, criticality);
+}
+
+/**
+ * Whether a call's first attempt carries the nested-retry marker: a repeatable request whose policy
+ * may retry it, or one made in a single-shot scope (`Ambient.singleShot`, a single-shot hop): the
+ * layer above retries that call, so the hop below must know as much as if this one did.
+ * @param attempts the policy's attempts
+ */
+export function marksNestedRetry(attempts: number, repeatable: boolean): boolean {
+  return repeatable && (attempts > 1 || Ambient.current()?.singleShot === true);
 }

@@ -11,6 +11,16 @@ export interface ResilienceContextOptions {
    * your service.
    */
   rejectExpired?: { reserve: number };
+  /**
+   * What a request carrying the nested-retry marker (`X-NResilience-Retrying: 1`: the client above
+   * will retry it) changes here. `'report'` (default): nothing but the record — policies called while
+   * handling it report a `nestedRetry` event and retry as usual. `'singleShot'`: its handling runs in
+   * a single-shot scope (`Ambient.singleShot`): every policy call makes one attempt, leaving the
+   * retrying to the layer above; outbound HTTP calls still stamp the marker on their first attempt,
+   * so a single-shot hop below does the same. Retries of the client above arrive unmarked (the marker
+   * is on first attempts only) and are handled with the policies' own attempts.
+   */
+  nested?: 'report' | 'singleShot';
   /** Routes the middleware skips (Nest's `MiddlewareConsumer.exclude` forms: paths or `{ path, method }`). */
   exclude?: (string | { path: string; method: number })[];
 }
@@ -34,16 +44,19 @@ export interface RawResponse {
  * `x-envoy-expected-rq-timeout-ms`; the tighter wins), criticality (`X-NResilience-Criticality`,
  * clamped at critical) and nested-retry marker (`X-NResilience-Retrying: 1`) into the ambient context
  * for everything after it (DESIGN §3.9, §4). Malformed values (`-1`, `abc`, above a day) are ignored.
- * With `rejectExpired`, a request with less than `reserve` ms left is answered 504 here.
+ * With `rejectExpired`, a request with less than `reserve` ms left is answered 504 here; with
+ * `nested: 'singleShot'`, a marked request is handled in a single-shot scope.
  * Works on Express and Fastify (raw Node objects); `ResilienceContextModule` applies it to every route.
  */
 @Injectable()
 export class ResilienceContextMiddleware implements NestMiddleware {
   private readonly reserve: number | undefined;
+  private readonly singleShot: boolean;
 
-  /** @param options `{ rejectExpired? }`; none = read the context, never reject */
+  /** @param options `{ rejectExpired?, nested? }`; none = read the context, never reject, report nested retries */
   constructor(@Optional() @Inject(RESILIENCE_CONTEXT_OPTIONS) options?: ResilienceContextOptions) {
     this.reserve = options?.rejectExpired?.reserve;
+    this.singleShot = options?.nested === 'singleShot';
   }
 
   use(req: RawRequest, res: RawResponse, next: (error?: unknown) => void): void {
@@ -61,6 +74,7 @@ export class ResilienceContextMiddleware implements NestMiddleware {
       res.end(JSON.stringify(problem));
       return;
     }
+    if (this.singleShot && changes.nestedRetry === true) changes.singleShot = true;
     Ambient.run(changes, next);
   }
 }

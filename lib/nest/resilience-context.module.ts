@@ -1,4 +1,5 @@
 import { type DynamicModule, Inject, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import { PolicyConfigError } from '../core/errors.js';
 import { SPAN_RULE } from '../core/rules/option-rules.js';
 import { checkValue } from '../core/rules/value-rule.js';
 import { RESILIENCE_CONTEXT_OPTIONS, ResilienceContextMiddleware, type ResilienceContextOptions } from './resilience-context.middleware.js';
@@ -25,11 +26,15 @@ export class ResilienceContextModule implements NestModule {
 
   /**
    * The module reading the inbound context on every route (global, so import it once).
-   * @param options `{ rejectExpired?: { reserve }, exclude? }`
-   * @throws PolicyConfigError (field `rejectExpired.reserve`) unless the reserve is a duration in ms >= 0 (or Infinity)
+   * @param options `{ rejectExpired?: { reserve }, nested?: 'report' | 'singleShot', exclude? }`
+   * @throws PolicyConfigError (field `rejectExpired.reserve`) unless the reserve is a duration in ms >= 0
+   *   (or Infinity); (field `nested`) unless it is `'report'` or `'singleShot'`
    */
   static forRoot(options: ResilienceContextOptions = {}): DynamicModule {
     if (options.rejectExpired !== undefined) checkValue(SPAN_RULE, 'rejectExpired.reserve', options.rejectExpired?.reserve);
+    if (options.nested !== undefined && options.nested !== 'report' && options.nested !== 'singleShot') {
+      throw new PolicyConfigError('nested', options.nested, "must be 'report' or 'singleShot'");
+    }
     return {
       module: ResilienceContextModule,
       global: true,

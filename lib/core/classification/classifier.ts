@@ -1,4 +1,4 @@
-import { PolicyConfigError, RateLimitedError } from '../errors.js';
+import { PolicyConfigError, RateLimitedError, RelayedRefusalError } from '../errors.js';
 import type { ClassifierRule, ClassifyContext, Outcome } from './classifier-rule.js';
 import { grpcStatusRule } from './grpc-status.js';
 import { httpRule } from './http-classifier.js';
@@ -93,12 +93,14 @@ export class Classifier {
   }
 
   /**
-   * The verdict for one outcome. A self-imposed refusal (`RateLimitedError`) is always Limited and a
-   * caller's abort always Permanent, whatever the rules say.
+   * The verdict for one outcome. A self-imposed refusal (`RateLimitedError`) is always Limited, a
+   * refusal relayed from a lower hop (`RelayedRefusalError`) and a caller's abort always Permanent,
+   * whatever the rules say.
    */
   classify(outcome: Outcome, context: ClassifyContext): Verdict {
     if (!outcome.ok) {
       if (outcome.error instanceof RateLimitedError) return Verdict.limited;
+      if (outcome.error instanceof RelayedRefusalError) return Verdict.permanent;
       if (context.callerAborted) return Verdict.permanent;
     }
     for (const rule of this.rules) {

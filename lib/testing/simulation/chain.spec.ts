@@ -1,6 +1,6 @@
 import { Resilience } from '../../core/policy/policy.js';
 import { RetryBudget } from '../../core/budget/retry-budget.js';
-import { CallRejectedError, DeadlineExceededError, PolicyConfigError } from '../../core/errors.js';
+import { CallRejectedError, DeadlineExceededError, PolicyConfigError, RelayedRefusalError } from '../../core/errors.js';
 import { Classifier } from '../../core/classification/classifier.js';
 import { HopAnswerError } from './chain.js';
 import { ChainMatrix, naiveHop } from './chain-matrix.js';
@@ -33,9 +33,9 @@ describe('Simulate.chain', () => {
     expect(four.bottomAmplification).toBe(64);
   });
 
-  it('per-hop retry budgets keep a dead database near one request per call', async () => {
+  it('per-hop retry budgets keep a dead database near one request per call; refusals relayed up are not retried above', async () => {
     const report = await chain(Resilience.default, 3, database.failing(1), 20, 100).run(1);
-    expect(report.requestsPerCall.map((r) => r.toFixed(3))).toEqual(['1.000', '1.049', '1.104', '1.161']);
+    expect(report.requestsPerCall.map((r) => r.toFixed(3))).toEqual(['1.000', '1.000', '1.006', '1.050']);
     expect(report.availability).toBe(0);
   });
 
@@ -68,8 +68,9 @@ describe('HopAnswerError: a lower hop failure as the hop above reads it', () => 
     expect(Classifier.http.classifyError(refusal, { attempt: 1 } as never)).toMatchObject({ kind: 'Throttled', retryAfter: 2000 });
     expect(HopAnswerError.of(new DeadlineExceededError(100)).status).toBe(504);
     expect(HopAnswerError.of(new Error('boom')).status).toBe(502);
-    // A refusal from further down is passed up as it came; a 502 from below is this hop's 502.
-    expect(HopAnswerError.of(refusal)).toBe(refusal);
+    // A refusal relayed from further down is answered as it came; a 502 or 504 from below is this hop's 502.
+    const relayed = HopAnswerError.of(new RelayedRefusalError('DependencyUnavailable', 3000, 'hop 3'));
+    expect([relayed.status, relayed.reason, relayed.headers.get('retry-after')]).toEqual([503, 'DependencyUnavailable', '3']);
     expect(HopAnswerError.of(new HopAnswerError(504, 'DeadlineExceeded', undefined)).status).toBe(502);
   });
 });

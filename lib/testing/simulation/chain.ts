@@ -2,7 +2,7 @@ import type { AttemptContext } from '../../core/execution/attempt-context.js';
 import type { CallEvent } from '../../core/execution/events.js';
 import { Ambient, type AmbientChanges, type AmbientState } from '../../core/ambient/ambient-context.js';
 import { Classifier } from '../../core/classification/classifier.js';
-import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError, PolicyConfigError } from '../../core/errors.js';
+import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError, PolicyConfigError, type RejectionReason, RelayedRefusalError } from '../../core/errors.js';
 import { formatRetryAfter } from '../../core/backoff/retry-after.js';
 import type { Policy } from '../../core/policy/policy.js';
 import { RetryBudget, type RetryBudgetOptions } from '../../core/budget/retry-budget.js';
@@ -55,7 +55,8 @@ export class HopAnswerError extends Error {
 
   /** The answer a hop whose call rejected with `error` writes (see the class comment). */
   static of(error: unknown): HopAnswerError {
-    if (error instanceof HopAnswerError) return error.status === 503 && error.reason !== undefined ? error : new HopAnswerError(502, undefined, undefined);
+    if (error instanceof HopAnswerError) return new HopAnswerError(502, undefined, undefined);
+    // A refusal of this hop's own guards, or one relayed from below (`RelayedRefusalError`): the same answer.
     if (error instanceof CallRejectedError) return new HopAnswerError(503, error.reason, error.retryAfter);
     if (error instanceof DeadlineExceededError) return new HopAnswerError(504, 'DeadlineExceeded', undefined);
     if (error instanceof AttemptTimeoutError) return new HopAnswerError(504, 'AttemptTimeout', undefined);
@@ -106,8 +107,11 @@ export class ChainBuilder {
    * (also a single-shot one: the hop above still retries), the remaining time (the attempt's bound,
    * at most the inbound caller's time left) for hops with `useAmbientDeadline`, and the attempt's
    * signal, so a hop that gives up cancels the work below. A lower hop's failure comes back as its
-   * HTTP answer ({@link HopAnswerError}); a hop whose classifier is `Classifier.default` judges it
-   * with `Classifier.http`, as the resilient fetch does. The same seed gives the same report.
+   * HTTP answer ({@link HopAnswerError}), and a refusal among them as the resilient fetch reads it: a
+   * `RelayedRefusalError` with the refusal's reason and hint (Permanent: not retried, not breaker
+   * evidence; the hop answers its caller with the same refusal). A hop whose classifier is
+   * `Classifier.default` judges the rest with `Classifier.http`, as the resilient fetch does. The same
+   * seed gives the same report.
    *
    * @param seed an integer in [0, 2^32 - 1]
    * @throws PolicyConfigError when the seed or an option is invalid, the dependency, load or duration
@@ -170,7 +174,10 @@ export class ChainBuilder {
         const remaining = Math.min(context.bound, Ambient.remaining() ?? Infinity);
         if (remaining !== Infinity) changes.remaining = Math.max(0, Math.floor(remaining));
         return Ambient.enter(root, () => Ambient.run(changes, () => below.run(belowWork, { signal: context.signal }))).catch((error: unknown) => {
-          throw context.signal.aborted ? context.signal.reason : HopAnswerError.of(error);
+          if (context.signal.aborted) throw context.signal.reason;
+          // What the resilient fetch makes of the answer: a refusal by the hop below is relayed as it is.
+          const answer = HopAnswerError.of(error);
+          throw answer.status === 503 && answer.reason !== undefined ? new RelayedRefusalError(answer.reason as RejectionReason, answer.retryAfter, `hop ${k + 2}`) : answer;
         });
       };
     }
