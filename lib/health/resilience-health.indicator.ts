@@ -90,6 +90,13 @@ export interface ResilienceHealthOptions {
    */
   downWhenOpen?: readonly string[];
   /**
+   * Report `down` while the application shuts down — from its first shutdown hook, so at once on
+   * SIGTERM and for the whole of `ResilienceModule`'s `shutdown: { grace }` — so the load balancer
+   * stops sending before the server stops accepting (a readiness check opting in). Leave it off on a
+   * liveness check. Default `false`.
+   */
+  downWhenShuttingDown?: boolean;
+  /**
    * Keyed scopes to report per key, by entry name: a registered policy name lists these keys in that
    * policy's entry (instead of its configured scope and tracked hosts or services, which are still
    * summarised); another name gets an entry of its own (`status` `ok` unless keys that carry a host
@@ -141,7 +148,8 @@ export class ResilienceHealthIndicator {
    * @param key the indicator's key in the health result; default `'resilience'`
    * @param options which policies, which of them may report down, scopes to list per key
    * @returns `{ [key]: { status: 'up' | 'down', [policy]: PolicyHealth } }`; `down` only when a
-   *   `downWhenOpen` policy's breaker is `open` or `isolated` (terminus then answers 503)
+   *   `downWhenOpen` policy's breaker is `open` or `isolated`, or with `downWhenShuttingDown` while
+   *   the application shuts down (terminus then answers 503)
    * @throws TypeError for malformed options (not arrays of strings, a bad `maximumKeys`, a scope
    *   without `entries`) — a configuration mistake, reported loudly rather than as a health state.
    *   Unknown policy names do not throw: they are reported as `unregistered`.
@@ -149,7 +157,7 @@ export class ResilienceHealthIndicator {
   isHealthy<const Key extends string = 'resilience'>(key: Key = 'resilience' as Key, options: ResilienceHealthOptions = {}): HealthIndicatorResult<Key> {
     const { names, downWhenOpen, scopes, maximumKeys } = this.readOptions(options);
     const details: Record<string, PolicyHealth> = {};
-    let down = false;
+    let down = options.downWhenShuttingDown === true && this.registry.shuttingDown;
     for (const name of names) {
       const registered = this.registry.has(name);
       const given = scopes.get(name);
@@ -185,7 +193,10 @@ export class ResilienceHealthIndicator {
     scopes: Map<string, ScopeReadable>;
     maximumKeys: number;
   } {
-    if (options === null || typeof options !== 'object') throw new TypeError('ResilienceHealthIndicator: options must be an object { policies?, downWhenOpen?, scopes?, maximumKeys? }');
+    if (options === null || typeof options !== 'object') throw new TypeError('ResilienceHealthIndicator: options must be an object { policies?, downWhenOpen?, downWhenShuttingDown?, scopes?, maximumKeys? }');
+    if (options.downWhenShuttingDown !== undefined && typeof options.downWhenShuttingDown !== 'boolean') {
+      throw new TypeError(`ResilienceHealthIndicator: downWhenShuttingDown must be a boolean, got ${String(options.downWhenShuttingDown)}`);
+    }
     const policies = options.policies === undefined ? this.registry.names() : nameList('policies', options.policies);
     const downWhenOpen = options.downWhenOpen === undefined ? [] : nameList('downWhenOpen', options.downWhenOpen);
     const all = [...policies];

@@ -14,6 +14,7 @@ import { type PolicyInstrumentation, RESILIENCE_INSTRUMENTATION, instrumentation
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';
+import { ShutdownGrace, shutdownOptionProblems } from './shutdown-grace.js';
 
 const EXTRAS = ['isGlobal', 'exceptionFilter'];
 
@@ -62,10 +63,12 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @param options the module options (`policies`, `defaults`, `clock`, `random`, `telemetry`, `logging`); validated on init.
    * @param instrumentation telemetry and logging attached to every policy built (`ResilienceModule`
    *   provides it; `PolicyRegistry.create` attaches none)
+   * @param grace the module's shutdown grace (`ResilienceModule` provides it; the registry drains after it)
    */
   constructor(
     @Inject(RESILIENCE_MODULE_OPTIONS) private readonly options: ResilienceModuleOptions,
     @Optional() @Inject(RESILIENCE_INSTRUMENTATION) private readonly instrumentation?: PolicyInstrumentation,
+    @Optional() private readonly grace?: ShutdownGrace,
   ) {}
 
   /**
@@ -100,17 +103,29 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * Drains (DESIGN §4 "Shutdown"): from now on calls stop retrying — a call waiting in backoff or
    * in a guarded pause after a failure settles at once with that failure (stop reason `draining`,
    * a `draining` event), a new call still makes its first attempt — so `app.close()` is not held by
-   * retries, and requests the server already accepted are answered. Called by Nest before the
-   * server closes.
+   * retries, and requests the server already accepted are answered. With the module's
+   * `shutdown: { grace }` and a SIGTERM it drains once the grace has passed (the server answers as
+   * usual, retries included, until then). Called by Nest before the server closes.
+   * @param signal the signal closing the application, as Nest passes it
    */
-  beforeApplicationShutdown(): void {
+  beforeApplicationShutdown(signal?: string): Promise<void> | void {
     this.triggers?.close();
-    this.drain.start();
+    const grace = this.grace?.wait(signal);
+    if (grace === undefined) this.drain.start();
+    else return grace.then(() => this.drain.start());
   }
 
-  /** Whether the registry is draining (the application is shutting down). */
+  /** Whether the registry is draining (the application is shutting down, its grace over). */
   get draining(): boolean {
     return this.drain.draining;
+  }
+
+  /**
+   * Whether the application has begun shutting down: from its first shutdown hook (before any
+   * grace), or once draining. The health indicator's `downWhenShuttingDown` reads it.
+   */
+  get shuttingDown(): boolean {
+    return this.grace?.shuttingDown === true || this.drain.draining;
   }
 
   /**
@@ -308,8 +323,9 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
     if (options === null || typeof options !== 'object') {
       throw new ResilienceConfigError([new PolicyConfigError('options', options, 'must be an object { policies, defaults?, clock?, random? }')]);
     }
-    const { clock, random, telemetry, logging, configFile, watch, configSource, reloadOnSignal, classifiers, ...config } = options as ResilienceModuleOptions & Record<string, unknown>;
+    const { clock, random, telemetry, logging, configFile, watch, configSource, reloadOnSignal, classifiers, shutdown, ...config } = options as ResilienceModuleOptions & Record<string, unknown>;
     const codeClassifiers = classifierProblems(classifiers, problems);
+    problems.push(...shutdownOptionProblems(shutdown));
     problems.push(...instrumentationProblems(telemetry, logging));
     problems.push(...reloadSettingsProblems({ configFile, watch, configSource, reloadOnSignal }, config));
     problems.push(...optionProblems({ clock, random }, { clock: CLOCK_RULE, random: RANDOM_RULE }, '', 'option'));

@@ -3,6 +3,7 @@ import type { Clock } from '../core/time/clock.js';
 import type { ResilienceConfig } from '../config/policy-config.js';
 import type { ModuleLoggingOption, ModuleTelemetryOption } from './resilience-instrumentation.js';
 import type { ResilienceConfigSource } from './resilience-config-source.js';
+import type { ShutdownOptions } from './shutdown-grace.js';
 
 /**
  * What `ResilienceModule.forRoot(...)` takes (and `forRootAsync`'s `useFactory` returns): the policy
@@ -68,6 +69,14 @@ export interface ResilienceModuleOptions extends Partial<ResilienceConfig> {
    * `verbose` profile's traffic records).
    */
   logging?: ModuleLoggingOption;
+  /**
+   * Keep answering after SIGTERM for `grace` (ms or `'5s'`), as terminus' `gracefulShutdownTimeoutMs`
+   * and a Kubernetes `preStop` sleep do: readiness (`downWhenShuttingDown`) answers down at once,
+   * answers carry `Connection: close` and idle keep-alive connections are closed, the server keeps
+   * accepting for the grace, then stops accepting and answers what it accepted (see `ShutdownGrace`,
+   * docs/shutdown.md). Default: none (the server closes as soon as Nest closes it).
+   */
+  shutdown?: ShutdownOptions;
 }
 
 /**

@@ -6,6 +6,7 @@ import { RESILIENCE_INSTRUMENTATION, createInstrumentation } from './resilience-
 import { ConfigurableResilienceModule } from './resilience-module-definition.js';
 import { routeWarningsToNest } from './nest-warnings.js';
 import { ResilientExplorer } from './resilient.explorer.js';
+import { ShutdownGrace } from './shutdown-grace.js';
 
 /**
  * Named resilience policies for a Nest application.
@@ -23,7 +24,8 @@ import { ResilientExplorer } from './resilient.explorer.js';
  * export class AppModule {}
  * ```
  * - `forRoot(options)` takes `ResilienceModuleOptions` (`policies`, `defaults`, `clock`, `random`,
- *   `telemetry`, `logging`) plus `isGlobal` (default `true`) and `exceptionFilter` (default `false`).
+ *   `telemetry`, `logging`, `shutdown: { grace }`) plus `isGlobal` (default `true`) and
+ *   `exceptionFilter` (default `false`).
  * - Every registered policy gets OpenTelemetry metrics and spans (when `@opentelemetry/api` is
  *   installed; `telemetry: false` turns them off) and logging through Nest's `Logger` under
  *   `NResilience.<name>` (`logging: 'off' | 'default' | 'verbose' | { profile, sampling }`).
@@ -44,6 +46,7 @@ import { ResilientExplorer } from './resilient.explorer.js';
   providers: [
     PolicyRegistry,
     ResilientExplorer,
+    ShutdownGrace,
     { provide: RESILIENCE_INSTRUMENTATION, useFactory: createInstrumentation, inject: [RESILIENCE_MODULE_OPTIONS] },
   ],
   exports: [PolicyRegistry],
