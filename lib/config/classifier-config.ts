@@ -3,7 +3,7 @@ import { HTTP_STATUS_RULE } from '../core/rules/option-rules.js';
 import { Problems, checkKeys, readObject } from './config-reading.js';
 
 /**
- * A policy's classifier in config (issue 8, DESIGN §4):
+ * A policy's classifier in config (DESIGN §4):
  * - `'default'`: the default rules (in Nest, with a thrown `HttpException` judged by its status);
  * - `'http'`: `Classifier.http` (statuses of responses and errors, `Retry-After` pushback);
  * - `'grpc'`: `Classifier.grpc` (gRPC statuses of errors, `grpc-retry-pushback-ms`, DESIGN §6; in Nest

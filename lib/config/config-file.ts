@@ -24,7 +24,7 @@ export class ConfigFileError extends Error {
    * @param path the config file's path as given
    * @param problem what went wrong
    * @param detail the human-readable part after `path: `
-   * @param cause the underlying error (fs, parser or validator)
+   * @param options `cause`: the underlying error (fs, parser or validator)
    */
   constructor(
     readonly path: string,

@@ -1,3 +1,9 @@
+/**
+ * `@nresilience/nestjs/core`: the framework-free engine — policy values and the flat executor, retry budget, breaker,
+ * backoff, classifiers, deadlines, scopes, events, errors and clocks. Node built-ins only.
+ *
+ * @module @nresilience/nestjs/core
+ */
 export * from './backoff/backoff.js';
 export * from './backoff/jitter.js';
 export * from './classification/classifier.js';

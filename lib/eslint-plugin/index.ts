@@ -12,6 +12,8 @@
  * export default [...tseslint.configs.recommended, nresilience.configs.recommended];
  * ```
  * @packageDocumentation
+ *
+ * @module @nresilience/nestjs/eslint-plugin
  */
 import { createRequire } from 'node:module';
 import type { ESLint, Linter, Rule } from 'eslint';

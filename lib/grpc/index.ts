@@ -2,6 +2,8 @@
  * `@nresilience/nestjs/grpc`: resilience for `@grpc/grpc-js` clients (DESIGN §6) — the client
  * interceptor with per-service state, `Classifier.grpc` (re-exported with the core `Classifier`),
  * gRPC status codes and the wire-deadline math. Needs `@grpc/grpc-js` (an optional peer dependency).
+ *
+ * @module @nresilience/nestjs/grpc
  */
 export { Classifier, GrpcStatus, type GrpcStatusLike, PUSHBACK_METADATA, grpcStatusOf, grpcStatusRule, readPushback } from '../core/index.js';
 export { type GrpcMethod, grpcMethodOf } from './grpc-method.js';

@@ -1,6 +1,8 @@
 /**
  * `@nresilience/nestjs/health`: the terminus health indicator. A separate entry point because it
  * imports `@nestjs/terminus` (an optional peer): `@nresilience/nestjs` itself loads without it.
+ *
+ * @module @nresilience/nestjs/health
  */
 export {
   type BreakerHealth,

@@ -2,6 +2,8 @@
  * `@nresilience/nestjs/http`: outbound HTTP under a resilience policy (DESIGN §5) — the resilient
  * `fetch`, per-host state, idempotency keys, replayable bodies, published quota, and the Nest module.
  * `@nestjs/axios` and `axios` are optional: nothing here loads them until the HttpService seam is used.
+ *
+ * @module @nresilience/nestjs/http
  */
 export { type FetchFunction, type ResilientFetch, type ResilientFetchOptions, createResilientFetch } from './resilient-fetch.js';
 export { type CallFacts, DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';

@@ -65,51 +65,26 @@ const REQUEST_FIELDS = ['cache', 'credentials', 'integrity', 'keepalive', 'mode'
 const defaultWallClock = (): number => performance.timeOrigin + performance.now();
 
 /**
- * A `fetch` that runs every request under a resilience policy, with the state kept per origin
- * (DESIGN §5):
- * - **Classification**: `Classifier.http` — 5xx, 408 and network failures are retried; 429 and 503
- *   with `Retry-After` wait exactly that long; any other answer (a 404, a 409) is returned as the
- *   `Response` it is. When retries run out on a failed answer, the last `Response` is returned.
- * - **Idempotency**: GET, HEAD, OPTIONS, TRACE, PUT and DELETE are repeatable. POST and PATCH are
- *   retried only after a definitive refusal (429, 503, a connection never opened) — never after a
- *   reset, a timeout or another 5xx — unless {@link markRepeatable} (or an `Idempotency-Key` header)
- *   makes them repeatable; every attempt of a call carries the same key and body. A POST stopped
- *   that way rejects with `NotRepeatableError` (the failure as its `cause`; stop reason
- *   `notRepeatable`); a 5xx answer to it comes back as the `Response`.
- * - **Bodies**: sent byte-identical on every attempt; a one-shot stream larger than
- *   `maximumReplayBytes` is sent once, and a retry fails with `BodyNotReplayableError` instead.
- * - **Transport timeout**: the attempt's signal (attempt timeout, deadline, caller abort) goes to fetch.
- * - **Response bodies**: a failed response that is not returned is cancelled before the retry;
- *   `bufferResponses` reads the body inside the attempt (one shorter or longer than its
- *   `Content-Length` fails it with `BodyLengthError`, Transient, when the transport did not say so);
- *   otherwise reads are bounded by a gap timer (`AttemptStalledError` naming the bytes received; the
- *   signal the attempt handed the transport is aborted with it); `resumeDownloads` carries a broken,
- *   stalled or short GET body on with `Range` + `If-Range` as the call's next attempt, appending only
- *   a 206 that starts where delivery stopped and carries exactly the bytes its `Content-Range`
- *   promises, so the caller reads exactly the first answer's `Content-Length` or fails
- *   (`ResumeRefusedError` otherwise); such a download is one call for observers (one span, one
- *   terminal event once its body is done: core `HeldCall`).
- * - **Headers stamped**: `X-NResilience-Retrying: 1` on the first attempt of a call that may retry,
- *   and of a call in a single-shot scope (an outer layer retries it; the nested-retry marker; retries
- *   do not carry it, as in gRPC); on every attempt the remaining
- *   time (`X-NResilience-Remaining-Ms`, whole ms: the lower of the attempt's bound and the inbound
- *   caller's time left) and the criticality when `propagateCriticality` is on.
- * - **Refusals from below**: a 503 `application/problem+json` of type
- *   `urn:nresilience:problem:call-rejected` (one of our services refused: its budget, breaker or
- *   limiter) rejects the call at once with `RelayedRefusalError` — its `reason` and `Retry-After` —
- *   without a retry, a second guarded pause or breaker evidence, so the exception filter answers the
- *   caller with the same reason and hint.
- * - **Published quota**: `RateLimit`/`RateLimit-Policy` and `X-RateLimit-*` are read per host; inside
- *   the reserve an attempt is refused locally (`RateLimitedError` with the time to reset, Limited,
- *   a `rejectedByQuota` event after the 100 ms guarded pause).
+ * A `fetch` that runs every request under `options.policy`, with a breaker, retry budget and
+ * estimators per origin (DESIGN §5). Answers are judged by `Classifier.http`: 5xx, 408 and network
+ * failures are retried, 429 and 503 with `Retry-After` wait exactly that long, any other answer comes
+ * back as the `Response` it is (and so does the last failed answer when the attempts run out). POST
+ * and PATCH are retried only after a definitive refusal unless {@link markRepeatable} (or an
+ * `Idempotency-Key` header) makes them repeatable. Bodies, downloads, stamped headers, refusals
+ * relayed from below and published quotas: docs/http.md, "What it does with each request".
  *
  * ```ts
  * const http = createResilientFetch({ policy: Resilience.http.with({ name: 'payments', attemptTimeout: 2000 }) });
  * const response = await http('https://payments.internal/charges', markRepeatable({ method: 'POST', body }));
  * ```
+ * @param options `policy` (a `Policy` or a handle with `current`), the transport `fetch` (default
+ *   `globalThis.fetch`) and the options of {@link ResilientFetchOptions}; durations in ms
  * @throws PolicyConfigError naming the option for an unknown option or a bad value. The fetch it
- *   returns rejects with what the last attempt threw, or `NotRepeatableError`, `BodyNotReplayableError`,
- *   `CallRejectedError`, `RelayedRefusalError`, `DeadlineExceededError`, `RateLimitedError` as described above.
+ *   returns rejects with what the last attempt threw, or with `NotRepeatableError` (a POST stopped by
+ *   a reset or timeout), `BodyNotReplayableError` (a one-shot stream over `maximumReplayBytes` to
+ *   retry), `CallRejectedError` (budget or breaker), `RelayedRefusalError` (a service below refused
+ *   with its own budget, breaker or limiter), `DeadlineExceededError` or `RateLimitedError` (the
+ *   published quota's reserve).
  */
 export function createResilientFetch(options: ResilientFetchOptions): ResilientFetch {
   if (options === null || typeof options !== 'object') throw new PolicyConfigError('options', options, 'must be an object { policy, fetch?, … }');

@@ -19,7 +19,13 @@ export interface ResilientHttpModuleOptions extends Omit<ResilientFetchOptions, 
   httpService?: boolean;
 }
 
-/** The injection token of the resilient fetch for `policy`. */
+/**
+ * The injection token of the resilient fetch `ResilientHttpModule.register({ policy })` provides (what
+ * `@InjectResilientFetch(policy)` injects): use it to inject without the decorator, or to replace the
+ * fetch in a test (`overrideProvider(getResilientFetchToken('payments')).useValue(fake)`).
+ * @param policy the registered policy name
+ * @returns `'NResilience.ResilientFetch.<policy>'`
+ */
 export function getResilientFetchToken(policy: string): string {
   return `NResilience.ResilientFetch.${policy}`;
 }

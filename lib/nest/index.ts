@@ -1,6 +1,8 @@
 /**
  * `@nresilience/nestjs`: the Nest layer (module, registry, decorators, exception filter) plus the whole
  * core (policy values, executor, budget, backoff, errors, clock), so applications import from one place.
+ *
+ * @module @nresilience/nestjs
  */
 export * from '../core/index.js';
 export { AttemptSignal } from './attempt-signal.decorator.js';

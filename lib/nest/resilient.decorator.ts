@@ -36,37 +36,22 @@ export interface ResilientOptions {
 
 /**
  * Runs every call of the decorated method through the named policy of the application's
- * `PolicyRegistry`: each attempt is one fresh invocation of the original method with `this` being the
- * instance the method was called on (singleton, request-scoped or transient providers and controllers
- * alike).
+ * `PolicyRegistry`; each attempt is a fresh invocation of the method on the same instance.
+ * - Promise mode (the default): returns a Promise of the successful attempt's value, rejecting with
+ *   the policy's final error; a synchronous method becomes asynchronous.
+ * - Observable mode (declared `: Observable<T>`, or `{ returns: 'observable' }`): returns a cold
+ *   Observable; failures before the first value are retried, later ones pass through; unsubscribing
+ *   aborts the call.
+ * - `@AttemptSignal()` on a parameter receives each attempt's signal.
  *
- * - Promise mode (any method not declared to return an Observable): the wrapper returns a Promise of
- *   the successful attempt's value and rejects with the policy's final error. A synchronous method
- *   becomes asynchronous.
- * - Observable mode (declared `: Observable<T>`, or `{ returns: 'observable' }`): the wrapper returns a
- *   cold Observable; nothing is invoked before subscribe. An attempt lasts until the source's first
- *   value (or completion); failures before it are classified and retried with a fresh invocation,
- *   later values and errors pass straight through (never duplicated). Unsubscribing aborts the call.
- * - `@AttemptSignal()` on a parameter passes each attempt's signal there; an `AbortSignal` the caller
- *   passed there cancels the call.
- *
- * Works above or below route decorators (`@Get()`), `@UseInterceptors()`, `@UseGuards()` and the like:
- * metadata stored on the original function is copied onto the wrapper, and metadata stored by
- * `(prototype, method)` (`design:paramtypes`, Nest's parameter decorators) stays where it is.
- * The wrapper carries `RESILIENT_POLICY_METADATA` = `name` (read it with `Reflector`).
- *
- * Each instance runs the policies of its own application (two applications in one process built from
- * the same module each use their own): the decorator declares an optional property dependency on the
- * application's `PolicyRegistry`, so every instance Nest creates (singleton, transient, request-scoped)
- * carries it, and the module's explorer binds at `app.init()` the instances it discovers. Every name
- * used by providers and controllers is checked at `app.init()` (an unknown name rejects start-up with
- * `UnknownPolicyError`). A call that enters while the application closes is still served. On an
- * instance Nest does not manage, the method uses the one application running; with none or several
- * running it fails with an error that says what to do.
+ * Works above or below route, guard and interceptor decorators; the wrapper carries
+ * `RESILIENT_POLICY_METADATA` = `name`. Decorator order, per-application binding and unmanaged
+ * instances: docs/getting-started.md, "`@Resilient` methods".
  * @param name the registration name (`policies.<name>` in the module config), a non-empty string
  * @param options see {@link ResilientOptions}
  * @throws TypeError at decoration time for an empty name, a non-method, or a second `@Resilient` on the same method;
- *   a bad `classifier` is reported at `app.init()` (see {@link ResilientOptions.classifier}).
+ *   at `app.init()`, `UnknownPolicyError` for a name the registry does not have and `ResilienceConfigError`
+ *   for a bad `classifier`.
  */
 export function Resilient(name: string, options: ResilientOptions = {}): MethodDecorator {
   if (typeof name !== 'string' || name.length === 0) {

@@ -9,6 +9,8 @@
  *
  * const payments = withTelemetry(Resilience.http.with({ name: 'payments' }));
  * ```
+ *
+ * @module @nresilience/nestjs/telemetry
  */
 
 export {

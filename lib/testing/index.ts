@@ -3,6 +3,8 @@
  * Script a dependency ({@link Sequence}, {@link ScriptedFetch}), control time ({@link FakeClock}),
  * assert on intent ({@link EventRecorder}), inject faults inside the policy ({@link Chaos}), and
  * price a policy over minutes of modelled traffic ({@link Simulate}).
+ *
+ * @module @nresilience/nestjs/testing
  */
 export { FakeClock } from '../core/time/fake-clock.js';
 export { Sequence, type SequenceOptions, type SequenceCallContext } from './sequence.js';

@@ -26,7 +26,7 @@ export const Criticality = {
   criticalPlus: 'criticalPlus',
   /** Every level, lowest first. */
   levels: LEVELS,
-  /** Position of `level` in {@link Criticality.levels} (0 = sheddable … 3 = criticalPlus). */
+  /** Position of `level` in `Criticality.levels` (0 = sheddable … 3 = criticalPlus). */
   rank(level: Criticality): number {
     return LEVELS.indexOf(level);
   },

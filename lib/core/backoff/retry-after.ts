@@ -34,7 +34,7 @@ export function parseRetryAfter(value: unknown, nowEpochMs: number): number | un
 export const MAXIMUM_RETRY_AFTER_SECONDS = 86_400;
 
 /**
- * Formats a wait as `Retry-After` delay-seconds for a caller (issue 8): whole seconds, rounded up,
+ * Formats a wait as `Retry-After` delay-seconds for a caller: whole seconds, rounded up,
  * at least 1 (a `0` invites an immediate retry), at most one day, digits only — never `Infinity`,
  * `NaN` or an exponent, whatever the wait. The core's own `retryAfter` stays exact ms; only the
  * header is coarse.

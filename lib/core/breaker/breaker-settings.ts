@@ -40,8 +40,8 @@ export interface BreakerSettings {
    */
   streakSignificance?: number;
   /**
-   * No failure trip while fewer than this share of the recent outcomes failed (the industry's 50 %
-   * trip point, and the seeds' HTTP floor, as a floor); also the highest error rate that lengthens
+   * No failure trip while fewer than this share of the recent outcomes failed (the common 50 %
+   * trip point, used as a floor); also the highest error rate that lengthens
    * the run. In [0, 1); 0 = no floor and a fixed run of `consecutiveFailures`. Default 0.5, or 0 when
    * `consecutiveFailures` is set without `streakSignificance` (the run you wrote trips whatever the history).
    */
@@ -99,8 +99,8 @@ export interface ResolvedBreakerSettings extends Readonly<Required<Omit<BreakerS
 export const RECOVERY_DEFAULTS: ResolvedRecovery = Object.freeze({ initialFraction: 0.05, rampFraction: 0.25, step: 0.05 });
 
 /**
- * Breaker defaults (DESIGN §3.6 as the scenario matrix of issue 8 corrected it: where a seed number
- * cost availability in the matrix, the measured one replaced it; README "Circuit breaker" says why).
+ * Breaker defaults (DESIGN §3.6): each is the value the scenario matrix measured as costing no
+ * availability where the dependency still serves; docs/circuit-breaker.md gives the rows.
  */
 export const BREAKER_DEFAULTS: ResolvedBreakerSettings = Object.freeze({
   consecutiveFailures: 5,
@@ -127,10 +127,10 @@ export const BREAKER_DEFAULTS: ResolvedBreakerSettings = Object.freeze({
 });
 
 /**
- * The seeds' breaker numbers, as DESIGN §3.6 first had them and the defaults were until the scenario
- * matrix (issue 8) measured their cost: 5 Transient attempts in a row trip at any error rate (no
- * floor), the relative trip (5 × baseline, 5 % absolute) and the slow trip (3 × median) on, breaks of
- * 15 s doubled to 2 min. For comparison: `Breaker.with(SEED_BREAKER_SETTINGS)`.
+ * Common breaker numbers that the defaults do not use, for comparison
+ * (`Breaker.with(SEED_BREAKER_SETTINGS)`): 5 Transient attempts in a row trip at any error rate (no
+ * floor), the relative trip (5 × baseline, 5 % absolute) and the slow trip (3 × median) on, breaks
+ * of 15 s doubled to 2 min. What they cost in the scenario matrix is in docs/circuit-breaker.md.
  */
 export const SEED_BREAKER_SETTINGS: Readonly<BreakerSettings> = Object.freeze({
   failureRateFloor: 0,
@@ -189,8 +189,8 @@ export function resolveBreakerSettings(input: Readonly<Record<string, unknown>>,
 }
 
 /**
- * Checks breaker settings and fills every default: {@link breakerSettingProblems}, then
- * {@link resolveBreakerSettings}.
+ * Checks breaker settings field by field, then the rules that relate fields (`baselineWindow` in
+ * [tripWindow, 100 × tripWindow], `maximumBreak` >= `breakDuration`), and fills every default.
  * @param input a {@link BreakerSettings} object (`undefined` means all defaults)
  * @param prefix the field path used in error messages (`breaker`, `policies.payments.breaker`)
  * @returns frozen resolved settings

@@ -1,7 +1,7 @@
 /**
  * The last `capacity` outcomes (Ok or Transient) a breaker recorded, none older than `maxAge` ms: a
  * ring of timestamps and failure bits with a running failure count. It is what the breaker's failure
- * trips read (DESIGN §3.6, issue 8): the share of recent attempts that failed (the failure-rate floor)
+ * trips read (DESIGN §3.6): the share of recent attempts that failed (the failure-rate floor)
  * and the error rate the dependency showed before the current run of failures (which scales how long
  * a run must be to count as evidence).
  *

@@ -221,7 +221,7 @@ export class RetryBudget {
   }
 
   /**
-   * The sliding-window shape (DESIGN §3.5, after the seeds' HTTP proposal): retries in the last
+   * The sliding-window shape (DESIGN §3.5): retries in the last
    * `samplingDuration` ms at most `retryRatio` × the logical calls in it, always allowed while fewer
    * than `minimumThroughput` calls are in the window; calls are counted once each, never per
    * attempt. One window per policy instance (and per scope key), like `automatic`.
@@ -273,7 +273,7 @@ function capacityFor(minimumPerSecond: number): number {
 }
 
 /**
- * Fills defaults and checks ranges ({@link BUCKET_RULES}: `fraction` in [0, 1]; `minimumPerSecond`
+ * Fills defaults and checks ranges (`fraction` in [0, 1]; `minimumPerSecond`
  * 0 or in [1/86400, 1e6] tokens per second). Only own properties of a plain object are read; `null`
  * is refused, never read as the default.
  * @throws PolicyConfigError naming `budget`, `budget.fraction`, `budget.minimumPerSecond` or an unknown key.

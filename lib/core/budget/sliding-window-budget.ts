@@ -3,7 +3,7 @@ import { WINDOW_RULES } from '../rules/option-rules.js';
 import { checkOptions, given } from '../rules/value-rule.js';
 import type { RetryBudgetState } from './retry-budget-state.js';
 
-/** Parameters of the sliding-window retry budget (DESIGN §3.5; the names of the seeds' HTTP proposal). */
+/** Parameters of the sliding-window retry budget (DESIGN §3.5). */
 export interface SlidingWindowBudgetOptions {
   /** Most retries per logical call in the window, in [0, 1]. Default 0.1 (retries add at most 10 % load). */
   retryRatio?: number;
@@ -20,7 +20,7 @@ const SLICES = 10;
 const EPSILON = 1e-9;
 
 /**
- * Fills defaults and checks ranges (the proposal's: ratio in [0, 1], duration 1 s – 1 day, floor >= 1).
+ * Fills defaults and checks ranges (ratio in [0, 1], duration 1 s – 1 day, minimum throughput >= 1).
  * @throws PolicyConfigError naming `budget.retryRatio`, `budget.samplingDuration`,
  *   `budget.minimumThroughput` or an unknown key.
  */
@@ -30,7 +30,7 @@ export function validateSlidingWindowOptions(options: SlidingWindowBudgetOptions
 }
 
 /**
- * The sliding-window retry budget's state (DESIGN §3.5, after the seeds' HTTP proposal): retries in
+ * The sliding-window retry budget's state (DESIGN §3.5): retries in
  * the last `samplingDuration` ms may be at most `retryRatio` × the logical calls in it; while fewer
  * than `minimumThroughput` calls are in the window every retry is allowed (at low volume
  * `ratio × calls` rounds down to no retry at all). The executor counts each logical call once

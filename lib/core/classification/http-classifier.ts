@@ -4,7 +4,7 @@ import { parseRetryAfter } from '../backoff/retry-after.js';
 import { Verdict } from './verdict.js';
 import { isHttpStatus as isStatus } from '../rules/option-rules.js';
 
-/** What an HTTP status means for a retry and for the breaker (DESIGN §5; issue 8). */
+/** What an HTTP status means for a retry and for the breaker (DESIGN §5). */
 export type HttpStatusMeaning = 'ok' | 'transient' | 'throttled' | 'answer';
 
 /**

@@ -195,11 +195,11 @@ export const Resilience = {
    */
   singleShot: Ambient.singleShot,
   /**
-   * The seeds' HTTP proposal's conservative defaults, for services with a wide fan-out: 2 attempts
-   * (one retry), the automatic retry budget, and a breaker floored at a 50 % failure ratio (every
-   * breaker's default `failureRateFloor` since issue 8; `minimumErrorRate: 0.5` floors the relative
-   * trip too if it is turned on; the shortest tripping run raised to 20), with `Classifier.http`. The proposal's other rule — no retry of a
-   * non-idempotent call whose outcome is ambiguous — is the transports': the resilient `fetch`
+   * Conservative defaults for services with a wide fan-out: 2 attempts (one retry), the automatic
+   * retry budget, and a breaker floored at a 50 % failure ratio (every breaker's default
+   * `failureRateFloor`; `minimumErrorRate: 0.5` floors the relative trip too if it is turned on; the
+   * shortest tripping run raised to 20), with `Classifier.http`. Not retrying a non-idempotent call
+   * whose outcome is ambiguous is the transports' rule, for every preset: the resilient `fetch`
    * retries POST/PATCH only after a definitive refusal (429/503) or a connection never opened
    * unless marked repeatable, and the gRPC interceptor retries only methods marked repeatable.
    */

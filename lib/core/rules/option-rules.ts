@@ -101,8 +101,8 @@ export const FRACTION_RULE = numberRule('must be a number in [0, 1]', (v) => v >
 /**
  * The lowest non-zero retry-budget floor, tokens per second: one token a day. The floor's one job
  * is to let a quiet client retry; the retry-after hint it gives is `1 / minimumPerSecond` s, so a
- * floor below one a day promises hints beyond a day — the longest window the seeds' HTTP proposal
- * allows a budget (`samplingDuration` ≤ 1 day) and the cap on `Retry-After` (DESIGN §4). Smaller
+ * floor below one a day promises hints beyond a day — the longest window a sliding-window budget
+ * may have (`samplingDuration` ≤ 1 day) and the cap on `Retry-After` (DESIGN §4). Smaller
  * positive values (1e-300, denormals) also made the refill rate round to 0 while claiming a floor.
  * 0 stays valid: no floor, the fraction is the only source (DESIGN §3.5).
  */
@@ -124,7 +124,7 @@ export const BUCKET_RULES = {
   ),
 } as const;
 
-/** Sliding-window retry-budget options (the seeds' HTTP proposal's ranges). */
+/** Sliding-window retry-budget options (DESIGN §3.5). */
 export const WINDOW_RULES = {
   retryRatio: numberRule('must be a number in [0, 1] (retries per logical call)', (v) => v >= 0 && v <= 1),
   samplingDuration: numberRule('must be a duration in ms from 1000 (1 s) to 86400000 (1 day)', (v) => v >= 1000 && v <= 86_400_000),

@@ -4,7 +4,7 @@ import { type TimerEntry, type TimerHandle, TimerHeap } from './timer-heap.js';
 /**
  * A clock whose time moves only when its driver moves it: the shared base of the test clock
  * (`FakeClock`, moved by `advance`) and the simulator's `VirtualClock` (jumped to the next due timer).
- * Timers live in the same {@link TimerHeap} as the system clock's, so every clock fires ties in the
+ * Timers live in the same timer heap as the system clock's, so every clock fires ties in the
  * order they were set. Subclasses add the way time moves; this base never touches real time.
  */
 export abstract class ManualClock implements Clock {

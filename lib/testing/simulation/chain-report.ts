@@ -1,6 +1,6 @@
 /**
  * What a hop does with a request that carries the nested-retry marker (`X-NResilience-Retrying: 1`,
- * "the client above you will retry this"): `'report'` (the default, the seeds' design) records a
+ * "the client above you will retry this"): `'report'` (the default) records a
  * `nestedRetry` event and retries as usual; `'singleShot'` also runs that request's outbound calls
  * with one attempt each (`Ambient.singleShot`), leaving the retrying to the hop above.
  */
