@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { Controller, Get, HttpException, type INestApplication, type LoggerService } from '@nestjs/common';
+import { Controller, Get, HttpException, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +12,7 @@ import { createResilienceInterceptor } from '../lib/grpc/index.js';
 import { type ResilientFetch, createResilientFetch, installResilientAdapter } from '../lib/http/index.js';
 import { ResilienceModule } from '../lib/nest/index.js';
 import { LoopbackGrpc, unary } from './support/grpc-loopback.js';
+import { captureLogs } from './support/log-capture.js';
 
 /**
  * The exception filter answers the library's refusals and deadlines however they reach a route (a
@@ -20,14 +21,7 @@ import { LoopbackGrpc, unary } from './support/grpc-loopback.js';
  * Real sockets: a closed port, a loopback HTTP server breaking its body, a loopback gRPC server.
  */
 const clock = new FakeClock();
-const records: [level: string, message: string, context: string | undefined][] = [];
-const capture: LoggerService = {
-  log: (message: unknown, context?: string) => void records.push(['log', String(message), context]),
-  error: (message: unknown, ...rest: unknown[]) => void records.push(['error', String(message), rest.at(-1) as string | undefined]),
-  warn: (message: unknown, context?: string) => void records.push(['warn', String(message), context]),
-  debug: (message: unknown, context?: string) => void records.push(['debug', String(message), context]),
-  verbose: (message: unknown, context?: string) => void records.push(['verbose', String(message), context]),
-};
+const { records, logger: capture } = captureLogs();
 
 const policy = (name: string) => Resilience.default.with({ name, clock, attempts: 3, backoff: Backoff.none, budget: RetryBudget.none });
 let closedPort = 0;

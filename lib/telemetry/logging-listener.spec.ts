@@ -206,6 +206,22 @@ describe('flood control', () => {
     ]);
   });
 
+  it('a nested retry (a healthy middle hop): one warning per (policy, host) window with the count, nothing at any level in between; verbose keeps debug', async () => {
+    const clock = new FakeClock();
+    const logger = new RecordingLogger();
+    const listener = new LoggingListener(logger, clock);
+    const nested = (host: string) => new CallEvent({ kind: 'nestedRetry', policy: 'db', dependency: { host } });
+    for (let i = 0; i < 200; i++) listener.record(nested('db.internal'));
+    listener.record(nested('replica.internal'));
+    expect(logger.take()).toEqual(['warn [db] NestedRetry (0ms) (host db.internal)', 'warn [db] NestedRetry (0ms) (host replica.internal)']);
+    await clock.advance(REPEAT_WINDOW_MS);
+    listener.record(nested('db.internal'));
+    expect(logger.take()).toEqual(['warn [db] NestedRetry (0ms) (host db.internal) (199 similar records not logged since the previous warning)']);
+    const verbose = new LoggingListener(logger, clock, { profile: 'verbose' });
+    for (let i = 0; i < 3; i++) verbose.record(nested('db.internal'));
+    expect(logger.take()).toEqual(['warn [db] NestedRetry (0ms) (host db.internal)', 'debug [db] NestedRetry (0ms) (host db.internal)', 'debug [db] NestedRetry (0ms) (host db.internal)']);
+  });
+
   it('keyed instances: flood control per host, so one flapping host never silences another; the record names the host', async () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();

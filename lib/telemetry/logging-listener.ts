@@ -32,7 +32,8 @@ export interface ResilienceLogger {
  * - `off`: no listener at all (no cost).
  * - `default`: quiet when healthy: no traffic records at all, whatever the application's logger levels
  *   (a stock Nest app prints verbose and debug); incidents at `warn` with flood control, breaker
- *   half-open at `debug` and closed at `log`.
+ *   half-open at `debug` and closed at `log`; a nested retry one warning per (policy, host or service)
+ *   window with the count of the calls since the previous one, nothing for the calls in between.
  * - `verbose`: the same, plus every traffic record (attempts, retries, successes, failures) at `log`,
  *   subject to sampling.
  */
@@ -131,7 +132,9 @@ class PolicyLogState {
  *   retry, stall (`AttemptStalledError`), quota refusal, saturation. Flood control: per policy,
  *   dependency (the host or service of a keyed instance) and reason, the first record warns and
  *   opens a repeat window (30 s); repeats inside it are written at `debug` and counted; the next
- *   warning after the window carries the count. Nothing is dropped. At most
+ *   warning after the window carries the count. A nested retry (a middle hop's call that may retry,
+ *   healthy as it may be) is one warning per window under `default`, its repeats only counted — never
+ *   a record per call at any level; `verbose` writes them at `debug`. At most
  *   {@link MAXIMUM_REPEAT_WINDOWS} windows per policy are kept.
  *   Every incident record (demoted or not) suspends sampling for the incident window (60 s).
  * - Breaker state: half-open at `debug`, closed (recovered) at `log`.
@@ -233,9 +236,11 @@ export class LoggingListener implements CallObserver<undefined> {
       repeat = { until: -Infinity, demoted: 0 };
       repeats.set(key, repeat);
     }
+    // A nested retry is a healthy call of a middle hop: under `default` its repeats are only counted.
+    const quiet = this.profile === 'default' && event.kind === 'nestedRetry';
     if (now < repeat.until) {
       repeat.demoted++;
-      this.write('debug', event, '');
+      if (!quiet) this.write('debug', event, '');
       return;
     }
     const demoted = repeat.demoted;
@@ -244,7 +249,8 @@ export class LoggingListener implements CallObserver<undefined> {
     // Kept in the order windows opened, so the oldest is the first one found.
     repeats.delete(key);
     repeats.set(key, repeat);
-    this.write('warn', event, demoted > 0 ? ` (${demoted} similar ${demoted === 1 ? 'record' : 'records'} logged at debug since the previous warning)` : '');
+    const since = quiet ? 'not logged' : 'logged at debug';
+    this.write('warn', event, demoted > 0 ? ` (${demoted} similar ${demoted === 1 ? 'record' : 'records'} ${since} since the previous warning)` : '');
   }
 
   private write(level: ResilienceLogLevel, event: CallEvent, suffix: string): void {

@@ -106,6 +106,7 @@ export class Instruments {
   readonly hedges: Counter;
   readonly stalls: Counter;
   readonly streamResumed: Counter;
+  readonly nestedRetries: Counter;
   readonly configReloads: Counter;
   readonly duration: Histogram;
   private readonly observed = new Map<string, Observed>();
@@ -129,6 +130,11 @@ export class Instruments {
     this.hedges = meter.createCounter(MetricNames.hedges, { ...int, unit: '{attempt}', description: 'Hedged attempts started.' });
     this.stalls = meter.createCounter(MetricNames.stalls, { ...int, unit: '{attempt}', description: 'Attempts ended because their data stalled.' });
     this.streamResumed = meter.createCounter(MetricNames.streamResumed, { ...int, unit: '{stream}', description: 'Streams resumed after a mid-stream failure.' });
+    this.nestedRetries = meter.createCounter(MetricNames.nestedRetries, {
+      ...int,
+      unit: '{call}',
+      description: 'Calls that may retry made while serving a request an upper hop may retry (X-NResilience-Retrying: 1): retries multiply across hops.',
+    });
     this.configReloads = meter.createCounter(MetricNames.configReloads, { ...int, unit: '{reload}', description: 'Config reloads, applied (reloaded) or refused (reloadFailed).' });
     this.duration = meter.createHistogram(MetricNames.callDuration, {
       unit: 'ms',

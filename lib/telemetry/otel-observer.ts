@@ -95,9 +95,12 @@ export class TelemetryObserver implements CallObserver<CallState> {
       case 'streamResumed':
         instruments.streamResumed.add(1, sets.base);
         break;
+      case 'nestedRetry':
+        instruments.nestedRetries.add(1, sets.base);
+        break;
     }
     if (event.isTerminal) {
-      const call = sets.call(event.kind, event.reason ?? event.kind);
+      const call = sets.call(outcomeOf(event), event.reason ?? event.kind);
       call.count++;
       instruments.duration.record(event.duration, call.attributes);
     }
@@ -129,8 +132,9 @@ export class TelemetryObserver implements CallObserver<CallState> {
     if (!(state instanceof CallSpan)) return;
     const span = state.span;
     const A = TelemetryAttributes;
-    span.setAttributes({ [A.outcome]: terminal.kind, [A.reason]: terminal.reason ?? terminal.kind, [A.attempt]: terminal.attempt });
-    if (terminal.kind !== 'succeeded') span.setStatus({ code: SpanStatusCode.ERROR, message: terminal.reason ?? terminal.kind });
+    const outcome = outcomeOf(terminal);
+    span.setAttributes({ [A.outcome]: outcome, [A.reason]: terminal.reason ?? terminal.kind, [A.attempt]: terminal.attempt });
+    if (outcome !== 'succeeded' && outcome !== 'answered') span.setStatus({ code: SpanStatusCode.ERROR, message: terminal.reason ?? terminal.kind });
     span.end();
   }
 
@@ -165,6 +169,15 @@ export class TelemetryObserver implements CallObserver<CallState> {
   private setsOf(policy: string, dependency: DependencyLabel | undefined): AttributeSets {
     return this.instruments.setsOf(policy, dependency?.host ?? this.host, dependency?.service ?? this.service);
   }
+}
+
+/**
+ * A terminal event's `nresilience.outcome`: its kind (`succeeded`, `failed`, `rejected`), except that a
+ * call ended by a Permanent verdict (an answer such as a 404, passed through or thrown) is `answered`
+ * (reason `permanent`), so a failure rate over `failed` counts only calls that failed.
+ */
+export function outcomeOf(terminal: CallEvent): string {
+  return terminal.kind === 'failed' && terminal.reason === 'permanent' && terminal.verdict === 'Permanent' ? 'answered' : terminal.kind;
 }
 
 function addSpanEvent(span: Span, event: CallEvent): void {

@@ -2,7 +2,10 @@ import { DiagLogLevel, context, diag, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, type DataPoint, type Histogram, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Ambient } from '../core/ambient/ambient-context.js';
 import { AmbientCriticality } from '../core/ambient/ambient-criticality.js';
+import { Classifier } from '../core/classification/classifier.js';
+import { Verdict } from '../core/classification/verdict.js';
 import { Backoff } from '../core/backoff/backoff.js';
 import { Breaker } from '../core/breaker/breaker-value.js';
 import type { CallEvent } from '../core/execution/events.js';
@@ -142,6 +145,36 @@ describe('metrics', () => {
     expect(await sdk.sum(MetricNames.calls, { [A.outcome]: 'rejected', [A.reason]: 'budgetExhausted' })).toBe(2);
     expect(await sdk.sum(MetricNames.rejections, { [A.policy]: 'ledger', [A.reason]: 'budgetExhausted' })).toBe(2);
     expect(await sdk.sum(MetricNames.attempts)).toBe(10 * 2 + 2);
+  });
+
+  it('an answer (a Permanent verdict: a 404 passed through, one thrown) is its own outcome, answered, not failed', async () => {
+    const policy = instrumented('catalog', {
+      attempts: 3,
+      budget: RetryBudget.none,
+      classifier: Classifier.of((outcome) => (outcome.ok ? (outcome.value === 404 ? Verdict.permanent : undefined) : (outcome.error as Error).name === 'NotFound' ? Verdict.permanent : undefined)),
+    });
+    const notFound = Object.assign(new Error('no such item'), { name: 'NotFound' });
+    expect(await policy.run(() => 404)).toBe(404);
+    await expect(policy.run(() => Promise.reject(notFound))).rejects.toBe(notFound);
+    await policy.run(() => 200);
+    expect(await sdk.sum(MetricNames.calls, { [A.outcome]: 'answered', [A.reason]: 'permanent' })).toBe(2);
+    expect(await sdk.sum(MetricNames.calls, { [A.outcome]: 'failed' })).toBe(0);
+    expect(await sdk.sum(MetricNames.calls, { [A.outcome]: 'succeeded' })).toBe(1);
+    expect(await sdk.sum(MetricNames.attempts, { [A.outcome]: 'Permanent' })).toBe(2);
+    const durations = await sdk.points(MetricNames.callDuration);
+    expect(durations.filter((p) => p.attributes[A.outcome] === 'answered').map((p) => (p.value as Histogram).count)).toEqual([2]);
+    const answered = sdk.spans.filter((span) => span.attributes[A.outcome] === 'answered');
+    expect(answered.map((span) => [span.attributes[A.reason], span.status.code])).toEqual([
+      ['permanent', 0],
+      ['permanent', 0],
+    ]);
+  });
+
+  it('counts every nested retry (a call that may retry while the inbound caller may retry too), on the nested_retries counter', async () => {
+    const policy = instrumented('db', { attempts: 2, budget: RetryBudget.none });
+    for (let i = 0; i < 5; i++) await Ambient.run({ nestedRetry: true }, () => policy.run(() => 'row'));
+    await policy.run(() => 'row');
+    expect(await sdk.sum(MetricNames.nestedRetries, { [A.policy]: 'db' })).toBe(5);
   });
 
   it('10,000 calls with distinct ids in the callback produce a constant number of series', async () => {

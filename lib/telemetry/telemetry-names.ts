@@ -17,6 +17,11 @@ export const MetricNames = {
   stalls: 'nresilience.stalls',
   /** Counter: streams that resumed after a failure (`policy`). */
   streamResumed: 'nresilience.stream_resumed',
+  /**
+   * Counter: calls that may retry started while serving a request whose caller may retry it too (the
+   * `nestedRetry` event: `X-NResilience-Retrying: 1` inbound), one per call (`policy`, host or service).
+   */
+  nestedRetries: 'nresilience.nested_retries',
   /** Histogram: duration of a logical call, ms (`policy`, `outcome`, `reason`). */
   callDuration: 'nresilience.call.duration',
   /** Observable gauge: breaker state per policy, coded by {@link BREAKER_STATE_VALUES}. */
@@ -35,7 +40,10 @@ export const TelemetryAttributes = {
   host: 'nresilience.host',
   /** The dependency's service: a per-service gRPC policy's `package.Service`, or `TelemetryOptions.service`. */
   service: 'nresilience.service',
-  /** `succeeded` / `failed` / `rejected` for calls; the verdict (`Ok`, `Transient`, …) for attempts. */
+  /**
+   * Calls: `succeeded`, `answered` (a Permanent verdict ended it: an answer such as a 404, reason
+   * `permanent`), `failed` or `rejected`; attempts: the verdict (`Ok`, `Transient`, …).
+   */
   outcome: 'nresilience.outcome',
   /** The stop reason (calls) or the refusal reason (rejections). */
   reason: 'nresilience.reason',
