@@ -7,10 +7,11 @@
  * every span, AsyncLocalStorage context manager); spans go to a processor that drops them, so memory
  * stays flat. Logging goes through Nest's `Logger` with the application at `log`/`warn`/`error` (a
  * production setting): healthy records are at `verbose`, so they are counted but not formatted.
- * One row uses a tracer that samples nothing (what most calls see under ratio sampling).
+ * One row uses a tracer that samples nothing (what most calls see under ratio sampling). Two rows
+ * are the SDK's own floor: the same signals written by hand around the bare work, no policy.
  */
 import { Logger } from '@nestjs/common';
-import { context } from '@opentelemetry/api';
+import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { AlwaysOffSampler, BasicTracerProvider, NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -36,6 +37,34 @@ const unsampled = withTelemetry(plain, { meterProvider, tracerProvider: unsample
 const observed = withLogging(telemetry, new NestResilienceLogger('bench'));
 const loggingOnly = withLogging(plain, new NestResilienceLogger('bench'));
 
+// The OpenTelemetry SDK's own floor: the same signals written by hand straight to the SDK, around
+// the bare work — one histogram record of the duration, the calls and attempts counters, and (second
+// row) one span made current for the work. Attributes are built once, as ours are.
+const floorMeter = meterProvider.getMeter('bench-floor');
+const floorDuration = floorMeter.createHistogram('floor.call.duration', { unit: 's' });
+const floorCalls = floorMeter.createCounter('floor.calls');
+const floorAttempts = floorMeter.createCounter('floor.attempts');
+const floorAttributes = Object.freeze({ 'nresilience.policy': 'bench', 'nresilience.outcome': 'succeeded' });
+const floorTracer = tracerProvider.getTracer('bench-floor');
+async function floorMetrics(): Promise<number> {
+  const start = performance.now();
+  const value = await work();
+  floorAttempts.add(1, floorAttributes);
+  floorCalls.add(1, floorAttributes);
+  floorDuration.record((performance.now() - start) / 1000, floorAttributes);
+  return value;
+}
+async function floorMetricsAndSpan(): Promise<number> {
+  const start = performance.now();
+  const span = floorTracer.startSpan('bench');
+  const value = await context.with(trace.setSpan(context.active(), span), work);
+  floorAttempts.add(1, floorAttributes);
+  floorCalls.add(1, floorAttributes);
+  floorDuration.record((performance.now() - start) / 1000, floorAttributes);
+  span.end();
+  return value;
+}
+
 await measure('Telemetry cost', [
   ['raw await', () => work()],
   ['Resilience.default, nothing attached', () => plain.run(work)],
@@ -44,6 +73,8 @@ await measure('Telemetry cost', [
   ['+ OpenTelemetry metrics, span not sampled', () => unsampled.run(work)],
   ['+ OpenTelemetry metrics and spans', () => telemetry.run(work)],
   ['+ metrics, spans and logging (the ResilienceModule default)', () => observed.run(work)],
+  ['OpenTelemetry SDK floor: the work + histogram record + 2 counters, by hand', () => floorMetrics()],
+  ['OpenTelemetry SDK floor: the same + one span made current, by hand', () => floorMetricsAndSpan()],
 ], { index: 1, label: 'without' });
 
 // The counters really counted: attempts / calls of the instrumented tasks.

@@ -102,6 +102,15 @@ const healthy: Configuration[] = [
       return (call) => breaker.fire(call) as Promise<void>;
     },
   },
+  // Last, so the half-failing rows below keep referring to their healthy twins by index.
+  {
+    id: 'raw-timeout',
+    library: 'none',
+    failRate: 0,
+    note: 'the request with AbortSignal.timeout(30 s) passed to it: what any caller with a timeout pays, no library',
+    // The platform's own timeout on purpose: this row is the cost a user pays without the library.
+    build: async () => (call) => call(AbortSignal.timeout(30_000)),
+  },
 ];
 
 const halfFailing: Configuration[] = [
