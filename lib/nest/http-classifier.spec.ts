@@ -51,7 +51,7 @@ describe('Classifier.http', () => {
     const now = Date.parse('Tue, 01 Dec 2026 09:00:00 GMT');
     const verdict = httpVerdict({ status: 503, headers: new Headers({ 'retry-after': 'Tue, 01 Dec 2026 09:00:07 GMT' }) }, () => now);
     expect(verdict).toEqual({ kind: 'Throttled', retryAfter: 7000 });
-    expect(httpVerdict({ status: 429, headers: { 'Retry-After': 'Tue, 01 Dec 2026 08:00:00 GMT' } }, () => now)).toEqual({ kind: 'Throttled', retryAfter: 0 });
+    expect(httpVerdict({ status: 429, headers: { 'Retry-After': 'Tue, 01 Dec 2026 08:00:00 GMT' } }, () => now)).toEqual({ kind: 'Throttled' }); // a date already past: no hint, the backoff applies
   });
 
   it('reads errors of axios (response.status + AxiosHeaders), got (response.statusCode), Nest (getStatus) and plain status fields', () => {

@@ -45,6 +45,7 @@ export {
   type ResilienceProblemOptions,
 } from './resilience-exception.filter.js';
 export { type GrpcRefusal, grpcRefusalAnswer, type InboundMetadata } from './grpc-refusal-answer.js';
+export { httpExceptionFrom } from './http-exception-from.js';
 export { ResilienceRpcContextInterceptor } from './resilience-rpc-context.interceptor.js';
 export type { ResilienceForRootAsyncOptions, ResilienceForRootOptions } from './resilience-module-definition.js';
 export type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilience-module-options.interface.js';

@@ -1,0 +1,28 @@
+import { HttpException } from '@nestjs/common';
+
+/** The `Retry-After` a {@link httpExceptionFrom} exception carries, keyed by the exception. */
+const retryAfters = new WeakMap<HttpException, string>();
+
+/**
+ * An `HttpException` for a dependency's non-2xx `Response` (fetch's), with the response's status and
+ * its `Retry-After` kept, for a `@Resilient` method that calls `fetch` itself: the registry's classifier
+ * reads the status as `Classifier.http` does (a 404 is an answer, a 503 is retried) and, for a 429 or
+ * 503, waits exactly the `Retry-After` the dependency asked for (delay-seconds or an HTTP-date; a
+ * malformed one is ignored) instead of the backoff. The body is `{ statusCode, message }` as Nest's own.
+ * ```ts
+ * if (!response.ok) throw httpExceptionFrom(response, `payments answered ${response.status}`);
+ * ```
+ * @param response the dependency's answer (its body is not read)
+ * @param message the exception's message; default `dependency answered <status>`
+ */
+export function httpExceptionFrom(response: Response, message = `dependency answered ${response.status}`): HttpException {
+  const exception = new HttpException({ statusCode: response.status, message }, response.status);
+  const retryAfter = response.headers.get('retry-after');
+  if (retryAfter !== null) retryAfters.set(exception, retryAfter);
+  return exception;
+}
+
+/** The `Retry-After` value an exception made by {@link httpExceptionFrom} kept, if any. @internal */
+export function keptRetryAfter(exception: HttpException): string | undefined {
+  return retryAfters.get(exception);
+}
