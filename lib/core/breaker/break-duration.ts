@@ -3,7 +3,8 @@ import { Jitter } from '../backoff/jitter.js';
 
 /**
  * The nominal break for the `opens`-th consecutive open: `base × 2^(opens-1)`, capped at `maximum`
- * (15 s, 30 s, 60 s, 120 s, 120 s … at the defaults; DESIGN §3.6). Never overflows: any `opens`
+ * (1000 ms every time at the defaults, whose `maximumBreak` equals `breakDuration`; 15 s, 30 s, 60 s,
+ * 120 s, 120 s … with `breakDuration: 15000, maximumBreak: 120000`; DESIGN §3.6). Never overflows: any `opens`
  * gives a finite value in [base, maximum].
  * @param opens consecutive opens including this one (1 for the first); values below 1 count as 1
  * @param base first break, ms

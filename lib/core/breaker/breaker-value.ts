@@ -14,7 +14,11 @@ import { PLAIN_OBJECT_RULE, isPlainObject } from '../rules/value-rule.js';
  *   its state survives a config reload; reload it with {@link CircuitBreaker.reconfigure}).
  */
 export class Breaker {
-  /** Every default of DESIGN §3.6 (5 consecutive, relative ×5 over 5 %, slow ×3, 15 s → 2 min, equal jitter). */
+  /**
+   * Every default of DESIGN §3.6: 5 consecutive Transient failures (the run measured against the recent
+   * error rate) with a 0.5 failure-rate floor over the last 100 outcomes, the relative and slow trips
+   * off, breaks of 1000 ms (maximumBreak 1000 ms: no doubling), equal jitter, 1 probe, closed after 2.
+   */
   static readonly default: Breaker = new Breaker('perOwner', BREAKER_DEFAULTS, undefined, {});
 
   private readonly perOwner: WeakMap<object, CircuitBreaker> | undefined;

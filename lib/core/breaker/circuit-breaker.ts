@@ -40,7 +40,8 @@ export interface BreakerDeps {
  * acted on). An attempt admitted in one state that settles after the breaker moved on (e.g. admitted
  * closed, settling while open) only feeds the latency baseline.
  *
- * Breaks: `breakDuration` (15 s) doubled per consecutive open up to `maximumBreak` (2 min), jittered
+ * Breaks: `breakDuration` (default 1000 ms) doubled per consecutive open up to `maximumBreak` (default
+ * 1000 ms, so no doubling unless it is set longer), jittered
  * (`equal` by default: at least half is served). The doubling counter resets when the breaker closes.
  * Open → HalfOpen happens when the break has passed and the breaker is next asked or read (no timer).
  *
