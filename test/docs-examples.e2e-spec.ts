@@ -14,6 +14,7 @@ import { ResilienceRpcContextInterceptor } from '../lib/nest/index.js';
 import { fetchPrices } from '../docs/examples/http-fetch.js';
 import { plainPolicy } from '../docs/examples/plain-policy.js';
 import { drainBudget } from '../docs/examples/retry-budget.js';
+import { bulkhead } from '../docs/examples/limits.js';
 import { countCalls } from '../docs/examples/telemetry.js';
 import { LoopbackGrpc } from './support/grpc-loopback.js';
 
@@ -76,6 +77,14 @@ describe('docs/retry-budget.md', () => {
     const { outcomes, utilization } = await drainBudget();
     expect(outcomes).toEqual([...Array<string>(10).fill('inventory down'), 'refused: BudgetExhausted']);
     expect(utilization).toBe(1);
+  });
+});
+
+describe('docs/limits.md', () => {
+  it('a limit of 2 with a queue of 1: two run, one waits for a slot, the fourth is answered by the fallback', async () => {
+    const { answers, limiter } = await bulkhead();
+    expect(answers).toEqual(['fresh price', 'fresh price', 'fresh price', 'cached price']);
+    expect(limiter).toMatchObject({ kind: 'concurrency', limit: 2, inflight: 0, queued: 0, queue: 1 });
   });
 });
 

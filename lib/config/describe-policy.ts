@@ -1,4 +1,4 @@
-import { Backoff, Classifier, Jitter, type Policy, type ResolvedBreakerSettings } from '../core/index.js';
+import { Backoff, Classifier, Jitter, type Policy, type ResolvedBreakerSettings, type ResolvedLimitSettings } from '../core/index.js';
 import type { ClassifierBase, ClassifierSpec } from './classifier-config.js';
 import type { PolicyPlan, PresetName } from './policy-config.js';
 
@@ -38,6 +38,10 @@ export interface ResolvedPolicyConfig {
   /** Every breaker setting, or `false` for none (`recovery` is `false` when off). */
   readonly breaker: false | (Omit<ResolvedBreakerSettings, 'recovery'> & { recovery: false | NonNullable<ResolvedBreakerSettings['recovery']> });
   readonly scope: false | { maximumKeys: number };
+  /** The limit's settings, or `false` for none. */
+  readonly limit: false | ResolvedLimitSettings;
+  /** The saturation multiple, or `false` when off. */
+  readonly saturation: false | number;
   /** The classifier (see {@link ResolvedClassifierConfig}). In Nest, `'default'` and `'grpc'` also judge a thrown `HttpException` by its status. */
   readonly classifier: ResolvedClassifierConfig;
 }
@@ -62,6 +66,8 @@ export function describePolicy(plan: PolicyPlan, policy: Policy, codeClassifier 
     budget: budget.kind === 'none' ? false : budget.kind === 'shared' ? { ...budget.options, shared: budget.sharedName } : { ...budget.options },
     breaker: plan.breaker === undefined ? false : { ...plan.breaker, recovery: plan.breaker.recovery ?? false },
     scope: plan.scope === undefined ? false : { maximumKeys: plan.scope.maximumKeys },
+    limit: plan.limit === undefined ? false : { ...plan.limit },
+    saturation: o.saturation?.multiple ?? false,
     classifier: codeClassifier ? 'custom' : describeClassifier(plan),
   };
 }

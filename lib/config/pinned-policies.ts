@@ -3,6 +3,9 @@ import {
   breakerTransitionReporter,
   CircuitBreaker,
   type Classifier,
+  ConcurrencyLimiter,
+  Limit,
+  type ResolvedLimitSettings,
   type ClassifierRule,
   type Clock,
   type Drain,
@@ -16,7 +19,7 @@ import {
 } from '../core/index.js';
 import { type ResolvedPolicyConfig, describePolicy } from './describe-policy.js';
 import type { BudgetPlan, ParsedResilienceConfig, PolicyPlan } from './policy-config.js';
-import { policyFromPlan, unpinnedBreaker, unpinnedBudget } from './policy-from-plan.js';
+import { policyFromPlan, unpinnedBreaker, unpinnedBudget, unpinnedLimit } from './policy-from-plan.js';
 
 /** What every policy built by a {@link PinnedPolicies} runs on. */
 export interface PinnedPoliciesOptions {
@@ -58,6 +61,7 @@ export class PinnedPolicies {
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly sharedBuckets = new Map<string, TokenBucket>();
   private readonly breakers = new Map<string, CircuitBreaker>();
+  private readonly limiters = new Map<string, ConcurrencyLimiter>();
   private readonly windows = new Map<string, SlidingWindowBudget>();
   private plans: ReadonlyMap<string, PolicyPlan> = new Map();
   private readonly clock: Clock;
@@ -126,6 +130,8 @@ export class PinnedPolicies {
     const reconfigure: [TokenBucket, BudgetPlan & { kind: 'private' | 'shared' }][] = [];
     const createdBreakers = new Map<string, CircuitBreaker>();
     const reconfigureBreakers: [CircuitBreaker, ResolvedBreakerSettings][] = [];
+    const createdLimiters = new Map<string, ConcurrencyLimiter>();
+    const reconfigureLimiters: [ConcurrencyLimiter, ResolvedLimitSettings][] = [];
     const createdWindows = new Map<string, SlidingWindowBudget>();
     const reconfigureWindows: [SlidingWindowBudget, BudgetPlan & { kind: 'window' }][] = [];
     const next = new Map<string, Policy>();
@@ -161,7 +167,16 @@ export class PinnedPolicies {
         } else reconfigureBreakers.push([instance, plan.breaker]);
         breaker = Breaker.using(instance);
       }
-      const policy = policyFromPlan(plan, { budget, breaker, clock: this.clock, random: this.random, drain: this.drain, classifier: this.classifiers.get(plan.name), defaultRules: this.defaultRules });
+      let limit: Limit | undefined;
+      if (plan.limit !== undefined) {
+        let instance = this.limiters.get(plan.name);
+        if (instance === undefined) {
+          instance = this.createLimiter(plan.name, plan.limit);
+          createdLimiters.set(plan.name, instance);
+        } else reconfigureLimiters.push([instance, plan.limit]);
+        limit = Limit.using(instance);
+      }
+      const policy = policyFromPlan(plan, { budget, breaker, limit, clock: this.clock, random: this.random, drain: this.drain, classifier: this.classifiers.get(plan.name), defaultRules: this.defaultRules });
       const registered = this.instrument?.(plan.name, policy) ?? policy;
       next.set(plan.name, registered);
       const fingerprint = planFingerprint(plan);
@@ -178,6 +193,9 @@ export class PinnedPolicies {
     }
     for (const [bucket, spec] of reconfigure) bucket.reconfigure(spec.options);
     for (const [instance, settings] of reconfigureBreakers) instance.reconfigure(settings);
+    // A resized limiter keeps its slots held and its queue: a larger limit starts queued callers now.
+    for (const [instance, settings] of reconfigureLimiters) instance.reconfigure(settings);
+    for (const [name, instance] of createdLimiters) this.limiters.set(name, instance);
     for (const [window, spec] of reconfigureWindows) window.reconfigure(spec.options);
     for (const [name, window] of createdWindows) this.windows.set(name, window);
     for (const [name, instance] of createdBreakers) this.breakers.set(name, instance);
@@ -190,6 +208,14 @@ export class PinnedPolicies {
     this.scopes = nextScopes;
     this.keyed = nextKeyed;
     this.plans = parsed.policies;
+  }
+
+  /**
+   * A limiter pinned to `name`. Its adaptive limit pauses learning while the saturation of whatever
+   * policy holds the name now says the event loop is saturated.
+   */
+  private createLimiter(name: string, settings: ResolvedLimitSettings): ConcurrencyLimiter {
+    return new ConcurrencyLimiter(settings, this.clock, () => this.policies.get(name)?.options.saturation?.saturated === true);
   }
 
   /** A breaker pinned to `name`; its state changes reach the listener of whatever policy holds the name now. */
@@ -211,12 +237,13 @@ function keyedTemplate(registered: Policy, plan: PolicyPlan): Policy {
   return registered.with({
     budget: plan.budget.kind === 'private' || plan.budget.kind === 'window' ? unpinnedBudget(plan.budget) : registered.options.budget,
     breaker: unpinnedBreaker(plan),
+    limit: unpinnedLimit(plan),
   });
 }
 
 /** Equal for two plans that build the same policy: a reload keeps the keyed template (and every key's instance) of an unchanged name. */
 function planFingerprint(plan: PolicyPlan): string {
-  const described = { preset: plan.presetName, changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope, classifier: plan.classifier };
+  const described = { preset: plan.presetName, changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope, classifier: plan.classifier, limit: plan.limit };
   // Functions (jitter curves) by their source; an explicit undefined (a removed bound) stays distinct from an absent key.
   return JSON.stringify(described, (_key, value: unknown) => (typeof value === 'function' ? `fn:${String(value)}` : value === undefined ? null : value));
 }

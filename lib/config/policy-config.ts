@@ -7,6 +7,9 @@ import { DEFAULT_MAXIMUM_KEYS } from '../core/policy/policy-scope.js';
 import { type RetryBudgetOptions, validateBudgetOptions } from '../core/budget/retry-budget.js';
 import { type SlidingWindowBudgetOptions, validateSlidingWindowOptions } from '../core/budget/sliding-window-budget.js';
 import { BOUND_RULE, DELAY_RULE } from '../core/rules/option-rules.js';
+import type { LimitConfig } from '../core/limits/limit-value.js';
+import type { ResolvedLimitSettings } from '../core/limits/limit-settings.js';
+import { Saturation } from '../core/limits/saturation.js';
 import type { ClassifierConfig, ClassifierSpec } from './classifier-config.js';
 import { Problems, checkKeys, checkName, join, readDuration, readObject } from './config-reading.js';
 import { type BudgetSection, type Section, isWindow, parseSection } from './policy-section.js';
@@ -94,6 +97,18 @@ export interface PolicyConfig {
    * Default: the preset's (`http`, `conservative`: `'http'`).
    */
   classifier?: ClassifierConfig;
+  /**
+   * Bounds the attempts in flight at once (DESIGN §3.8): `{ concurrency: 20, queue: 50 }` (a bulkhead),
+   * `{ adaptive: { initial?, minimum?, maximum? }, queue? }` (`adaptive: true` for the defaults 20 / 1 /
+   * 200), or `false` (none, the default of every preset). The limiter is pinned to the name: a reload
+   * resizes it live, keeping the calls in flight. A keyed use (`scope`, HTTP per host) gets one per key.
+   */
+  limit?: LimitConfig | false;
+  /**
+   * `Saturation.above(n)`: while the event loop's delay is above `n` × its normal (and above 20 ms),
+   * measured terms stop learning; a finite number > 1, or `false` (off, the default).
+   */
+  saturation?: number | false;
 }
 
 /**
@@ -157,6 +172,8 @@ export interface PolicyPlan {
   readonly scope: { readonly maximumKeys: number } | undefined;
   /** The configured classifier, or `undefined` for the preset's. */
   readonly classifier?: ClassifierSpec;
+  /** The limit to pin to the name, or `undefined` for none. */
+  readonly limit?: ResolvedLimitSettings;
 }
 
 /** A validated configuration: one plan per policy name, in config order. */
@@ -209,6 +226,7 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
   if (section.attemptTimeout !== undefined) changes.attemptTimeout = section.attemptTimeout ?? undefined;
   if (section.useAmbientDeadline !== undefined) changes.useAmbientDeadline = section.useAmbientDeadline;
   if (section.useAmbientCriticality !== undefined) changes.useAmbientCriticality = section.useAmbientCriticality;
+  if (section.saturation !== undefined) changes.saturation = section.saturation === false ? undefined : Saturation.above(section.saturation);
   // Every field passed the core's own rule when its section was read: nothing here can be refused.
   const backoff = section.backoff;
   if (backoff?.type === 'exponential') changes.backoff = Backoff.exponential(backoff.options);
@@ -237,7 +255,8 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
     }
   }
   const scope = section.scope ? { maximumKeys: section.scope.maximumKeys ?? DEFAULT_MAXIMUM_KEYS } : undefined;
-  return { name, preset, presetName, extends: chain, changes, budget, breaker, scope, classifier: section.classifier };
+  const limit = section.limit === undefined || section.limit === false ? undefined : section.limit;
+  return { name, preset, presetName, extends: chain, changes, budget, breaker, scope, classifier: section.classifier, limit };
 }
 
 /**

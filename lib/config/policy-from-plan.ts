@@ -1,4 +1,4 @@
-import { Breaker, Classifier, type ClassifierRule, type Clock, type Drain, type Policy, RetryBudget } from '../core/index.js';
+import { Breaker, Classifier, type ClassifierRule, type Clock, type Drain, Limit, type Policy, RetryBudget } from '../core/index.js';
 import { classifierFromSpec } from './classifier-config.js';
 import type { BudgetPlan, PolicyPlan } from './policy-config.js';
 
@@ -8,6 +8,8 @@ export interface PlanState {
   readonly budget?: RetryBudget;
   /** The breaker to consult; default {@link unpinnedBreaker} of the plan. */
   readonly breaker?: Breaker | undefined;
+  /** The concurrency limit; default {@link unpinnedLimit} of the plan. */
+  readonly limit?: Limit | undefined;
   /** Time source; default the preset's (`SystemClock.instance`). */
   readonly clock?: Clock;
   /** Uniform [0, 1) source; default the preset's (`Math.random`). */
@@ -34,7 +36,8 @@ export interface PlanState {
 export function policyFromPlan(plan: PolicyPlan, state: PlanState = {}): Policy {
   const budget = 'budget' in state ? state.budget : unpinnedBudget(plan.budget);
   const breaker = 'breaker' in state ? state.breaker : unpinnedBreaker(plan);
-  return plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, clock: state.clock, random: state.random, drain: state.drain, classifier: planClassifier(plan, state) });
+  const limit = 'limit' in state ? state.limit : unpinnedLimit(plan);
+  return plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, limit, clock: state.clock, random: state.random, drain: state.drain, classifier: planClassifier(plan, state) });
 }
 
 /** The classifier of a built policy: the code one, else the configured one, else the preset's (with the framework's default rules under `Classifier.default`). */
@@ -58,4 +61,9 @@ export function unpinnedBudget(plan: BudgetPlan): RetryBudget {
 /** A breaker private to each policy instance with the plan's settings, or `undefined` when it has none. */
 export function unpinnedBreaker(plan: PolicyPlan): Breaker | undefined {
   return plan.breaker === undefined ? undefined : Breaker.from(plan.breaker);
+}
+
+/** A limiter private to each policy instance (each key of a scope) with the plan's settings, or `undefined` when it has none. */
+export function unpinnedLimit(plan: PolicyPlan): Limit | undefined {
+  return plan.limit === undefined ? undefined : Limit.of(plan.limit);
 }

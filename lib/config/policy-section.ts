@@ -14,6 +14,10 @@ import {
   WINDOW_RULES,
 } from '../core/rules/option-rules.js';
 import { NAME_RULE } from '../core/rules/value-rule.js';
+import { PolicyConfigError } from '../core/errors.js';
+import { Limit } from '../core/limits/limit-value.js';
+import type { ResolvedLimitSettings } from '../core/limits/limit-settings.js';
+import { SATURATION_RULE } from '../core/limits/saturation.js';
 import { type ClassifierSpec, parseClassifier } from './classifier-config.js';
 import { Problems, checkKeys, join, readDuration, readObject } from './config-reading.js';
 import { PRESET_NAMES, type PresetName } from './presets.js';
@@ -32,6 +36,8 @@ export const POLICY_KEYS = [
   'useAmbientDeadline',
   'useAmbientCriticality',
   'classifier',
+  'limit',
+  'saturation',
 ] as const;
 const EXPONENTIAL_KEYS = ['type', 'transientBase', 'throttledBase', 'factor', 'maximumDelay', 'jitter'] as const;
 const BUCKET_KEYS = ['fraction', 'minimumPerSecond', 'shared'] as const;
@@ -56,6 +62,10 @@ export interface Section {
   breaker?: boolean | Record<string, unknown>;
   scope?: false | { maximumKeys?: number };
   classifier?: ClassifierSpec;
+  /** `false` (none) or the validated limit settings. */
+  limit?: false | ResolvedLimitSettings;
+  /** `false` (off) or the multiple of the event loop's normal delay. */
+  saturation?: false | number;
 }
 
 /** A budget section: token-bucket keys or sliding-window keys (never both). */
@@ -108,6 +118,10 @@ export function parseSection(problems: Problems, value: unknown, path: string): 
   if (fields.budget !== undefined) section.budget = parseBudget(problems, fields.budget, at('budget'));
   if (fields.breaker !== undefined) section.breaker = parseBreaker(problems, fields.breaker, at('breaker'));
   if (fields.scope !== undefined) section.scope = parseScope(problems, fields.scope, at('scope'));
+  if (fields.limit !== undefined) section.limit = parseLimit(problems, fields.limit, at('limit'));
+  if (fields.saturation !== undefined) {
+    section.saturation = fields.saturation === false ? false : problems.check(SATURATION_RULE, at('saturation'), fields.saturation);
+  }
   if (fields.classifier !== undefined) {
     const read = parseClassifier(fields.classifier, at('classifier'));
     if ('spec' in read) section.classifier = read.spec;
@@ -189,4 +203,14 @@ function parseScope(problems: Problems, value: unknown, path: string): Section['
   if (fields.maximumKeys === undefined) return {};
   const maximumKeys = problems.check(MAXIMUM_KEYS_RULE, join(path, 'maximumKeys'), fields.maximumKeys);
   return maximumKeys === undefined ? undefined : { maximumKeys };
+}
+
+/** Reads the limit section (`{ concurrency, queue? }`, `{ adaptive, queue? }` or `false`) with the core's rules. */
+function parseLimit(problems: Problems, value: unknown, path: string): Section['limit'] {
+  try {
+    return Limit.settingsFrom(value, path) ?? false;
+  } catch (error) {
+    if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
+    throw error;
+  }
 }

@@ -60,6 +60,8 @@ describe('presets, extends and defaults in config', () => {
       // literally (streakSignificance 1, no floor: DESIGN §3.6).
       breaker: { ...BREAKER_DEFAULTS, breakDuration: 20_000, maximumBreak: 20_000, consecutiveFailures: 8, streakSignificance: 1, failureRateFloor: 0, recovery: false },
       scope: false,
+      limit: false,
+      saturation: false,
       classifier: 'http', // the http preset's
     });
     expect(policies.describe('base')).toMatchObject({ attempts: 4, deadline: 5000, extends: [] });

@@ -47,11 +47,13 @@ export function rejectUnknownKeys(options: object, known: readonly string[], pre
 }
 
 /** Why a guard of this process refused a call. */
-export type RejectionReason = 'BudgetExhausted' | 'DependencyUnavailable' | 'RateLimited' | 'QuotaExhausted';
+export type RejectionReason = 'BudgetExhausted' | 'DependencyUnavailable' | 'Limited' | 'RateLimited' | 'QuotaExhausted';
 
 /**
- * A guard of this process refused to start an attempt: the retry budget is empty (`BudgetExhausted`)
- * or the breaker is open (`DependencyUnavailable`). Reported after the 100 ms guarded pause
+ * A guard of this process refused to start an attempt: the retry budget is empty (`BudgetExhausted`),
+ * the breaker is open (`DependencyUnavailable`) or the concurrency limit is reached with its queue
+ * full (`Limited`; `retryAfter` the median time a slot was held lately, `undefined` before the first
+ * slot came back). Reported after the 100 ms guarded pause
  * (DESIGN §3.7). `retryAfter` (ms) is when asking again may succeed: for a breaker refusal always set
  * (the break left while open; while half-open with its probes out, the probe timeout left capped at
  * the break last served — see `CircuitBreaker.refusalRetryAfter`), for a budget refusal `undefined`

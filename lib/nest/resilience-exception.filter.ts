@@ -20,6 +20,7 @@ import type { ResilienceModuleOptions } from './resilience-module-options.interf
 const REFUSAL_DETAILS: Record<RejectionReason, string> = {
   BudgetExhausted: 'A call to a dependency of this service failed and was not retried: retries to that dependency are paused while its retry budget is spent',
   DependencyUnavailable: 'A dependency of this service is not being called right now: its circuit breaker is open',
+  Limited: 'A dependency of this service is not being called right now: as many calls to it as this service allows are already in flight',
   RateLimited: 'A dependency of this service is not being called right now: its rate limit is reached',
   QuotaExhausted: 'A dependency of this service is not being called right now: its quota is spent',
 };

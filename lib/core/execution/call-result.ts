@@ -29,6 +29,11 @@ export interface CallResult<T> {
   readonly attempts: readonly AttemptRecord[];
   /** Duration of the whole call in ms, by the policy's clock. */
   readonly duration: number;
+  /**
+   * True when the policy's fallback answered the call: `value` is the fallback's (or `error` its
+   * error), `ok` stays false and `reason` says why the call stopped without its own value.
+   */
+  readonly fallback: boolean;
 }
 
 /** Mutable bookkeeping for one call, allocated only when the caller wants a result (tryRun). */
@@ -36,4 +41,5 @@ export class CallLog {
   reason: StopReason = 'succeeded';
   readonly attempts: AttemptRecord[] = [];
   duration = 0;
+  fallback = false;
 }

@@ -1,6 +1,7 @@
 import { Ambient } from '../ambient/ambient-context.js';
 import { Admission } from '../breaker/breaker-state.js';
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
+import type { Fallback, FallbackStop } from '../fallback/fallback.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { Verdict } from '../classification/verdict.js';
 import type { RejectionReason } from '../errors.js';
@@ -20,9 +21,15 @@ export type Work<T> = (context: AttemptContext) => T | PromiseLike<T>;
 
 /**
  * What a phase tells the loop: go on to the next phase, stop (the call's `reason` and outcome are
- * set), or refuse (a guard of this process refused: `refusal` is set; the loop runs the one refusal path).
+ * set), refuse (a guard of this process refused: `refusal` is set; the loop runs the one refusal path),
+ * or queue (the concurrency limit is reached and its queue has room: the loop waits for a slot).
  */
-export const Step = Object.freeze({ Go: 0, Stop: 1, Refuse: 2 } as const);
+export const Step = Object.freeze({ Go: 0, Stop: 1, Refuse: 2, Queue: 3 } as const);
+/** What a call holds of its policy's limiter (see `Call.slot`). */
+export const Slot = Object.freeze({ None: 0, Held: 1, Queued: 2 } as const);
+/** One of the {@link Slot} values. */
+export type Slot = (typeof Slot)[keyof typeof Slot];
+
 /** One of the {@link Step} values. */
 export type Step = (typeof Step)[keyof typeof Step];
 
@@ -30,6 +37,7 @@ export type Step = (typeof Step)[keyof typeof Step];
 export const REFUSAL_REASONS = Object.freeze({
   BudgetExhausted: 'budgetExhausted',
   DependencyUnavailable: 'dependencyUnavailable',
+  Limited: 'limited',
 } as const satisfies Partial<Record<RejectionReason, StopReason>>);
 /** A guard's refusal the executor knows how to report (grows with limiters and quota). */
 export type GuardRefusal = keyof typeof REFUSAL_REASONS;
@@ -91,6 +99,12 @@ export class Call<T> {
   attemptStart = 0;
   /** Whether the current attempt is bounded by `attemptTimeout` rather than by the deadline. */
   byAttemptTimeout = false;
+  /**
+   * The slot of the policy's limiter the call holds, from admission until the attempt is recorded:
+   * `Slot.None`, `Slot.Held`, or `Slot.Queued` (held after waiting in the queue: the attempt starts
+   * when the wait ended, not at the call's start). One field, so a call without a limit is no larger.
+   */
+  slot: Slot = Slot.None;
   /** The backoff (ms) the retry decision chose before the next attempt. */
   delay = 0;
 
@@ -166,7 +180,7 @@ export class Call<T> {
       this.start = carriedStart ?? (this.callTimed ? o.clock.now() : 0);
       this.deadlineAt = this.deadline === undefined ? Infinity : this.start + this.deadline;
     }
-    this.timed = reported || this.breaker !== undefined;
+    this.timed = reported || this.breaker !== undefined || o.limit !== undefined;
     this.timesRetries = this.bucket?.timesRetries === true;
     if (continuing !== undefined) {
       // The attempt that broke the accepted value was a Transient failure: the next is its retry.
@@ -187,31 +201,67 @@ export class Call<T> {
 
   /**
    * Ends the call: the log's reason and duration, the one terminal event, then the outcome — the
-   * value of a success, else the error it stopped with or the last value a classifier rejected.
+   * value of a success, else the error it stopped with or the last value a classifier rejected. A
+   * call the policy's fallback answers (see {@link Fallback}) ends when the fallback settles, with
+   * its value or its error, and its terminal event says `fallback: true`.
    */
-  settle(): T {
+  settle(): T | Promise<T> {
     const reason = this.reason;
-    const succeeded = reason === 'succeeded';
-    const log = this.log;
-    if (this.listener !== undefined || log !== undefined) {
-      const duration = this.clock.now() - this.start;
-      if (log !== undefined) {
-        log.reason = reason;
-        log.duration = duration;
-      }
-      if (this.listener !== undefined) {
-        const kind: CallEventKind = succeeded ? 'succeeded' : this.refusal !== undefined && reason !== 'cancelled' ? 'rejected' : 'failed';
-        const init: CallEventInit = { kind, policy: this.options.name, attempt: this.attempts, verdict: this.verdict?.kind, error: succeeded ? undefined : errorName(this.error), duration, reason, isTerminal: true };
-        const terminal = CallEvent.of(init, this.policy.dependency);
-        if (succeeded && this.hold !== undefined) this.hold.hold(this, terminal);
-        else ended(this.listener, this.state, terminal);
-      }
-    }
-    if (!succeeded && this.threw) {
+    const fallback = this.options.fallback;
+    if (fallback !== undefined && reason !== 'succeeded' && fallback.answers(reason)) return this.fallBack(fallback);
+    this.report(reason === 'succeeded' ? undefined : errorName(this.error), false);
+    if (reason !== 'succeeded' && this.threw) {
       recordStop(this.error, reason);
       throw this.error;
     }
     return this.value as T;
+  }
+
+  /** The log and the terminal event (held for a success when `hold` says so). */
+  private report(error: string | undefined, fallback: boolean): void {
+    const log = this.log;
+    if (this.listener === undefined && log === undefined) return;
+    const reason = this.reason;
+    const succeeded = reason === 'succeeded';
+    const duration = this.clock.now() - this.start;
+    if (log !== undefined) {
+      log.reason = reason;
+      log.duration = duration;
+      log.fallback = fallback;
+    }
+    if (this.listener !== undefined) {
+      const kind: CallEventKind = succeeded ? 'succeeded' : this.refusal !== undefined && reason !== 'cancelled' ? 'rejected' : 'failed';
+      const init: CallEventInit = { kind, policy: this.options.name, attempt: this.attempts, verdict: this.verdict?.kind, error, duration, reason, isTerminal: true, fallback };
+      const terminal = CallEvent.of(init, this.policy.dependency);
+      if (succeeded && this.hold !== undefined) this.hold.hold(this, terminal);
+      else ended(this.listener, this.state, terminal);
+    }
+  }
+
+  /**
+   * Runs the fallback for a call that stopped without a value of its own: resolves with what it
+   * returns; a fallback that throws rejects with its own error, the call's error set as that error's
+   * `cause` when it has none.
+   */
+  private async fallBack(fallback: Fallback): Promise<T> {
+    const original = this.threw ? this.error : undefined;
+    const stop: FallbackStop = { reason: this.reason, error: original, value: this.threw ? undefined : this.value, attempts: this.attempts };
+    try {
+      const value = (await fallback.fn(stop)) as T;
+      this.report(errorName(original), true);
+      return value;
+    } catch (error) {
+      if (original !== undefined && error instanceof Error && error !== original && error.cause === undefined) {
+        try {
+          Object.defineProperty(error, 'cause', { value: original, configurable: true, writable: true });
+        } catch {
+          // A frozen error keeps what it has.
+        }
+      }
+      this.report(errorName(error), true);
+      recordStop(error, this.reason);
+      throw error;
+    }
   }
 
   /** Tells the observer (the caller checks there is one, so no event is built for nobody). */

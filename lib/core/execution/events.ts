@@ -68,6 +68,8 @@ export interface CallEventInit {
   readonly isTerminal?: boolean;
   /** The keyed instance's label; default none. */
   readonly dependency?: DependencyLabel;
+  /** On a terminal event: the policy's fallback answered the call. Default false. */
+  readonly fallback?: boolean;
 }
 
 /**
@@ -98,6 +100,12 @@ export class CallEvent {
   readonly isTerminal: boolean;
   /** The host or service of a keyed policy instance (per-origin HTTP, per-service gRPC), else `undefined`. */
   readonly dependency: DependencyLabel | undefined;
+  /**
+   * True on the terminal event of a call the policy's fallback answered: `kind` and `reason` still
+   * say how the call itself ended (`rejected`/`limited`, `failed`/`attemptsExhausted`), `error` names
+   * the call's error, or the fallback's own when it threw. Else false.
+   */
+  readonly fallback: boolean;
 
   /**
    * An event from its fields by name; what is left out takes its default (see {@link CallEventInit}).
@@ -114,6 +122,7 @@ export class CallEvent {
     this.reason = init.reason;
     this.isTerminal = init.isTerminal ?? false;
     this.dependency = dependency;
+    this.fallback = init.fallback ?? false;
   }
 
   /**
@@ -138,6 +147,7 @@ export class CallEvent {
     if (this.kind === 'retrying') text += ` +${Math.round(this.delay)}ms`;
     if (this.isTerminal && this.reason !== undefined && this.reason !== 'succeeded') text += ` ${this.reason}`;
     if (this.error !== undefined) text += ` ${this.error}`;
+    if (this.fallback) text += ' (fallback)';
     return text;
   }
 }

@@ -41,6 +41,8 @@ function addsNothing(policy: ExecutablePolicy): boolean {
     !o.useAmbientDeadline &&
     o.classifier.valuesAreOk &&
     policy.breaker() === undefined &&
+    o.limit === undefined &&
+    o.fallback === undefined &&
     policy.bucket() === undefined
   );
 }

@@ -1,6 +1,7 @@
-import { CallRejectedError } from '../errors.js';
+import { CallRejectedError, DeadlineExceededError } from '../errors.js';
+import { QueueExit } from '../limits/limit-queue.js';
 import { sleep } from '../time/sleep.js';
-import { type Call, REFUSAL_REASONS, Step, stopForDrain } from './call.js';
+import { type Call, REFUSAL_REASONS, Slot, Step, stopForDrain } from './call.js';
 import { TIMED_OUT, admit, attemptContext, begin, boundedAttempt, decideRetry, record, timedOut } from './phases.js';
 
 // The executor's loop (DESIGN §3.2): the rules of phases.ts in order, waiting only for the attempt, a
@@ -56,6 +57,7 @@ async function backoff<T>(call: Call<T>): Promise<T> {
 /** Admission, then the bounded attempt; its outcome goes to the call's handlers. */
 function attempt<T>(call: Call<T>): Promise<T> {
   const admission = admit(call);
+  if (admission === Step.Queue) return queued(call);
   if (admission === Step.Refuse) return refuse(call);
   if (admission === Step.Stop) return settled(call);
   const context = attemptContext(call);
@@ -127,9 +129,32 @@ async function refuse<T>(call: Call<T>): Promise<T> {
     return drained(call);
   }
   // A breaker's refusal always has a hint, half-open ones included (see refusalRetryAfter).
-  const retryAfter = refusal === 'BudgetExhausted' ? call.bucket!.retryAfter() : call.breaker!.refusalRetryAfter();
+  const retryAfter = refusal === 'BudgetExhausted' ? call.bucket!.retryAfter() : refusal === 'Limited' ? call.policy.limiter()!.refusalRetryAfter() : call.breaker!.refusalRetryAfter();
   call.fail(REFUSAL_REASONS[refusal], new CallRejectedError(refusal, retryAfter, { cause: call.error, policy: call.options.name || undefined }));
   return call.settle();
+}
+
+/**
+ * Waits in the limiter's queue for a slot, then admits the attempt again (holding the slot). The
+ * caller's abort ends the call as cancelled, the deadline passing while it waits as
+ * `deadlineExceeded`: time spent queued counts against the deadline; a retry's token goes back.
+ */
+async function queued<T>(call: Call<T>): Promise<T> {
+  let exit: QueueExit;
+  try {
+    exit = await call.policy.limiter()!.wait(call.deadlineAt, call.signal);
+  } catch (reason) {
+    if (call.attempts > 0) call.bucket?.refund();
+    call.fail('cancelled', reason);
+    return call.settle();
+  }
+  if (exit === QueueExit.Expired) {
+    if (call.attempts > 0) call.bucket?.refund();
+    call.fail('deadlineExceeded', new DeadlineExceededError(call.deadline!, { cause: call.error }));
+    return call.settle();
+  }
+  call.slot = Slot.Queued;
+  return attempt(call);
 }
 
 /**
@@ -142,7 +167,7 @@ function guardedPause<T>(call: Call<T>): Promise<boolean> {
 }
 
 /** Ends a call the drain stopped, with the outcome it already had. */
-function drained<T>(call: Call<T>): T {
+function drained<T>(call: Call<T>): T | Promise<T> {
   stopForDrain(call);
   return call.settle();
 }

@@ -4,8 +4,9 @@ import type { ClassifyContext } from '../classification/classifier.js';
 import { Verdict, isRetryable } from '../classification/verdict.js';
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors.js';
 import { Attempt, type AttemptContext, type AttemptHandle } from './attempt-context.js';
-import { type Call, Step, stopForDrain } from './call.js';
+import { type Call, Slot, Step, stopForDrain } from './call.js';
 import { errorName } from './error-name.js';
+import { SlotOutcome } from '../limits/concurrency-limiter.js';
 import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
 
 // The executor's rules (DESIGN §3.2), one implementation each: plain synchronous functions over one
@@ -100,25 +101,49 @@ export function admit<T>(call: Call<T>): Step {
   const signal = call.signal;
   if (signal?.aborted === true) {
     if (next > 1) call.bucket?.refund();
+    releaseSlot(call, 0, SlotOutcome.Ignored);
     return call.fail('cancelled', signal.reason);
   }
-  // The first attempt starts when the call does; later ones after a wait.
-  const attemptStart = next === 1 && call.callTimed ? call.start : call.callTimed || call.timed || (next > 1 && call.timesRetries) ? call.clock.now() : 0;
-  if (attemptStart >= call.deadlineAt) return call.fail('deadlineExceeded', new DeadlineExceededError(call.deadline!, { cause: call.error }));
+  // The first attempt starts when the call does (unless it queued for a slot); later ones after a wait.
+  const attemptStart = next === 1 && call.callTimed && call.slot !== Slot.Queued ? call.start : call.callTimed || call.timed || (next > 1 && call.timesRetries) ? call.clock.now() : 0;
+  if (attemptStart >= call.deadlineAt) {
+    releaseSlot(call, 0, SlotOutcome.Ignored);
+    return call.fail('deadlineExceeded', new DeadlineExceededError(call.deadline!, { cause: call.error }));
+  }
+  // The limiter first: a queued caller is admitted by the breaker when its slot comes, not before.
+  const limiter = call.options.limit === undefined ? undefined : call.policy.limiter();
+  if (limiter !== undefined && call.slot === Slot.None) {
+    if (!limiter.tryAcquire()) {
+      if (limiter.canWait) return Step.Queue;
+      if (next > 1) call.bucket?.refund();
+      call.refusal = 'Limited';
+      return Step.Refuse;
+    }
+    call.slot = Slot.Held;
+  }
   const breaker = call.breaker;
   if (breaker !== undefined) {
     const admission = breaker.admit();
     if (admission === Admission.Refused) {
-      // The retry never reaches the dependency: the token it spent goes back.
+      // The retry never reaches the dependency: the token it spent goes back, and the slot it took.
       if (next > 1) call.bucket?.refund();
+      releaseSlot(call, 0, SlotOutcome.Ignored);
       call.refusal = 'DependencyUnavailable';
       return Step.Refuse;
     }
     call.admission = admission;
   }
+  if (call.slot === Slot.Queued) call.slot = Slot.Held;
   call.attempts = next;
   call.attemptStart = attemptStart;
   return Step.Go;
+}
+
+/** Gives the call's limiter slot back, when it holds one. */
+export function releaseSlot<T>(call: Call<T>, heldFor: number, outcome: SlotOutcome): void {
+  if (call.slot === Slot.None) return;
+  call.slot = Slot.None;
+  call.policy.limiter()!.release(heldFor, outcome);
 }
 
 /**
@@ -230,6 +255,8 @@ export function record<T>(call: Call<T>): Step {
   if (call.log !== undefined) call.log.attempts.push({ attempt: n, verdict: verdict.kind, duration, error: call.error, delay: 0 });
   if (call.listener !== undefined) call.emit({ kind: 'attempt', policy: o.name, attempt: n, verdict: verdict.kind, error: errorName(call.error), duration });
   call.breaker?.record(call.admission, verdict.kind, duration, attemptEnd);
+  // Attempt timeouts and failures worth retrying are drops (signs of load); answers are latency samples.
+  if (call.slot !== Slot.None) releaseSlot(call, duration, callerAborted || verdict.kind === 'Permanent' || verdict.kind === 'Limited' ? SlotOutcome.Ignored : verdict.kind === 'Ok' ? SlotOutcome.Answered : SlotOutcome.Dropped);
   // The budget's one hook: every attempt's outcome (a token bucket deposits on Ok).
   call.bucket?.recordAttempt(n, verdict, duration, call.threw ? call.error : undefined);
 

@@ -7,6 +7,10 @@ import { Drain } from '../execution/drain.js';
 import type { AttemptContext } from '../execution/attempt-context.js';
 import type { CallEvent, CallEventListener, DependencyLabel } from '../execution/events.js';
 import { RetryBudget, type RetryBudgetState } from '../budget/retry-budget.js';
+import { Fallback, type FallbackFunction } from '../fallback/fallback.js';
+import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
+import { Limit } from '../limits/limit-value.js';
+import { Saturation } from '../limits/saturation.js';
 import { ATTEMPTS_RULE, BOOLEAN_RULE, CALL_BOUND_RULE, CLOCK_RULE, FUNCTION_RULE, RANDOM_RULE } from '../rules/option-rules.js';
 import { type ValueRule, checkOptions, valueRule } from '../rules/value-rule.js';
 
@@ -60,6 +64,26 @@ export interface PolicyOptions {
    * instead; `onEvent: undefined` removes them all. Default none.
    */
   onEvent?: CallEventSink;
+  /**
+   * Bounds the attempts in flight at once (DESIGN §3.8): `Limit.concurrency(n, { queue })` (a
+   * bulkhead) or `Limit.adaptive({ initial, minimum, maximum, queue })`; a slot is held per attempt.
+   * An attempt finding no free slot waits in the FIFO queue or is refused (`CallRejectedError`
+   * reason `Limited`, stop reason `limited`) after the guarded pause; refused work never starts.
+   * `undefined` (the default) = no limit.
+   */
+  limit?: Limit;
+  /**
+   * Answers a call that stops without a value of its own — refused, attempts exhausted, deadline —
+   * with a stand-in: `(stop) => value` or `Fallback.to(fn, { on })` (see {@link Fallback}). Never on a
+   * Permanent answer unless listed in `on`. `undefined` (the default) = none.
+   */
+  fallback?: Fallback | FallbackFunction;
+  /**
+   * `Saturation.above(multiple)`: while the event loop's delay is above `multiple` × its normal (and
+   * above 20 ms), measured terms (the adaptive limit) stop learning. Nothing is refused or delayed.
+   * `undefined` (the default) = off.
+   */
+  saturation?: Saturation;
   /** Time source. Default `SystemClock.instance`. */
   clock?: Clock;
   /** Uniform [0, 1) source for jitter. Default `Math.random`. */
@@ -123,6 +147,8 @@ export interface ExecutablePolicy {
   bucket(): RetryBudgetState | undefined;
   /** The circuit breaker for this policy instance, or undefined when off. */
   breaker(): CircuitBreaker | undefined;
+  /** The concurrency limiter for this policy instance, or undefined when off. */
+  limiter(): ConcurrencyLimiter | undefined;
 }
 
 /** A policy's complete, validated settings. */
@@ -140,6 +166,9 @@ export interface ResolvedPolicyOptions {
   readonly classifier: Classifier;
   /** The listeners and observers attached, as one observer (a plain listener is wrapped as one). */
   readonly onEvent: CallObserver | undefined;
+  readonly limit: Limit | undefined;
+  readonly fallback: Fallback | undefined;
+  readonly saturation: Saturation | undefined;
   readonly clock: Clock;
   readonly random: () => number;
 }
@@ -158,6 +187,9 @@ export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
   drain: undefined,
   classifier: Classifier.default,
   onEvent: undefined,
+  limit: undefined,
+  fallback: undefined,
+  saturation: undefined,
   clock: SystemClock.instance,
   random: Math.random,
 });
@@ -180,6 +212,9 @@ const OPTION_RULES: Record<keyof PolicyOptions, ValueRule> = {
   drain: instance('a Drain (new Drain())', (v) => v instanceof Drain),
   classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
   onEvent: instance('a function (event) => void or a CallObserver { callStarted?, runAttempt?, event?, callEnded? }', isEventSink),
+  limit: instance('a Limit (Limit.concurrency(n, { queue }), Limit.adaptive({ initial, minimum, maximum, queue }))', (v) => v instanceof Limit),
+  fallback: instance('a function (stop) => value, or Fallback.to(fn, { on })', (v) => typeof v === 'function' || v instanceof Fallback),
+  saturation: instance('a Saturation (Saturation.above(multiple))', (v) => v instanceof Saturation),
   clock: CLOCK_RULE,
   random: RANDOM_RULE,
 };
@@ -193,14 +228,18 @@ export function mergeOptions(base: ResolvedPolicyOptions, changes: PolicyOptions
   const merged = { ...base };
   for (const [key, value] of Object.entries(changes)) {
     // `deadline: undefined` (or `breaker`, …) explicitly removes it; other undefined values keep the base.
-    if (value !== undefined || key === 'deadline' || key === 'attemptTimeout' || key === 'onEvent' || key === 'breaker') {
+    if (value !== undefined || REMOVABLE.has(key)) {
       // An unbounded `deadline` / `attemptTimeout` (Infinity) is stored as no bound, as leaving it out.
       const stored = value === Infinity && (key === 'deadline' || key === 'attemptTimeout') ? undefined : value;
-      (merged as Record<string, unknown>)[key] = key === 'onEvent' && value !== undefined ? toObserver(value as CallEventSink) : stored;
+      (merged as Record<string, unknown>)[key] =
+        value === undefined ? value : key === 'onEvent' ? toObserver(value as CallEventSink) : key === 'fallback' ? Fallback.from(value as FallbackFunction) : stored;
     }
   }
   return Object.freeze(merged);
 }
+
+/** Options that `undefined` explicitly removes (other undefined values keep the base). */
+const REMOVABLE: ReadonlySet<string> = new Set(['deadline', 'attemptTimeout', 'onEvent', 'breaker', 'limit', 'fallback', 'saturation']);
 
 const OBSERVER_MEMBERS = ['callStarted', 'runAttempt', 'event', 'callEnded', 'retired'] as const;
 

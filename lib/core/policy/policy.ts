@@ -1,6 +1,7 @@
 import type { AttemptContext } from '../execution/attempt-context.js';
 import { type CallResult, CallLog } from '../execution/call-result.js';
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
+import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
 import { Classifier } from '../classification/classifier.js';
 import { Breaker } from '../breaker/breaker-value.js';
 import { checkDeadlineFits, checkListenerReplaced } from '../diagnostics/policy-checks.js';
@@ -61,6 +62,7 @@ export interface PolicyState {
 export class Policy implements ExecutablePolicy {
   private resolvedBucket: RetryBudgetState | undefined | null = null;
   private resolvedBreaker: CircuitBreaker | undefined | null = null;
+  private resolvedLimiter: ConcurrencyLimiter | undefined | null = null;
 
   /**
    * Use `Resilience.default.with(...)` rather than constructing directly.
@@ -101,6 +103,20 @@ export class Policy implements ExecutablePolicy {
       this.resolvedBreaker = this.state?.breaker ?? o.breaker?.resolve(this, o.clock, o.random, breakerTransitionReporter(() => this));
     }
     return this.resolvedBreaker;
+  }
+
+  /**
+   * The concurrency limiter for this instance (resolved on first use), or undefined without a
+   * `limit`. Its adaptive limit learns nothing while the policy's `saturation` says the event loop
+   * is saturated.
+   */
+  limiter(): ConcurrencyLimiter | undefined {
+    if (this.resolvedLimiter === null) {
+      const o = this.options;
+      const saturation = o.saturation;
+      this.resolvedLimiter = o.limit?.resolve(this, o.clock, saturation === undefined ? undefined : () => saturation.saturated);
+    }
+    return this.resolvedLimiter;
   }
 
   /**
@@ -153,9 +169,9 @@ export class Policy implements ExecutablePolicy {
     const log = new CallLog();
     try {
       const value = await execute(this, work as Work<T>, options, log);
-      return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration };
+      return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration, fallback: log.fallback };
     } catch (error) {
-      return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration };
+      return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration, fallback: log.fallback };
     }
   }
 }

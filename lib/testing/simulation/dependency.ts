@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from '../../core/time/clock.js';
 import { PolicyConfigError, rejectUnknownKeys } from '../../core/errors.js';
 import { BOUND_RULE, POSITIVE_SPAN_RULE } from '../../core/rules/option-rules.js';
-import { checkValue, given, unboundedIntegerRule } from '../../core/rules/value-rule.js';
+import { checkValue, given, numberRule, unboundedIntegerRule } from '../../core/rules/value-rule.js';
 import { checkDuration, checkRate } from '../option-checks.js';
 import { LogNormalLatency } from './latency.js';
 
@@ -25,6 +25,13 @@ export interface DependencyCapacity {
    * Default `Infinity` (never).
    */
   readonly timeout?: number;
+  /**
+   * How much the dependency slows down with its own queue, a finite number >= 0: a request starts
+   * service `1 + contention × queued / concurrency` times slower, `queued` being the requests waiting
+   * behind the workers then (a database whose queries contend for locks and buffers). Past
+   * saturation its throughput then falls as the queue grows. Default 0 (service time independent of load).
+   */
+  readonly contention?: number;
 }
 
 /** Options of {@link Dependency.healthy}; latencies in ms. */
@@ -98,8 +105,8 @@ const FAILURE = new DependencyFailureError('the modelled dependency answered wit
 const OVERLOADED = new DependencyOverloadedError('the modelled dependency is overloaded: every worker busy and the queue full');
 const TIMED_OUT = new DependencyTimeoutError('the modelled dependency timed the request out');
 
-const UNLIMITED: Required<DependencyCapacity> = Object.freeze({ concurrency: Infinity, queue: Infinity, timeout: Infinity });
-const CAPACITY_KEYS = ['concurrency', 'queue', 'timeout'];
+const UNLIMITED: Required<DependencyCapacity> = Object.freeze({ concurrency: Infinity, queue: Infinity, timeout: Infinity, contention: 0 });
+const CAPACITY_KEYS = ['concurrency', 'queue', 'timeout', 'contention'];
 
 /**
  * A model of the dependency a simulated policy calls (DESIGN §8): an immutable value, combined by
@@ -218,6 +225,7 @@ export class Dependency {
     if (c.concurrency !== Infinity) text += `, ${c.concurrency} workers`;
     if (c.queue !== Infinity) text += `, queue ${c.queue}`;
     if (c.timeout !== Infinity) text += `, timeout ${c.timeout}ms`;
+    if (c.contention > 0) text += `, contention ${c.contention}`;
     if (this.failureRate > 0) text += `; failing ${round(this.failureRate * 100)}%`;
     for (const f of this.faults) {
       const window = `${round(f.start / 1000)}s–${round(f.end / 1000)}s`;
@@ -259,18 +267,20 @@ function round(value: number): number {
 
 const CONCURRENCY_RULE = unboundedIntegerRule(1);
 const QUEUE_RULE = unboundedIntegerRule(0);
+const CONTENTION_RULE = numberRule('must be a finite number >= 0 (0 = service time independent of the queue)', (v) => v >= 0);
 
 function checkCapacity(capacity: DependencyCapacity | undefined): Required<DependencyCapacity> {
   if (capacity === undefined) return UNLIMITED;
   if (capacity === null || typeof capacity !== 'object') {
-    throw new PolicyConfigError('capacity', capacity, 'must be an object { concurrency, queue?, timeout? }');
+    throw new PolicyConfigError('capacity', capacity, 'must be an object { concurrency, queue?, timeout?, contention? }');
   }
   rejectUnknownKeys(capacity, CAPACITY_KEYS, 'capacity', 'capacity option');
-  const { concurrency = Infinity, queue = Infinity, timeout = Infinity } = capacity;
+  const { concurrency = Infinity, queue = Infinity, timeout = Infinity, contention = 0 } = capacity;
   return Object.freeze({
     concurrency: checkValue(CONCURRENCY_RULE, 'capacity.concurrency', concurrency),
     queue: checkValue(QUEUE_RULE, 'capacity.queue', queue),
     timeout: checkValue(POSITIVE_SPAN_RULE, 'capacity.timeout', timeout),
+    contention: checkValue(CONTENTION_RULE, 'capacity.contention', contention),
   });
 }
 
@@ -311,6 +321,7 @@ export class LiveDependency {
   private readonly concurrency: number;
   private readonly queueLimit: number;
   private readonly timeout: number;
+  private readonly contention: number;
   private readonly resolution: number;
   private queue: (Request | undefined)[] = [];
   private head = 0;
@@ -325,6 +336,7 @@ export class LiveDependency {
     this.concurrency = model.capacity.concurrency;
     this.queueLimit = model.capacity.queue;
     this.timeout = model.capacity.timeout;
+    this.contention = model.capacity.contention;
     this.resolution = model.resolution;
   }
 
@@ -367,6 +379,7 @@ export class LiveDependency {
   private serve(request: Request): void {
     request.state = 1;
     this.busy++;
+    if (this.contention > 0) request.service = Math.ceil((request.service * (1 + (this.contention * this.queued) / this.concurrency)) / this.resolution) * this.resolution;
     const left = request.arrival + this.timeout - this.clock.now();
     if (left < request.service) request.timer = this.clock.setTimer(left, () => this.expire(request));
     else request.timer = this.clock.setTimer(request.service, () => this.complete(request));

@@ -32,6 +32,12 @@ export interface MatrixScenario {
   readonly servesHalf: boolean;
   /** The dependency model at `rate` calls/s (its workers scale with the rate). */
   dependency(rate: number): Dependency;
+  /**
+   * For an overload scenario: the successful requests per second the dependency can serve at best
+   * at `rate` calls/s offered (every worker busy, no queue: workers ÷ mean service time × the share
+   * of requests answered within the server-side timeout). `undefined` for the others.
+   */
+  capacity?(rate: number): number;
 }
 
 function workers(rate: number): number {
@@ -43,24 +49,48 @@ function modelled(rate: number, timeout = SERVER_TIMEOUT): Dependency {
 }
 
 /**
- * Mean time (ms) one request holds a worker in the modelled dependency: service time truncated at the
- * server-side timeout, estimated from 200 000 seeded draws (deterministic).
+ * Mean time (ms) one request holds a worker in the modelled dependency (service time truncated at the
+ * server-side timeout) and the share answered within it, from 200 000 seeded draws (deterministic).
  */
-function meanServiceTime(): number {
+function serviceStatistics(): { mean: number; answered: number } {
   const latency = new LogNormalLatency(P50, P99);
   const random = new SeededRandom(1).next;
   let sum = 0;
+  let answered = 0;
   const draws = 200_000;
-  for (let i = 0; i < draws; i++) sum += Math.min(SERVER_TIMEOUT, Math.max(1, Math.ceil(latency.sample(random))));
-  return sum / draws;
+  for (let i = 0; i < draws; i++) {
+    const service = Math.max(1, Math.ceil(latency.sample(random)));
+    sum += Math.min(SERVER_TIMEOUT, service);
+    if (service < SERVER_TIMEOUT) answered++;
+  }
+  return { mean: sum / draws, answered: answered / draws };
 }
 
-let serviceTime: number | undefined;
+let service: { mean: number; answered: number } | undefined;
 
 /** Workers that give the modelled dependency a capacity of `rate / overload` requests per second. */
 function overloadedWorkers(rate: number, overload: number): number {
-  serviceTime ??= meanServiceTime();
-  return Math.max(1, Math.round(((rate / overload) * serviceTime) / 1000));
+  service ??= serviceStatistics();
+  return Math.max(1, Math.round(((rate / overload) * service.mean) / 1000));
+}
+
+/** Successful requests per second `workers` serve at best (every worker busy, nothing queued). */
+function bestGoodput(workers: number): number {
+  service ??= serviceStatistics();
+  return ((workers * 1000) / service.mean) * service.answered;
+}
+
+function overloaded(name: string, overload: number, description: string, contention: number): MatrixScenario {
+  const concurrency = (rate: number) => overloadedWorkers(rate, overload);
+  return {
+    name,
+    description,
+    duration: 2 * MINUTE,
+    faults: whole(2 * MINUTE),
+    servesHalf: true,
+    dependency: (rate: number) => Dependency.healthy({ p50: P50, p99: P99, capacity: { concurrency: concurrency(rate), timeout: SERVER_TIMEOUT, contention } }),
+    capacity: (rate: number) => bestGoodput(concurrency(rate)),
+  };
 }
 
 const MINUTE = 60_000;
@@ -93,6 +123,11 @@ const FLAPS = [30_000, 90_000, 150_000, 210_000].map((start) => ({ start, end: s
  * - `flapping`: down 30 s / up 30 s from 0:30 for 4 min (4 min 15 s);
  * - `overload`: offered load 1.5× the dependency's capacity (workers cut to fit; a queue of one
  *   request per worker, so failures come from load), 2 min;
+ * - `overload-3x`: offered load 3× the dependency's capacity, with an unbounded queue and the 150 ms
+ *   timeout counting queue time: queueing latency grows, requests time out (many after a worker
+ *   began them: wasted work), 2 min;
+ * - `queue-latency`: offered load 2× capacity, the dependency slowing with its own queue (a request
+ *   starts `1 + queued / workers` times slower), so past saturation its throughput falls, 2 min;
  * - `slow`: 3× slower from 0:30 for 60 s with no server-side timeout, so nothing fails (2 min);
  * - `cold-start-dead`: every request fails from the first one (30 s).
  */
@@ -147,6 +182,8 @@ export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
       return Dependency.healthy({ p50: P50, p99: P99, capacity: { concurrency, queue: concurrency, timeout: SERVER_TIMEOUT } });
     },
   },
+  overloaded('overload-3x', 3, 'offered load 3× capacity, an unbounded queue: queueing latency grows, requests time out in it and waste work', 0),
+  overloaded('queue-latency', 2, 'offered load 2× capacity, service slowing with the queue (contention 1): past saturation throughput falls', 1),
   {
     name: 'slow',
     description: '3× slower from 0:30 for 60 s, nothing fails',

@@ -51,7 +51,7 @@ describe('ScenarioMatrix (mechanics)', () => {
 
   it('names every scenario of DESIGN §8.1 once, with fault windows inside the run', () => {
     expect(MATRIX_SCENARIOS.map((s) => s.name)).toEqual([
-      'healthy', 'failing-1', 'failing-10', 'failing-30', 'failing-40', 'failing-50', 'failing-70', 'brownout', 'outage-30s', 'outage-5m', 'flapping', 'overload', 'slow', 'cold-start-dead',
+      'healthy', 'failing-1', 'failing-10', 'failing-30', 'failing-40', 'failing-50', 'failing-70', 'brownout', 'outage-30s', 'outage-5m', 'flapping', 'overload', 'overload-3x', 'queue-latency', 'slow', 'cold-start-dead',
     ]);
     for (const s of MATRIX_SCENARIOS) for (const f of s.faults) expect([s.name, f.start >= 0 && f.end <= s.duration && f.start < f.end]).toEqual([s.name, true]);
   });

@@ -55,6 +55,8 @@ export interface SimulationData {
   readonly faultWindow: FaultWindow | undefined;
   readonly counters: DependencyCounters;
   readonly durations: Float64Array;
+  /** Durations of the calls that made at least one attempt (not refused before their first). */
+  readonly admittedDurations: Float64Array;
   readonly seconds: {
     readonly calls: Int32Array;
     readonly requests: Int32Array;
@@ -138,6 +140,8 @@ export class SimulationReport {
 
   private readonly durations: Float64Array;
   private sorted = false;
+  private readonly admitted: Float64Array;
+  private admittedSorted = false;
 
   /** @internal built by the simulator. */
   constructor(data: SimulationData) {
@@ -158,6 +162,7 @@ export class SimulationReport {
     this.dependencyRequests = data.counters.requests;
     this.loadMultiplier = data.calls === 0 ? 0 : data.counters.requests / data.calls;
     this.durations = data.durations;
+    this.admitted = data.admittedDurations;
 
     const s = data.seconds;
     const perSecond: SecondReport[] = [];
@@ -242,6 +247,24 @@ export class SimulationReport {
     }
     const rank = Math.max(1, Math.ceil(q * values.length));
     return values[rank - 1]!;
+  }
+
+  /**
+   * Latency at quantile `q` in ms of the calls that were admitted: that made at least one attempt
+   * (a call a limiter, a breaker or a throttle refused before its first attempt is left out), which
+   * is what the callers who got through waited. Nearest rank; 0 without such calls.
+   * @param q a quantile in [0, 1]
+   * @throws RangeError when `q` is outside [0, 1]
+   */
+  admittedLatency(q: number): number {
+    if (!FRACTION_RULE.accepts(q)) throw new RangeError(`admittedLatency(q): q ${FRACTION_RULE.rule}, got ${String(q)}`);
+    const values = this.admitted;
+    if (values.length === 0) return 0;
+    if (!this.admittedSorted) {
+      values.sort();
+      this.admittedSorted = true;
+    }
+    return values[Math.max(1, Math.ceil(q * values.length)) - 1]!;
   }
 
   /** A plain object with every figure, floats rounded (ratios 4 decimals, ms 3): byte-identical for a seed. */

@@ -131,6 +131,9 @@ export class SimulationBuilder {
     if (this.policy.options.breaker?.kind === 'using') {
       throw new PolicyConfigError('breaker', 'Breaker.using(instance)', 'cannot be simulated: the breaker belongs to another clock; use Breaker.default or Breaker.with(settings)');
     }
+    if (this.policy.options.limit?.kind === 'using') {
+      throw new PolicyConfigError('limit', 'Limit.using(instance)', 'cannot be simulated: the limiter belongs to another clock; use Limit.concurrency(n) or Limit.adaptive(options)');
+    }
     const runBudget = budget.kind === 'of' || budget.kind === 'shared' ? RetryBudget.automaticWith(budget.options as RetryBudgetOptions) : budget;
 
     const secondsCount = Math.ceil(duration / 1000);
@@ -189,6 +192,8 @@ export class SimulationBuilder {
     let settled = 0;
     let succeeded = 0;
     let durations = new Float64Array(1024);
+    let admitted = new Float64Array(1024);
+    let admittedCount = 0;
     const reasons: Partial<Record<StopReason, number>> = {};
 
     const nextArrival = load.schedule(stream(seed, 3).next);
@@ -204,6 +209,14 @@ export class SimulationBuilder {
           durations = grown;
         }
         durations[settled++] = result.duration;
+        if (result.attempts.length > 0) {
+          if (admittedCount === admitted.length) {
+            const grown = new Float64Array(admitted.length * 2);
+            grown.set(admitted);
+            admitted = grown;
+          }
+          admitted[admittedCount++] = result.duration;
+        }
         reasons[result.reason] = (reasons[result.reason] ?? 0) + 1;
         if (result.ok) {
           succeeded++;
@@ -270,6 +283,7 @@ export class SimulationBuilder {
         abandoned: live.abandoned,
       },
       durations: durations.slice(0, settled),
+      admittedDurations: admitted.slice(0, admittedCount),
       seconds: { calls: perCalls, requests: perRequests, succeeded: perSucceeded, breaker: perBreaker, utilization: perUtilization },
       hasBreaker,
       hasBudget,

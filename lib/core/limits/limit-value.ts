@@ -1,0 +1,108 @@
+import { PolicyConfigError } from '../errors.js';
+import { isPlainObject, sectionRule } from '../rules/value-rule.js';
+import type { Clock } from '../time/clock.js';
+import { ConcurrencyLimiter } from './concurrency-limiter.js';
+import { type AdaptiveLimitOptions, type ConcurrencyLimitOptions, type ResolvedLimitSettings, adaptiveSettings, concurrencySettings } from './limit-settings.js';
+
+/** The config form of a limit: `{ concurrency, queue? }` or `{ adaptive: { initial?, minimum?, maximum? }, queue? }`. */
+export type LimitConfig = { concurrency: number; queue?: number } | { adaptive: AdaptiveLimitOptions | true; queue?: number };
+
+const CONFIG_SHAPE = 'must be { concurrency, queue? } or { adaptive: { initial?, minimum?, maximum? } | true, queue? }, a Limit, or false';
+
+/**
+ * A policy's `limit` option as a value (DESIGN §3.8), resolved to a {@link ConcurrencyLimiter} when
+ * a call needs one:
+ * - `Limit.concurrency(n, { queue })` (a bulkhead) and `Limit.adaptive({ initial, minimum, maximum,
+ *   queue })`: one limiter per owner (a policy instance or a scope key), created on first use, so a
+ *   keyed instance (per host, per service, per key) has its own;
+ * - `Limit.using(instance)`: always that limiter (the config layer pins one per policy name so a
+ *   reload resizes it live; resize it with {@link ConcurrencyLimiter.reconfigure}).
+ */
+export class Limit {
+  private readonly perOwner: WeakMap<object, ConcurrencyLimiter> | undefined;
+
+  private constructor(
+    /** The settings a new limiter gets (the pinned instance's at the time, for `using`). */
+    readonly settings: ResolvedLimitSettings,
+    private readonly instance?: ConcurrencyLimiter,
+  ) {
+    this.perOwner = instance === undefined ? new WeakMap() : undefined;
+  }
+
+  /** `perOwner`: a limiter per owner; `using`: one pinned instance. */
+  get kind(): 'perOwner' | 'using' {
+    return this.instance === undefined ? 'perOwner' : 'using';
+  }
+
+  /**
+   * At most `limit` attempts in flight at once; a caller beyond them waits in a FIFO queue of at most
+   * `options.queue` (default 0), else is refused (Limited) after the guarded pause.
+   * @param limit an integer in [1, 100000]
+   * @throws PolicyConfigError naming `limit.concurrency` or `limit.queue`, the value and the rule
+   */
+  static concurrency(limit: number, options?: ConcurrencyLimitOptions): Limit {
+    return new Limit(concurrencySettings(limit, options, 'limit'));
+  }
+
+  /**
+   * A limit discovered from measured latency (see `AdaptiveLimit`): starts at `initial` (20), stays in
+   * [`minimum` (1), `maximum` (200)], grows only while used, shrinks on drops and queueing latency.
+   * @throws PolicyConfigError naming `limit.<field>` for a bad value, an unknown key, `minimum > maximum`
+   *   or `initial` outside [minimum, maximum]
+   */
+  static adaptive(options?: AdaptiveLimitOptions): Limit {
+    return new Limit(adaptiveSettings(options, 'limit'));
+  }
+
+  /** A value that always resolves to `instance` (its clock is the one it was built with). */
+  static using(instance: ConcurrencyLimiter): Limit {
+    return new Limit(instance.settings, instance);
+  }
+
+  /**
+   * Reads the settings of the config form (`limit:` of a policy in config).
+   * @param value `{ concurrency: 20, queue: 50 }`, `{ adaptive: { initial: 20, maximum: 200 } }`
+   *   (`adaptive: true` for every default), `false`/`undefined` for none
+   * @param field the path errors name
+   * @returns the settings, `undefined` for none
+   * @throws PolicyConfigError naming the path, the value and the rule
+   */
+  static settingsFrom(value: unknown, field = 'limit'): ResolvedLimitSettings | undefined {
+    if (value === undefined || value === false) return undefined;
+    if (value instanceof Limit) return value.settings;
+    if (!isPlainObject(value)) throw new PolicyConfigError(field, value, sectionRule(value, CONFIG_SHAPE));
+    const hasConcurrency = Object.hasOwn(value, 'concurrency');
+    const hasAdaptive = Object.hasOwn(value, 'adaptive');
+    for (const key of Object.keys(value)) {
+      if (key !== 'concurrency' && key !== 'adaptive' && key !== 'queue') throw new PolicyConfigError(`${field}.${key}`, value[key], 'is not a known limit setting (concurrency, adaptive, queue)');
+    }
+    if (hasConcurrency === hasAdaptive) throw new PolicyConfigError(field, value, `${CONFIG_SHAPE} (exactly one of concurrency, adaptive)`);
+    const queue = value.queue === undefined ? {} : { queue: value.queue };
+    if (hasConcurrency) return concurrencySettings(value.concurrency, queue, field);
+    const adaptive = value.adaptive === true ? {} : value.adaptive;
+    if (!isPlainObject(adaptive)) throw new PolicyConfigError(`${field}.adaptive`, adaptive, sectionRule(adaptive, 'must be true or { initial?, minimum?, maximum? }'));
+    if (Object.hasOwn(adaptive, 'queue')) throw new PolicyConfigError(`${field}.adaptive.queue`, adaptive.queue, `is not a known adaptive limit setting here (initial, minimum, maximum): write the queue beside it, as ${field}.queue`);
+    return adaptiveSettings({ ...adaptive, ...queue }, field);
+  }
+
+  /** A per-owner limit of `settings` (already validated). */
+  static of(settings: ResolvedLimitSettings): Limit {
+    return new Limit(settings);
+  }
+
+  /**
+   * The limiter for `owner`, created on first use with these settings.
+   * @param owner the policy instance or scope key object it belongs to
+   * @param clock the owner's clock (queued deadlines, adaptive windows)
+   * @param paused while it answers true the adaptive limit learns nothing (`Saturation.above`)
+   */
+  resolve(owner: object, clock: Clock, paused?: () => boolean): ConcurrencyLimiter {
+    if (this.instance !== undefined) return this.instance;
+    let limiter = this.perOwner!.get(owner);
+    if (limiter === undefined) {
+      limiter = new ConcurrencyLimiter(this.settings, clock, paused);
+      this.perOwner!.set(owner, limiter);
+    }
+    return limiter;
+  }
+}

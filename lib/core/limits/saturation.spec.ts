@@ -1,0 +1,89 @@
+import { PolicyConfigError } from '../errors.js';
+import { FakeClock } from '../time/fake-clock.js';
+import { type DelaySource, EventLoopProbe, Saturation, processProbe } from './saturation.js';
+
+class FakeDelays implements DelaySource {
+  max = 0;
+  resets = 0;
+  reset(): void {
+    this.max = 0;
+    this.resets++;
+  }
+}
+
+describe('EventLoopProbe', () => {
+  it('reads the source in ms at most every 250 ms, the delay being the largest of the last 4 readings', async () => {
+    const clock = new FakeClock();
+    const source = new FakeDelays();
+    const probe = new EventLoopProbe(() => source, clock);
+    expect(probe.delay).toBe(0); // the first read only starts the measurement
+    source.max = 2e6;
+    await clock.advance(100);
+    expect(probe.delay).toBe(0); // too soon to read again
+    await clock.advance(150);
+    expect(probe.delay).toBe(2);
+    expect(probe.normal).toBe(2);
+    source.max = 200e6; // one 200 ms block
+    await clock.advance(250);
+    expect(probe.delay).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      source.max = 1e6;
+      await clock.advance(250);
+      expect(probe.delay).toBe(200);
+    }
+    source.max = 1e6;
+    await clock.advance(250);
+    expect(probe.delay).toBe(1);
+  });
+
+  it('is saturated above multiple × its normal and above the 20 ms floor, one episode per stretch', async () => {
+    const clock = new FakeClock();
+    const source = new FakeDelays();
+    const probe = new EventLoopProbe(() => source, clock);
+    probe.saturated(5);
+    const step = async (ms: number): Promise<boolean> => {
+      source.max = ms * 1e6;
+      await clock.advance(250);
+      return probe.saturated(5);
+    };
+    expect(await step(2)).toBe(false);
+    expect(await step(15)).toBe(false); // 7.5× normal but under the floor
+    expect(probe.episode).toBe(0);
+    for (let i = 0; i < 4; i++) await step(2);
+    expect(await step(60)).toBe(true);
+    expect(await step(60)).toBe(true);
+    expect(probe.episode).toBe(1);
+    const normal = probe.normal!;
+    expect(normal).toBeLessThan(5); // not learned from saturated readings
+    for (let i = 0; i < 4; i++) await step(1);
+    expect(probe.saturated(5)).toBe(false);
+    expect(await step(80)).toBe(true);
+    expect(probe.episode).toBe(2);
+  });
+
+  it('the process-wide probe reads a loop blocked 200 ms every 500 ms as about 200 ms, not the sample interval, not nanoseconds', async () => {
+    // The one test on real time: it measures Node's own event-loop histogram, not policy behaviour.
+    void processProbe.delay; // starts the measurement
+    for (let i = 0; i < 2; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const start = performance.now();
+      while (performance.now() - start < 200);
+      await new Promise<void>((resolve) => {
+        const until = performance.now() + 300;
+        const spin = (): void => void (performance.now() >= until ? resolve() : setImmediate(spin));
+        spin();
+      });
+    }
+    const delay = processProbe.delay;
+    expect(delay).toBeGreaterThan(150);
+    expect(delay).toBeLessThan(400);
+  });
+});
+
+describe('Saturation', () => {
+  it('refuses a multiple that is not a finite number > 1', () => {
+    expect(() => Saturation.above(1)).toThrow(new PolicyConfigError('saturation', 1, "must be a finite number > 1 (a multiple of the event loop's normal delay, e.g. 5)"));
+    expect(() => Saturation.above(Number.NaN)).toThrow(PolicyConfigError);
+    expect(Saturation.above(5).multiple).toBe(5);
+  });
+});
