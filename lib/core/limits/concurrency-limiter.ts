@@ -35,8 +35,8 @@ export interface LimiterSnapshot {
 /**
  * The live state of a concurrency limit (DESIGN §3.8): at most `limit` attempts hold a slot at once;
  * a caller finding none free waits in a FIFO queue of at most `queue` (or is refused: Limited). The
- * limit is fixed (`Limit.concurrency`) or discovered from latency (`Limit.adaptive`, see
- * {@link AdaptiveLimit}). One instance per policy name (pinned across reloads) or per key.
+ * limit is fixed (`Limit.concurrency`) or discovered from latency (`Limit.adaptive`: gradient on
+ * measured latency). One instance per policy name (pinned across reloads) or per key.
  *
  * Every slot taken is given back exactly once, by {@link ConcurrencyLimiter.release}; the executor
  * does it on every outcome. The free-slot path ({@link ConcurrencyLimiter.tryAcquire} then
