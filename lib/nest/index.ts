@@ -50,7 +50,8 @@ export { ResilienceRpcContextInterceptor } from './resilience-rpc-context.interc
 export type { ResilienceForRootAsyncOptions, ResilienceForRootOptions } from './resilience-module-definition.js';
 export type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilience-module-options.interface.js';
 export { ResilienceModule } from './resilience.module.js';
-export { ShutdownGrace, type ShutdownOptions } from './shutdown-grace.js';
+export { ShutdownGrace } from './shutdown-grace.js';
+export type { ShutdownOptions } from './resilience-module-options.interface.js';
 export { ATTEMPT_SIGNAL_METADATA, CRITICALITY_METADATA, INJECT_POLICY_METADATA, RESILIENCE_MODULE_OPTIONS, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 export { Resilient, type ResilientOptions } from './resilient.decorator.js';
 export type { ResilientClassifier } from './method-classifier.js';

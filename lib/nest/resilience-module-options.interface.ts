@@ -3,7 +3,6 @@ import type { Clock } from '../core/time/clock.js';
 import type { ResilienceConfig } from '../config/policy-config.js';
 import type { ModuleLoggingOption, ModuleTelemetryOption } from './resilience-instrumentation.js';
 import type { ResilienceConfigSource } from './resilience-config-source.js';
-import type { ShutdownOptions } from './shutdown-grace.js';
 
 /**
  * What `ResilienceModule.forRoot(...)` takes (and `forRootAsync`'s `useFactory` returns): the policy
@@ -98,4 +97,18 @@ export interface ResilienceModuleExtras {
    * others to Nest's own handling). Default `false`.
    */
   exceptionFilter?: boolean | { badGateway?: boolean };
+}
+
+/**
+ * `shutdown` in `ResilienceModule.forRoot(...)`: keep answering for a while after SIGTERM, the
+ * pattern of terminus' `gracefulShutdownTimeoutMs` and a Kubernetes `preStop` sleep.
+ */
+export interface ShutdownOptions {
+  /**
+   * How long the server keeps accepting and answering after SIGTERM before it stops accepting: a ms
+   * number or a duration string (`'5s'`), >= 0. Give it about the time your load balancer takes to
+   * stop sending (Kubernetes: the endpoints update, a few seconds), and less than the pod's
+   * `terminationGracePeriodSeconds` minus the time in-flight requests need.
+   */
+  grace: number | string;
 }

@@ -9,19 +9,6 @@ import { type Clock, SystemClock } from '../core/time/clock.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 
-/**
- * `shutdown` in `ResilienceModule.forRoot(...)`: keep answering for a while after SIGTERM, the
- * pattern of terminus' `gracefulShutdownTimeoutMs` and a Kubernetes `preStop` sleep.
- */
-export interface ShutdownOptions {
-  /**
-   * How long the server keeps accepting and answering after SIGTERM before it stops accepting: a ms
-   * number or a duration string (`'5s'`), >= 0. Give it about the time your load balancer takes to
-   * stop sending (Kubernetes: the endpoints update, a few seconds), and less than the pod's
-   * `terminationGracePeriodSeconds` minus the time in-flight requests need.
-   */
-  grace: number | string;
-}
 
 /** The problems of the `shutdown` module option (none when it is left out). */
 export function shutdownOptionProblems(value: unknown): PolicyConfigError[] {

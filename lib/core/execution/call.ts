@@ -13,7 +13,6 @@ import { CallEvent, type CallEventInit, type CallEventKind, type StopReason } fr
 import { errorName } from './error-name.js';
 import type { HeldCall } from './held-call.js';
 import { type CallObserver, ended, started, tell } from './observer.js';
-import type { CallContinuation } from './executor.js';
 import { recordStop } from './stop-reasons.js';
 
 /** The function a policy protects. */
@@ -290,4 +289,28 @@ export function stopForDrain<T>(call: Call<T>): Step {
     call.emit({ kind: 'draining', policy: call.options.name, attempt: call.attempts, verdict: call.verdict?.kind, error: errorName(call.error), duration: call.duration });
   }
   return Step.Stop;
+}
+
+/**
+ * Carries on a logical call whose accepted value broke after it was accepted (a response body that
+ * broke mid-way, DESIGN §5 `resumeDownloads`). The call is not counted again; attempts are numbered
+ * on from `continuing.attempts`; the first attempt here is a retry after a Transient failure — the
+ * drain, the backoff, the deadline, the breaker and the retry budget decide it as they decide any
+ * retry, with a `retrying` event — and the deadline is the original call's. With no attempt left
+ * the call ends at once (`attemptsExhausted`) with `continuing.error`.
+ */
+export interface CallContinuation {
+  /** Attempts the call already made, an integer >= 1; the next is numbered `attempts + 1`. */
+  readonly attempts: number;
+  /** What broke the accepted value: the failure the retry follows (and the outcome when none is left). */
+  readonly error: unknown;
+  /** Clock reading (the policy's clock, ms) at which the call's deadline passes; `Infinity` for none. */
+  readonly deadlineAt: number;
+  /**
+   * The call carried on, when its success was held (`RunOptions.hold`): the continuation is observed
+   * as that call — its observer state (its span), its start — rather than as a call of its own, so
+   * the logical call has one terminal event. Without it (or with nothing held) the continuation is
+   * observed as a call of its own.
+   */
+  readonly held?: HeldCall;
 }
