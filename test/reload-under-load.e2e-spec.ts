@@ -30,6 +30,9 @@ const RELOADS = 20;
 
 // The dependency: /ok/<n> fails the first attempt of every 10th call (its retry succeeds), /dead always fails.
 const firstSeen = new Set<string>();
+// Attempts counted where the policy makes them: a request that fails on the wire (a reset keep-alive
+// socket on a loaded machine) is an attempt the breaker records but the dependency's handler never sees.
+let okAttempts = 0;
 let okHits = 0;
 let deadHits = 0;
 let dependency: Server;
@@ -37,6 +40,7 @@ let baseUrl = '';
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 function call(path: string): Promise<number> {
+  if (path.startsWith('/ok/')) okAttempts++;
   return new Promise((resolve, reject) => {
     const request = httpGet(`${baseUrl}${path}`, { agent }, (response) => {
       response.resume().on('end', () => (response.statusCode === 200 ? resolve(200) : reject(new Error(`dependency answered ${response.statusCode}`))));
@@ -138,6 +142,8 @@ beforeAll(async () => {
     }
     res.end();
   });
+  // Longer than the run, so the client's kept-alive sockets are never closed under it.
+  dependency.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => dependency.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(dependency.address() as AddressInfo).port}`;
 });
@@ -203,10 +209,11 @@ it(`${RELOADS} reloads (8 invalid) under ${RATE} calls/s for ${LOAD_SECONDS} s: 
   expect(registry.reloadCounts).toEqual({ reloaded: 12, reloadFailed: 8 });
   expect(registry.get('steady').options.attempts).toBe(2 + (RELOADS % 2));
   // The steady breaker lost no outcome across the reloads: its window never shrank at a reload, grew
-  // between the reloads made under load, and holds every attempt that reached the dependency.
+  // between the reloads made under load, and holds every attempt the policy made.
   for (let k = 1; k < seen.length; k++) expect(seen[k]!.steady.tripWindowCalls).toBeGreaterThanOrEqual(seen[k - 1]!.steady.tripWindowCalls);
   expect(seen[RELOADS / 2]!.steady.tripWindowCalls).toBeGreaterThan(seen[0]!.steady.tripWindowCalls);
-  expect(steady.snapshot().tripWindowCalls).toBe(okHits);
+  expect(steady.snapshot().tripWindowCalls).toBe(okAttempts);
+  expect(okHits).toBeLessThanOrEqual(okAttempts);
   expect(steady.state).toBe('closed');
   // The dead breaker opened on its 3rd failure and stayed open through every reload, its break running down.
   expect(deadHits).toBe(3);
