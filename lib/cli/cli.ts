@@ -1,10 +1,9 @@
 import { parseArgs } from 'node:util';
-import { PolicyConfigError } from '../core/errors.js';
-import type { Policy } from '../core/policy/policy.js';
+import { type Policy, PolicyConfigError } from '../core/index.js';
+import type { ValueRule } from '../core/internal.js';
 import { ConfigFileError, parseConfigText } from '../config/config-file.js';
 import { parseDuration, parseResilienceConfig } from '../config/policy-config.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
-import type { ValueRule } from '../core/rules/value-rule.js';
 import { MAX_SEED, SEED_RULE } from '../testing/seeded-random.js';
 import { SIMULATED_RATE_RULE } from '../testing/simulation/matrix.js';
 import type { SimulationReport } from '../testing/simulation/report.js';

@@ -1,5 +1,5 @@
 import { parseDuration } from '../config/policy-config.js';
-import { PolicyConfigError } from '../core/errors.js';
+import { PolicyConfigError } from '../core/index.js';
 import { UsageError } from './usage-error.js';
 
 /**

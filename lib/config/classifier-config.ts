@@ -1,5 +1,5 @@
 import { Classifier, type ClassifierRule, GrpcStatus, type PolicyConfigError, Verdict, grpcStatusOf, grpcStatusRule, httpFactsOfError } from '../core/index.js';
-import { HTTP_STATUS_RULE } from '../core/rules/option-rules.js';
+import { HTTP_STATUS_RULE } from '../core/internal.js';
 import { Problems, checkKeys, readObject } from './config-reading.js';
 
 /**

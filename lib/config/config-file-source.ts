@@ -2,8 +2,7 @@ import { type FSWatcher, realpathSync, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { type Clock, SystemClock, type TimerHandle } from '../core/index.js';
-import { DELAY_RULE } from '../core/rules/option-rules.js';
-import { checkValue, given } from '../core/rules/value-rule.js';
+import { checkValue, DELAY_RULE, given } from '../core/internal.js';
 import { ConfigFileError, parseConfigText, readConfigText, unreadable } from './config-file.js';
 
 /** Quiet time after the last file event before the file is read again, in ms (ConfigFileSourceOptions.debounce). */

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { PolicyConfigError } from '../core/errors.js';
+import { PolicyConfigError } from '../core/index.js';
 import { parseResilienceConfig } from './policy-config.js';
 import { policyFromPlan } from './policy-from-plan.js';
 import { ResilienceConfigError } from './resilience-config.error.js';

@@ -1,6 +1,6 @@
 import ms from 'ms';
-import { PolicyConfigError } from '../core/errors.js';
-import { NAME_RULE, type ValueRule, isPlainObject, sectionRule } from '../core/rules/value-rule.js';
+import { PolicyConfigError } from '../core/index.js';
+import { isPlainObject, NAME_RULE, sectionRule, type ValueRule } from '../core/internal.js';
 
 /**
  * How the config parser reads JSON/YAML-shaped values: every problem collected with its full path,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { FakeClock } from '../core/time/fake-clock.js';
+import { FakeClock } from '../core/index.js';
 import { PinnedPolicies } from './pinned-policies.js';
 import { parseResilienceConfig } from './policy-config.js';
 import { ResilienceConfigError } from './resilience-config.error.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { Resilience } from '../core/policy/policy.js';
+import { Resilience } from '../core/index.js';
 import { parseDuration, parseResilienceConfig } from './policy-config.js';
 import { ResilienceConfigError } from './resilience-config.error.js';
 

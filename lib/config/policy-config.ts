@@ -1,15 +1,5 @@
-import { Backoff } from '../core/backoff/backoff.js';
-import { BREAKER_DEFAULTS, type BreakerSettings, type ResolvedBreakerSettings, resolveBreakerSettings } from '../core/breaker/breaker-settings.js';
-import { PolicyConfigError } from '../core/errors.js';
-import type { Policy } from '../core/policy/policy.js';
-import type { PolicyOptions } from '../core/policy/policy-options.js';
-import { DEFAULT_MAXIMUM_KEYS } from '../core/policy/policy-scope.js';
-import { type RetryBudgetOptions, validateBudgetOptions } from '../core/budget/retry-budget.js';
-import { type SlidingWindowBudgetOptions, validateSlidingWindowOptions } from '../core/budget/sliding-window-budget.js';
-import { BOUND_RULE, DELAY_RULE } from '../core/rules/option-rules.js';
-import type { LimitConfig } from '../core/limits/limit-value.js';
-import type { ResolvedLimitSettings } from '../core/limits/limit-settings.js';
-import { Saturation } from '../core/limits/saturation.js';
+import { Backoff, BREAKER_DEFAULTS, type BreakerSettings, DEFAULT_MAXIMUM_KEYS, type LimitConfig, type Policy, PolicyConfigError, type PolicyOptions, resolveBreakerSettings, type ResolvedBreakerSettings, type ResolvedLimitSettings, type RetryBudgetOptions, Saturation, type SlidingWindowBudgetOptions, validateBudgetOptions, validateSlidingWindowOptions } from '../core/index.js';
+import { BOUND_RULE, DELAY_RULE } from '../core/internal.js';
 import type { ClassifierConfig, ClassifierSpec } from './classifier-config.js';
 import { Problems, checkKeys, checkName, join, readDuration, readObject } from './config-reading.js';
 import { type BudgetSection, type Section, isWindow, parseSection } from './policy-section.js';

@@ -1,23 +1,5 @@
-import type { ExponentialBackoffOptions } from '../core/backoff/backoff.js';
-import { breakerSettingProblems } from '../core/breaker/breaker-settings.js';
-import {
-  ATTEMPTS_RULE,
-  MULTIPLIER_RULE,
-  BOOLEAN_RULE,
-  BREAKER_DURATION_KEYS,
-  CALL_BOUND_RULE,
-  BREAKER_RULES,
-  BUCKET_RULES,
-  DELAY_RULE,
-  JITTER_NAME_RULE,
-  MAXIMUM_KEYS_RULE,
-  WINDOW_RULES,
-} from '../core/rules/option-rules.js';
-import { NAME_RULE } from '../core/rules/value-rule.js';
-import { PolicyConfigError } from '../core/errors.js';
-import { Limit } from '../core/limits/limit-value.js';
-import type { ResolvedLimitSettings } from '../core/limits/limit-settings.js';
-import { SATURATION_RULE } from '../core/limits/saturation.js';
+import { breakerSettingProblems, type ExponentialBackoffOptions, Limit, PolicyConfigError, type ResolvedLimitSettings } from '../core/index.js';
+import { ATTEMPTS_RULE, BOOLEAN_RULE, BREAKER_DURATION_KEYS, BREAKER_RULES, BUCKET_RULES, CALL_BOUND_RULE, DELAY_RULE, JITTER_NAME_RULE, MAXIMUM_KEYS_RULE, MULTIPLIER_RULE, NAME_RULE, SATURATION_RULE, WINDOW_RULES } from '../core/internal.js';
 import { type ClassifierSpec, parseClassifier } from './classifier-config.js';
 import { Problems, checkKeys, join, readDuration, readObject } from './config-reading.js';
 import { PRESET_NAMES, type PresetName } from './presets.js';

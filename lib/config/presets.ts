@@ -1,4 +1,4 @@
-import { type Policy, Resilience } from '../core/policy/policy.js';
+import { type Policy, Resilience } from '../core/index.js';
 
 /** The ready-made policies a config can start from (`Resilience.default`, `.http`, `.conservative`). */
 export type PresetName = 'default' | 'http' | 'conservative';

@@ -1,4 +1,4 @@
-import type { PolicyConfigError } from '../core/errors.js';
+import type { PolicyConfigError } from '../core/index.js';
 
 /**
  * A resilience config (module options or a `PolicyRegistry.reload`) is invalid. Validation does not

@@ -1,7 +1,6 @@
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { Ambient, Classifier, Policy, PolicyConfigError, isKeyedPolicySource, rejectUnknownKeys } from '../core/index.js';
-import { BOOLEAN_RULE, keyBoundRule } from '../core/rules/option-rules.js';
-import { checkValue, oneOfRule } from '../core/rules/value-rule.js';
+import { BOOLEAN_RULE, checkValue, keyBoundRule, oneOfRule } from '../core/internal.js';
 import { type GrpcMethod, grpcMethodOf } from './grpc-method.js';
 import { ResilientCall } from './resilient-call.js';
 import { type PolicySourceOption, ServicePolicies } from './service-policies.js';

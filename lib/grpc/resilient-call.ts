@@ -1,18 +1,6 @@
 import { type InterceptingListener, type InterceptorOptions, Metadata, type NextCall, type StatusObject } from '@grpc/grpc-js';
-import {
-  AmbientHeaders,
-  type AttemptContext,
-  AttemptTimeoutError,
-  CallRejectedError,
-  type Criticality,
-  DeadlineExceededError,
-  GrpcStatus,
-  type Policy,
-  type TimerHandle,
-  WallClock,
-} from '../core/index.js';
-import { failureCause, markDependencyFailure } from '../core/diagnostics/dependency-failure.js';
-import { stopReasonOf } from '../core/execution/stop-reasons.js';
+import { AmbientHeaders, type AttemptContext, AttemptTimeoutError, CallRejectedError, type Criticality, DeadlineExceededError, GrpcStatus, type Policy, stopReasonOf, type TimerHandle, WallClock } from '../core/index.js';
+import { failureCause, markDependencyFailure } from '../core/internal.js';
 import { GrpcCallCancelledError, GrpcStatusError } from './grpc-status.error.js';
 import { wireDeadline } from './wire-deadline.js';
 

@@ -1,9 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { HealthIndicatorService } from '@nestjs/terminus';
-import { CircuitBreaker } from '../core/breaker/circuit-breaker.js';
-import { FakeClock } from '../core/time/fake-clock.js';
-import { PolicyScope } from '../core/policy/policy-scope.js';
-import { Resilience } from '../core/policy/policy.js';
+import { CircuitBreaker, FakeClock, PolicyScope, Resilience } from '../core/index.js';
 import { HostPolicies } from '../http/host-policies.js';
 import { ServicePolicies } from '../grpc/service-policies.js';
 import { PolicyRegistry } from '../nest/policy-registry.js';

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import type { BreakerState } from '../core/breaker/breaker-state.js';
-import type { CircuitBreaker } from '../core/breaker/circuit-breaker.js';
-import type { RetryBudgetState } from '../core/budget/retry-budget-state.js';
+import type { BreakerState, CircuitBreaker, RetryBudgetState } from '../core/index.js';
 import { PolicyRegistry } from '../nest/policy-registry.js';
 
 /** Default of {@link ResilienceHealthOptions.maximumKeys}: scope keys listed per scoped entry. */

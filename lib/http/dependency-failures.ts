@@ -1,6 +1,5 @@
-import { type DependencyFailure, failureCause, markDependencyFailure } from '../core/diagnostics/dependency-failure.js';
-import { stopReasonOf } from '../core/execution/stop-reasons.js';
-import type { Policy } from '../core/policy/policy.js';
+import { type Policy, stopReasonOf } from '../core/index.js';
+import { type DependencyFailure, failureCause, markDependencyFailure } from '../core/internal.js';
 import { NotRepeatableError } from './idempotency.js';
 import { BodyNotReplayableError } from './request-body.js';
 

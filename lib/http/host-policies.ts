@@ -1,6 +1,5 @@
 import { Classifier, type ClassifierRule, type KeyedPolicySource, Policy, PolicyConfigError, PolicyScope, type PolicyScopeEntry, Verdict, httpRule, httpRuleAt, isKeyedPolicySource, isRetryable } from '../core/index.js';
-import { keyBoundRule } from '../core/rules/option-rules.js';
-import { checkValue } from '../core/rules/value-rule.js';
+import { checkValue, keyBoundRule } from '../core/internal.js';
 import { BodyNotReplayableError } from './request-body.js';
 
 /** Default of `maximumHosts`: origins holding their own breaker, budget and estimators at once. */

@@ -8,8 +8,7 @@ import { resumableResponse } from './resume-download.js';
 import { marksNestedRetry, stampAttempt } from './stamp.js';
 import { bodyFailureMarker, markHttpFailure } from './dependency-failures.js';
 import { relayedRefusal } from './relayed-refusal.js';
-import { POSITIVE_SPAN_RULE } from '../core/rules/option-rules.js';
-import { checkValue, given, integerRule } from '../core/rules/value-rule.js';
+import { checkValue, given, integerRule, POSITIVE_SPAN_RULE } from '../core/internal.js';
 
 /** A function with `fetch`'s signature: Node's own, undici's, or any compatible one. */
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;

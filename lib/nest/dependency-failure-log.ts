@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import type { DependencyFailure } from '../core/diagnostics/dependency-failure.js';
-import type { Clock } from '../core/time/clock.js';
+import type { Clock } from '../core/index.js';
+import type { DependencyFailure } from '../core/internal.js';
 
 /** How long one warning about a (policy, dependency, cause) covers the answers after it, ms. */
 export const DEPENDENCY_FAILURE_WINDOW_MS = 30_000;

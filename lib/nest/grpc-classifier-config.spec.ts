@@ -1,8 +1,7 @@
 /** `classifier: 'grpc'` in a registry's config (DESIGN §4): gRPC statuses judged in Nest, `HttpException`s still answers. */
 import { describe, expect, it } from '@jest/globals';
 import { NotFoundException } from '@nestjs/common';
-import { GrpcStatus } from '../core/classification/grpc-status.js';
-import { FakeClock } from '../core/time/fake-clock.js';
+import { FakeClock, GrpcStatus } from '../core/index.js';
 import { PolicyRegistry } from './policy-registry.js';
 
 const status = (code: number) => Object.assign(new Error(`status ${code}`), { code, details: '' });

@@ -1,11 +1,7 @@
 /** Classifier.http judged against the Nest and axios errors apps throw (kept beside the Nest layer: lib/core imports nothing from @nestjs). */
 import { HttpException, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { AxiosError, AxiosHeaders } from 'axios';
-import { Classifier } from '../core/classification/classifier.js';
-import { FakeClock } from '../core/time/fake-clock.js';
-import { httpFactsOfError, httpStatusMeaning, httpVerdict, retryAfterHeader } from '../core/classification/http-classifier.js';
-import { Resilience } from '../core/policy/policy.js';
-import { Verdict } from '../core/classification/verdict.js';
+import { Classifier, FakeClock, httpFactsOfError, httpStatusMeaning, httpVerdict, Resilience, retryAfterHeader, Verdict } from '../core/index.js';
 
 const context = { callerAborted: false };
 const value = (v: unknown) => Classifier.http.classifyValue(v, context);

@@ -1,10 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { HttpException } from '@nestjs/common';
-import { Backoff } from '../core/backoff/backoff.js';
-import { RetryBudget } from '../core/budget/retry-budget.js';
-import { Classifier } from '../core/classification/classifier.js';
-import { Resilience } from '../core/policy/policy.js';
-import { FakeClock } from '../core/time/fake-clock.js';
+import { Backoff, Classifier, FakeClock, Resilience, RetryBudget } from '../core/index.js';
 import { httpExceptionFrom } from './http-exception-from.js';
 import { httpExceptionRule } from './http-exception.rule.js';
 

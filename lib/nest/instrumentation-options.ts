@@ -1,7 +1,6 @@
 import { type LoggingProfile, LogSampling, samplingProblems } from '../telemetry/logging-listener.js';
-import { PolicyConfigError } from '../core/errors.js';
-import { BOOLEAN_RULE } from '../core/rules/option-rules.js';
-import { type ValueRule, isPlainObject, oneOfRule, optionProblems, sectionRule, valueRule } from '../core/rules/value-rule.js';
+import { PolicyConfigError } from '../core/index.js';
+import { BOOLEAN_RULE, isPlainObject, oneOfRule, optionProblems, sectionRule, valueRule, type ValueRule } from '../core/internal.js';
 
 /**
  * The `telemetry` and `logging` module options checked field by field, with paths

@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
-import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, RateLimitedError } from '../core/errors.js';
-import { type DependencyFailure, dependencyFailureOf } from '../core/diagnostics/dependency-failure.js';
+import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, RateLimitedError } from '../core/index.js';
+import { type DependencyFailure, dependencyFailureOf } from '../core/internal.js';
 
 /** The library's errors that end a call and say why by their class alone. */
 export type EndingError = CallRejectedError | RateLimitedError | DeadlineExceededError | AttemptTimeoutError | AttemptStalledError;

@@ -1,9 +1,4 @@
-import type { AttemptContext } from '../core/execution/attempt-context.js';
-import type { CallResult } from '../core/execution/call-result.js';
-import { PolicyConfigError } from '../core/errors.js';
-import type { KeyedFamily, KeyedPolicySource } from '../core/policy/keyed-source.js';
-import type { Policy, RunOptions } from '../core/policy/policy.js';
-import type { PolicyScope } from '../core/policy/policy-scope.js';
+import { type AttemptContext, type CallResult, type KeyedFamily, type KeyedPolicySource, type Policy, PolicyConfigError, type PolicyScope, type RunOptions } from '../core/index.js';
 
 /** Where a handle reads its policy from (the `PolicyRegistry`). */
 export interface PolicySource {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { FakeClock } from '../core/time/fake-clock.js';
+import { FakeClock } from '../core/index.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 

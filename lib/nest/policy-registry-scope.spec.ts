@@ -1,7 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { CallRejectedError, PolicyConfigError } from '../core/errors.js';
-import { FakeClock } from '../core/time/fake-clock.js';
-import { PolicyScope } from '../core/policy/policy-scope.js';
+import { CallRejectedError, FakeClock, PolicyConfigError, PolicyScope } from '../core/index.js';
 import { parseResilienceConfig } from '../config/policy-config.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';

@@ -1,7 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { Classifier } from '../core/classification/classifier.js';
-import { Verdict } from '../core/classification/verdict.js';
-import { FakeClock } from '../core/time/fake-clock.js';
+import { Classifier, FakeClock, Verdict } from '../core/index.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';

@@ -1,8 +1,7 @@
 import { ConfigFileSource } from '../config/config-file-source.js';
 import type { ParsedResilienceConfig } from '../config/policy-config.js';
 import { type Clock, PolicyConfigError } from '../core/index.js';
-import { DELAY_RULE } from '../core/rules/option-rules.js';
-import { isPlainObject, optionProblems, sectionRule } from '../core/rules/value-rule.js';
+import { DELAY_RULE, isPlainObject, optionProblems, sectionRule } from '../core/internal.js';
 import type { ReloadTrigger } from './reload-event.js';
 import type { ResilienceConfigSource } from './resilience-config-source.js';
 

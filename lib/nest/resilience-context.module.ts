@@ -1,7 +1,6 @@
 import { type DynamicModule, Inject, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
-import { PolicyConfigError } from '../core/errors.js';
-import { SPAN_RULE } from '../core/rules/option-rules.js';
-import { checkValue } from '../core/rules/value-rule.js';
+import { PolicyConfigError } from '../core/index.js';
+import { checkValue, SPAN_RULE } from '../core/internal.js';
 import { RESILIENCE_CONTEXT_OPTIONS, ResilienceContextMiddleware, type ResilienceContextOptions } from './resilience-context.middleware.js';
 
 /**

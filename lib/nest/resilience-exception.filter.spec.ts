@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { type ArgumentsHost, HttpException } from '@nestjs/common';
 import { Metadata } from '@grpc/grpc-js';
 import { type Observable, firstValueFrom } from 'rxjs';
-import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, type RejectionReason } from '../core/errors.js';
+import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, type RejectionReason } from '../core/index.js';
 import { ResilienceExceptionFilter } from './resilience-exception.filter.js';
 
 function fakeResponse() {

@@ -1,11 +1,8 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpStatus, Inject, Injectable, Optional } from '@nestjs/common';
 import { BaseExceptionFilter, HttpAdapterHost } from '@nestjs/core';
 import { type Observable, defer, mergeMap } from 'rxjs';
-import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, RateLimitedError, type RejectionReason } from '../core/errors.js';
-import { formatRetryAfter } from '../core/backoff/retry-after.js';
-import type { DependencyFailure } from '../core/diagnostics/dependency-failure.js';
-import { stopReasonOf } from '../core/execution/stop-reasons.js';
-import { SystemClock } from '../core/time/clock.js';
+import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, formatRetryAfter, RateLimitedError, type RejectionReason, stopReasonOf, SystemClock } from '../core/index.js';
+import type { DependencyFailure } from '../core/internal.js';
 import { DependencyFailureLog } from './dependency-failure-log.js';
 import { grpcRefusalAnswer } from './grpc-refusal-answer.js';
 import { findLibraryError } from './library-error.js';

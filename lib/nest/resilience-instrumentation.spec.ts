@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { FakeClock } from '../core/time/fake-clock.js';
-import { Resilience } from '../core/policy/policy.js';
+import { FakeClock, Resilience } from '../core/index.js';
 import { LogSampling } from '../telemetry/logging-listener.js';
 import { NestResilienceLogger, PolicyInstrumentation, instrumentationProblems, resolveLogging } from './resilience-instrumentation.js';
 

@@ -1,9 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
-import { PolicyConfigError } from '../core/errors.js';
-import { describeValue } from '../core/rules/describe-value.js';
+import { type Policy, PolicyConfigError } from '../core/index.js';
+import { describeValue } from '../core/internal.js';
 import { type ResolvedLogging, readLogging, telemetryProblems } from './instrumentation-options.js';
-import type { Policy } from '../core/policy/policy.js';
 import { LoggingListener, type LoggingProfile, LogSampling, type ResilienceLogger } from '../telemetry/logging-listener.js';
 
 /** Injection token of the {@link PolicyInstrumentation} `ResilienceModule` builds from its options. */

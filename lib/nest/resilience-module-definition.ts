@@ -1,8 +1,7 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Provider } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { PolicyConfigError } from '../core/errors.js';
-import { BOOLEAN_RULE } from '../core/rules/option-rules.js';
-import { checkOptions, isPlainObject } from '../core/rules/value-rule.js';
+import { PolicyConfigError } from '../core/index.js';
+import { BOOLEAN_RULE, checkOptions, isPlainObject } from '../core/internal.js';
 import { getPolicyToken, injectedPolicyNames } from './inject-policy.decorator.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';

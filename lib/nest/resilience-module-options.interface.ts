@@ -1,5 +1,4 @@
-import type { Classifier } from '../core/classification/classifier.js';
-import type { Clock } from '../core/time/clock.js';
+import type { Classifier, Clock } from '../core/index.js';
 import type { ResilienceConfig } from '../config/policy-config.js';
 import type { ModuleLoggingOption, ModuleTelemetryOption } from './resilience-instrumentation.js';
 import type { ResilienceConfigSource } from './resilience-config-source.js';

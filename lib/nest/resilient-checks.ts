@@ -1,5 +1,6 @@
 import { CONTROLLER_WATERMARK, INJECTABLE_WATERMARK } from '@nestjs/common/constants.js';
-import { ResilienceWarningCodes, warnOnce } from '../core/diagnostics/warnings.js';
+import { ResilienceWarningCodes } from '../core/index.js';
+import { warnOnce } from '../core/internal.js';
 import { nestWarningSink } from './nest-warnings.js';
 
 /** What Nest's `@Injectable()` and `@Controller()` store on a class. */

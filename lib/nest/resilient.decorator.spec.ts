@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { getEventListeners } from 'node:events';
 import { Observable, firstValueFrom, lastValueFrom, of, throwError } from 'rxjs';
-import { FakeClock } from '../core/time/fake-clock.js';
+import { FakeClock } from '../core/index.js';
 import { AttemptSignal } from './attempt-signal.decorator.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { bindRegistry, unbindRegistry } from './resilient-binding.js';

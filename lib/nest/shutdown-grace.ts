@@ -2,10 +2,8 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { DURATION_FORMAT, durationMs } from '../config/config-reading.js';
-import { PolicyConfigError } from '../core/errors.js';
-import { DELAY_RULE } from '../core/rules/option-rules.js';
-import { isPlainObject } from '../core/rules/value-rule.js';
-import { type Clock, SystemClock } from '../core/time/clock.js';
+import { type Clock, PolicyConfigError, SystemClock } from '../core/index.js';
+import { DELAY_RULE, isPlainObject } from '../core/internal.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 

@@ -1,9 +1,4 @@
-import { Backoff } from '../core/backoff/backoff.js';
-import { PolicyConfigError } from '../core/errors.js';
-import { CallEvent } from '../core/execution/events.js';
-import { FakeClock } from '../core/time/fake-clock.js';
-import { type Policy, Resilience } from '../core/policy/policy.js';
-import { RetryBudget } from '../core/budget/retry-budget.js';
+import { Backoff, CallEvent, FakeClock, type Policy, PolicyConfigError, Resilience, RetryBudget } from '../core/index.js';
 import { INCIDENT_WINDOW_MS, LoggingListener, LogSampling, MAXIMUM_REPEAT_WINDOWS, REPEAT_WINDOW_MS, type ResilienceLogLevel, type ResilienceLogger, withLogging } from './logging-listener.js';
 
 /** A logger that keeps `level message` lines; levels below `minimum` are reported as disabled. */

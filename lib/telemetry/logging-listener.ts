@@ -1,10 +1,5 @@
-import type { Clock } from '../core/time/clock.js';
-import { PolicyConfigError } from '../core/errors.js';
-import { SPAN_RULE } from '../core/rules/option-rules.js';
-import { checkValue, given, integerRule, oneOfRule, optionProblems } from '../core/rules/value-rule.js';
-import type { CallEvent } from '../core/execution/events.js';
-import type { CallObserver } from '../core/execution/observer.js';
-import type { Policy } from '../core/policy/policy.js';
+import { type CallEvent, type CallObserver, type Clock, type Policy, PolicyConfigError } from '../core/index.js';
+import { checkValue, given, integerRule, oneOfRule, optionProblems, SPAN_RULE } from '../core/internal.js';
 
 /** Severity of a log record, named as Nest's `Logger` methods are (lowest first). */
 export type ResilienceLogLevel = 'verbose' | 'debug' | 'log' | 'warn';

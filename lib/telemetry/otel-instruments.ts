@@ -1,5 +1,5 @@
 import { type Attributes, type Counter, type Histogram, type Meter, type ObservableResult, ValueType } from '@opentelemetry/api';
-import type { ExecutablePolicy } from '../core/policy/policy-options.js';
+import type { ExecutablePolicy } from '../core/index.js';
 import { BREAKER_STATE_VALUES, CALL_DURATION_BUCKETS_MS, MetricNames, TelemetryAttributes } from './telemetry-names.js';
 
 // The instruments of one meter and the attribute sets they record with (DESIGN §7): every set built

@@ -1,9 +1,5 @@
 import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
-import { Ambient } from '../core/ambient/ambient-context.js';
-import type { AttemptContext } from '../core/execution/attempt-context.js';
-import type { CallEvent, DependencyLabel } from '../core/execution/events.js';
-import type { CallObserver } from '../core/execution/observer.js';
-import type { ExecutablePolicy } from '../core/policy/policy-options.js';
+import { Ambient, type AttemptContext, type CallEvent, type CallObserver, type DependencyLabel, type ExecutablePolicy } from '../core/index.js';
 import { AttributeSets, type Instruments } from './otel-instruments.js';
 import { INSTRUMENTATION_NAME, TelemetryAttributes } from './telemetry-names.js';
 

@@ -1,6 +1,5 @@
 import { type MeterProvider, type TracerProvider, metrics, trace } from '@opentelemetry/api';
-import type { CallObserver } from '../core/execution/observer.js';
-import type { Policy } from '../core/policy/policy.js';
+import type { CallObserver, Policy } from '../core/index.js';
 import { Instruments, baseAttributes } from './otel-instruments.js';
 import { TelemetryObserver } from './otel-observer.js';
 import { INSTRUMENTATION_NAME, TelemetryAttributes } from './telemetry-names.js';

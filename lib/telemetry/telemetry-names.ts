@@ -1,4 +1,4 @@
-import type { BreakerState } from '../core/breaker/breaker-state.js';
+import type { BreakerState } from '../core/index.js';
 
 /** Name of the meter and of the tracer (DESIGN §7; the same as the .NET library's, so fleets read as one). */
 export const INSTRUMENTATION_NAME = 'nresilience';

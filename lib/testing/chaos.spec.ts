@@ -1,9 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { PolicyConfigError } from '../core/errors.js';
-import { FakeClock } from '../core/time/fake-clock.js';
-import { Backoff } from '../core/backoff/backoff.js';
-import { Resilience } from '../core/policy/policy.js';
-import { RetryBudget } from '../core/budget/retry-budget.js';
+import { Backoff, FakeClock, PolicyConfigError, Resilience, RetryBudget } from '../core/index.js';
 import { Chaos, ChaosFaultError } from './chaos.js';
 import { EventRecorder } from './event-recorder.js';
 import { ScriptedFetch } from './scripted-fetch.js';

@@ -1,8 +1,5 @@
-import { type Clock, SystemClock } from '../core/time/clock.js';
-import { PolicyConfigError, rejectUnknownKeys } from '../core/errors.js';
-import { sleep } from '../core/time/sleep.js';
-import { BOOLEAN_RULE } from '../core/rules/option-rules.js';
-import { checkValue } from '../core/rules/value-rule.js';
+import { type Clock, PolicyConfigError, rejectUnknownKeys, sleep, SystemClock } from '../core/index.js';
+import { BOOLEAN_RULE, checkValue } from '../core/internal.js';
 import {
   type FetchFunction,
   type HeaderValues,

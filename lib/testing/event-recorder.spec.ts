@@ -1,8 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { CallEvent } from '../core/execution/events.js';
-import { FakeClock } from '../core/time/fake-clock.js';
-import { Resilience } from '../core/policy/policy.js';
-import { RetryBudget } from '../core/budget/retry-budget.js';
+import { CallEvent, FakeClock, Resilience, RetryBudget } from '../core/index.js';
 import { EventRecorder } from './event-recorder.js';
 import { Sequence } from './sequence.js';
 

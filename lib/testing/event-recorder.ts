@@ -1,4 +1,4 @@
-import type { CallEvent, CallEventKind, CallEventListener } from '../core/execution/events.js';
+import type { CallEvent, CallEventKind, CallEventListener } from '../core/index.js';
 
 /**
  * A call-event listener that keeps every event, so a test can assert on what the policy decided

@@ -1,4 +1,4 @@
-import { PolicyConfigError } from '../core/errors.js';
+import { PolicyConfigError } from '../core/index.js';
 
 /** The shape of the global `fetch` (Node 20's undici): what `ScriptedFetch` provides and `Chaos.fetch` wraps. */
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;

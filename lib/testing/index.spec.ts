@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as kit from './index.js';
-import { FakeClock } from '../core/time/fake-clock.js';
+import { FakeClock } from '../core/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const sources = readdirSync(here).filter((name) => name.endsWith('.ts') && !name.endsWith('.spec.ts'));

@@ -6,7 +6,7 @@
  *
  * @module @nresilience/nestjs/testing
  */
-export { FakeClock } from '../core/time/fake-clock.js';
+export { FakeClock } from '../core/index.js';
 export { Sequence, type SequenceOptions, type SequenceCallContext } from './sequence.js';
 export { EventRecorder } from './event-recorder.js';
 export {

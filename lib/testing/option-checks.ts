@@ -1,6 +1,5 @@
-import { PolicyConfigError } from '../core/errors.js';
-import { CLOCK_RULE, DELAY_RULE, FRACTION_RULE } from '../core/rules/option-rules.js';
-import { checkValue, integerRule } from '../core/rules/value-rule.js';
+import { PolicyConfigError } from '../core/index.js';
+import { checkValue, CLOCK_RULE, DELAY_RULE, FRACTION_RULE, integerRule } from '../core/internal.js';
 
 /**
  * Validation shared by the testing kit's builders; every failure is a `PolicyConfigError` naming the

@@ -1,8 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { PolicyConfigError } from '../core/errors.js';
-import { FakeClock } from '../core/time/fake-clock.js';
-import { Resilience } from '../core/policy/policy.js';
-import { RetryBudget } from '../core/budget/retry-budget.js';
+import { FakeClock, PolicyConfigError, Resilience, RetryBudget } from '../core/index.js';
 import { ScriptedFetch } from './scripted-fetch.js';
 
 describe('ScriptedFetch', () => {

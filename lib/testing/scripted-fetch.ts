@@ -1,6 +1,4 @@
-import { type Clock, SystemClock } from '../core/time/clock.js';
-import { PolicyConfigError } from '../core/errors.js';
-import { sleep } from '../core/time/sleep.js';
+import { type Clock, PolicyConfigError, sleep, SystemClock } from '../core/index.js';
 import {
   type FetchFunction,
   type HeaderValues,

@@ -1,7 +1,7 @@
 import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import type { RandomGenerator } from 'pure-rand/types/RandomGenerator';
-import { checkValue, integerRule } from '../core/rules/value-rule.js';
+import { checkValue, integerRule } from '../core/internal.js';
 
 /** The largest seed {@link SeededRandom} accepts (2^32 - 1). */
 export const MAX_SEED = 0xffff_ffff;

@@ -1,6 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { PolicyConfigError } from '../core/errors.js';
-import { FakeClock } from '../core/time/fake-clock.js';
+import { FakeClock, PolicyConfigError } from '../core/index.js';
 import { Sequence } from './sequence.js';
 
 /** Observes a promise's state without awaiting it. */

@@ -1,5 +1,4 @@
-import { type Clock, SystemClock } from '../core/time/clock.js';
-import { sleep } from '../core/time/sleep.js';
+import { type Clock, sleep, SystemClock } from '../core/index.js';
 import { checkClock, checkDuration, checkTimes } from './option-checks.js';
 import { ScriptQueue } from './script-queue.js';
 

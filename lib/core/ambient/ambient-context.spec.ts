@@ -1,7 +1,7 @@
 import { Ambient, Criticality } from './ambient-context.js';
 import { AmbientHeaders, ambientFromHeaders, parseRemainingMs } from './ambient-wire.js';
 import { DeadlineExceededError, PolicyConfigError } from '../errors.js';
-import type { CallEvent } from '../execution/events.js';
+import type { CallEvent } from '../events/call-events.js';
 import { FakeClock } from '../time/fake-clock.js';
 import { Resilience } from '../policy/policy.js';
 import { RetryBudget } from '../budget/retry-budget.js';

@@ -1,6 +1,6 @@
 import type { ClassifierRule } from './classifier-rule.js';
 import { WallClock } from '../time/clock.js';
-import { parseRetryAfter } from '../backoff/retry-after.js';
+import { parseRetryAfter } from './retry-after.js';
 import { Verdict } from './verdict.js';
 import { isHttpStatus as isStatus } from '../rules/option-rules.js';
 

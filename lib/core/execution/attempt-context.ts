@@ -1,4 +1,4 @@
-import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from './abort-link.js';
+import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../signals/abort-link.js';
 
 /** What the protected function receives on each attempt. */
 export interface AttemptContext {

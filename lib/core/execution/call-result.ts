@@ -1,4 +1,4 @@
-import type { StopReason } from './events.js';
+import type { StopReason } from '../events/call-events.js';
 import type { VerdictKind } from '../classification/verdict.js';
 
 /** One attempt of a call, as `tryRun` reports it. */

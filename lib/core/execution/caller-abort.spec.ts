@@ -5,7 +5,7 @@ import { Verdict } from '../classification/verdict.js';
 import { Resilience } from '../policy/policy.js';
 import { FakeClock } from '../time/fake-clock.js';
 import type { AttemptContext } from './attempt-context.js';
-import type { CallEvent } from './events.js';
+import type { CallEvent } from '../events/call-events.js';
 
 // Issue 9 item 6: defects found by porting cockatiel's, Polly's and resilience4j's own test suites.
 

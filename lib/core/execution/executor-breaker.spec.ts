@@ -3,7 +3,7 @@ import { Breaker } from '../breaker/breaker-value.js';
 import { SEED_BREAKER_SETTINGS } from '../breaker/breaker-settings.js';
 import { Classifier } from '../classification/classifier.js';
 import { CallRejectedError } from '../errors.js';
-import type { CallEvent } from './events.js';
+import type { CallEvent } from '../events/call-events.js';
 import { FakeClock } from '../time/fake-clock.js';
 import { Resilience } from '../policy/policy.js';
 import { RetryBudget } from '../budget/retry-budget.js';

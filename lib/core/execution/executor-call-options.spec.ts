@@ -1,7 +1,7 @@
 import { Backoff } from '../backoff/backoff.js';
 import { Breaker } from '../breaker/breaker-value.js';
 import { Classifier } from '../classification/classifier.js';
-import type { CallEvent } from './events.js';
+import type { CallEvent } from '../events/call-events.js';
 import type { CallContinuation } from './executor.js';
 import { PolicyConfigError } from '../errors.js';
 import { FakeClock } from '../time/fake-clock.js';

@@ -2,7 +2,7 @@ import { getEventListeners } from 'node:events';
 import { Backoff } from '../backoff/backoff.js';
 import { Classifier } from '../classification/classifier.js';
 import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError, PolicyConfigError, RateLimitedError } from '../errors.js';
-import type { CallEvent } from './events.js';
+import type { CallEvent } from '../events/call-events.js';
 import { FakeClock } from '../time/fake-clock.js';
 import { Resilience } from '../policy/policy.js';
 import { RetryBudget } from '../budget/retry-budget.js';

@@ -1,7 +1,7 @@
 import { Verdict } from '../classification/verdict.js';
-import type { CallObserver } from '../policy/policy-options.js';
+import type { CallObserver } from './executable-policy.js';
 import type { Clock } from '../time/clock.js';
-import { CallEvent, type CallEventInit } from './events.js';
+import { CallEvent, type CallEventInit } from '../events/call-events.js';
 import { ended, tell } from './observer.js';
 import { errorName } from './error-name.js';
 

@@ -3,10 +3,10 @@ import { Breaker } from '../breaker/breaker-value.js';
 import { RetryBudget } from '../budget/retry-budget.js';
 import { PolicyScope } from '../policy/policy-scope.js';
 import { Resilience } from '../policy/policy.js';
-import type { ExecutablePolicy } from '../policy/policy-options.js';
+import type { ExecutablePolicy } from './executable-policy.js';
 import { FakeClock } from '../time/fake-clock.js';
 import type { AttemptContext } from './attempt-context.js';
-import type { CallEvent } from './events.js';
+import type { CallEvent } from '../events/call-events.js';
 import type { CallObserver } from './observer.js';
 
 class TransientError extends Error {

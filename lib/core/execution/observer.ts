@@ -1,13 +1,13 @@
 import type { BreakerTransitionListener } from '../breaker/breaker-state.js';
-import type { CallObserver, ExecutablePolicy } from '../policy/policy-options.js';
-import { CallEvent, type CallEventInit, breakerTransitionEvent } from './events.js';
+import type { CallObserver, ExecutablePolicy } from './executable-policy.js';
+import { CallEvent, type CallEventInit, breakerTransitionEvent } from '../events/call-events.js';
 
 // The telemetry seam's plumbing (DESIGN §7): composing observers, telling them safely, and the one
 // place breaker transitions become events. The `CallObserver` interface itself lives beside the
-// policy settings that hold it (policy-options.ts: the two refer to each other).
+// resolved settings that hold it (executable-policy.ts: the two refer to each other).
 
-export type { CallEventSink, CallObserver } from '../policy/policy-options.js';
-export { toObserver } from '../policy/policy-options.js';
+export type { CallEventSink, CallObserver } from './executable-policy.js';
+export { toObserver } from './executable-policy.js';
 
 /**
  * One observer that tells `first` then `second` everything, each with its own call state. Has only

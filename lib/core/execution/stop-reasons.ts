@@ -1,4 +1,4 @@
-import type { StopReason } from './events.js';
+import type { StopReason } from '../events/call-events.js';
 
 // Failure path only: a call that rejects records why it stopped, keyed by the error it rejects with.
 const reasons = new WeakMap<object, StopReason>();

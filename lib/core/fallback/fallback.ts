@@ -1,5 +1,5 @@
 import { PolicyConfigError } from '../errors.js';
-import type { StopReason } from '../execution/events.js';
+import type { StopReason } from '../events/call-events.js';
 import { isPlainObject } from '../rules/value-rule.js';
 
 /** What a fallback is told about the call it stands in for. */

@@ -1,4 +1,4 @@
-import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../execution/abort-link.js';
+import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../signals/abort-link.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 
 /** How a wait in a limiter's queue ended: a slot was handed over, or the caller's deadline passed. */

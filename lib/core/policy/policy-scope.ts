@@ -5,14 +5,14 @@ import type { RetryBudget } from '../budget/retry-budget.js';
 import { TokenBucket } from '../budget/retry-budget.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { SlidingWindowBudget } from '../budget/sliding-window-budget.js';
-import type { DependencyLabel } from '../execution/events.js';
+import type { DependencyLabel } from '../events/call-events.js';
 import { ClockSweepCache } from './clock-sweep-cache.js';
 import { PolicyConfigError } from '../errors.js';
 import { MAXIMUM_KEYS_RULE } from '../rules/option-rules.js';
 import { checkOptions, checkValue, given, unboundedIntegerRule, valueRule } from '../rules/value-rule.js';
 import { Policy } from './policy.js';
 import { breakerTransitionReporter, retired } from '../execution/observer.js';
-import type { ResolvedPolicyOptions } from './policy-options.js';
+import type { ResolvedPolicyOptions } from '../execution/executable-policy.js';
 
 /** `limit` of {@link PolicyScope.entries}. */
 const ENTRIES_LIMIT_RULE = unboundedIntegerRule(0);

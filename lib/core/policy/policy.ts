@@ -4,13 +4,13 @@ import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
 import { Classifier } from '../classification/classifier.js';
 import { Breaker } from '../breaker/breaker-value.js';
-import { checkDeadlineFits, checkListenerReplaced } from '../diagnostics/policy-checks.js';
-import type { DependencyLabel } from '../execution/events.js';
+import { checkDeadlineFits, checkListenerReplaced } from './policy-checks.js';
+import type { DependencyLabel } from '../events/call-events.js';
 import { type CallContinuation, type Work, execute } from '../execution/executor.js';
 import { HeldCall } from '../execution/held-call.js';
-import { CallPlan } from '../execution/plan.js';
 import { type CallEventSink, breakerTransitionReporter, composeObservers } from '../execution/observer.js';
-import { DEFAULT_OPTIONS, type ExecutablePolicy, type PolicyOptions, type ResolvedPolicyOptions, mergeOptions } from './policy-options.js';
+import { DEFAULT_OPTIONS, type PolicyOptions, mergeOptions } from './policy-options.js';
+import { type ExecutablePolicy, type ResolvedPolicyOptions } from '../execution/executable-policy.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { PolicyConfigError } from '../errors.js';
 import { ATTEMPTS_RULE, CONTINUATION_RULES } from '../rules/option-rules.js';
@@ -64,7 +64,6 @@ export class Policy implements ExecutablePolicy {
   private resolvedBucket: RetryBudgetState | undefined | null = null;
   private resolvedBreaker: CircuitBreaker | undefined | null = null;
   private resolvedLimiter: ConcurrencyLimiter | undefined | null = null;
-  private resolvedPlan: CallPlan | undefined = undefined;
 
   /**
    * Use `Resilience.default.with(...)` rather than constructing directly.
@@ -121,11 +120,6 @@ export class Policy implements ExecutablePolicy {
     return this.resolvedLimiter;
   }
 
-  /** What the executor reads of this instance once, on its first call (settings and resolved state). */
-  private plan(): CallPlan {
-    return (this.resolvedPlan ??= new CallPlan(this));
-  }
-
   /**
    * A new policy with `changes` applied over this one's settings.
    * @throws PolicyConfigError naming the field, the value and the rule (attempts < 1, negative durations,
@@ -164,7 +158,7 @@ export class Policy implements ExecutablePolicy {
    */
   run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<T> {
     if (options !== undefined) checkRunOptions(options);
-    return execute(this.plan(), work as Work<T>, options, undefined);
+    return execute(this, work as Work<T>, options, undefined);
   }
 
   /**
@@ -175,7 +169,7 @@ export class Policy implements ExecutablePolicy {
     if (options !== undefined) checkRunOptions(options);
     const log = new CallLog();
     try {
-      const value = await execute(this.plan(), work as Work<T>, options, log);
+      const value = await execute(this, work as Work<T>, options, log);
       return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration, fallback: log.fallback };
     } catch (error) {
       return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration, fallback: log.fallback };

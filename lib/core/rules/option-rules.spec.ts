@@ -4,7 +4,8 @@ import { RetryBudget } from '../budget/retry-budget.js';
 import { PolicyConfigError } from '../errors.js';
 import { Resilience } from '../policy/policy.js';
 import { FakeClock } from '../time/fake-clock.js';
-import { ATTEMPTS_RULE, BUCKET_RULES, CLOCK_RULE, MAXIMUM_FLOOR_PER_SECOND, MINIMUM_FLOOR_PER_SECOND } from './option-rules.js';
+import { ATTEMPTS_RULE, BUCKET_RULES, MAXIMUM_FLOOR_PER_SECOND, MINIMUM_FLOOR_PER_SECOND } from './option-rules.js';
+import { CLOCK_RULE } from '../time/clock-rule.js';
 
 const PLAIN = 'must be a plain object (an object literal or a JSON/YAML mapping; not an array, Map, Date, RegExp, class instance or an object inheriting properties)';
 

@@ -1,4 +1,3 @@
-import type { Clock } from '../time/clock.js';
 import { type ValueRule, integerRule, numberRule, oneOfRule, valueRule } from './value-rule.js';
 
 /**
@@ -74,13 +73,6 @@ export const FUNCTION_RULE: ValueRule<(...args: never[]) => unknown> = valueRule
 
 /** The jitter source. */
 export const RANDOM_RULE: ValueRule<() => number> = valueRule('must be a function returning a number in [0, 1)', (v) => typeof v === 'function');
-
-/** A time source: the one "is it a Clock" test (policy option, module option, testing kit). */
-export const CLOCK_RULE: ValueRule<Clock> = valueRule('must be a Clock (now, setTimer, clearTimer), e.g. new FakeClock()', (v) => {
-  if (typeof v !== 'object' && typeof v !== 'function') return false;
-  const clock = v as Partial<Record<keyof Clock, unknown>>;
-  return typeof clock.now === 'function' && typeof clock.setTimer === 'function' && typeof clock.clearTimer === 'function';
-});
 
 /** An HTTP status code, as a classifier reads it from an answer or an error and config lists it (RFC 9110 §15: 100-599). */
 export const HTTP_STATUS_RULE: ValueRule<number> = { rule: 'must be an integer in [100, 599]', accepts: isHttpStatus };

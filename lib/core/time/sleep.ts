@@ -1,5 +1,5 @@
-import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../execution/abort-link.js';
-import type { Drain } from '../execution/drain.js';
+import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../signals/abort-link.js';
+import type { Drain } from '../signals/drain.js';
 import type { Clock } from './clock.js';
 
 /**

@@ -1,4 +1,4 @@
-import { PolicyConfigError } from '../../core/errors.js';
+import { PolicyConfigError } from '../../core/index.js';
 import { AdaptiveThrottle } from './adaptive-throttle.js';
 
 /** A random source that replays `values` (then repeats the last). */

@@ -1,6 +1,5 @@
 import { PolicyConfigError, RateLimitedError } from '../../core/index.js';
-import { MULTIPLIER_RULE } from '../../core/rules/option-rules.js';
-import { checkValue, given } from '../../core/rules/value-rule.js';
+import { checkValue, given, MULTIPLIER_RULE } from '../../core/internal.js';
 
 /** Options of {@link AdaptiveThrottle.sre}. */
 export interface AdaptiveThrottleOptions {

@@ -1,7 +1,5 @@
-import { PolicyConfigError } from '../../core/errors.js';
-import { RetryBudget } from '../../core/budget/retry-budget.js';
-import type { Policy } from '../../core/policy/policy.js';
-import { checkValue, given, integerRule } from '../../core/rules/value-rule.js';
+import { type Policy, PolicyConfigError, RetryBudget } from '../../core/index.js';
+import { checkValue, given, integerRule } from '../../core/internal.js';
 import { SEED_RULE } from '../seeded-random.js';
 import type { NestedRetryMode } from './chain.js';
 import { chainOf } from './chain.js';

@@ -1,7 +1,4 @@
-import { Resilience } from '../../core/policy/policy.js';
-import { RetryBudget } from '../../core/budget/retry-budget.js';
-import { CallRejectedError, DeadlineExceededError, PolicyConfigError, RelayedRefusalError } from '../../core/errors.js';
-import { Classifier } from '../../core/classification/classifier.js';
+import { CallRejectedError, Classifier, DeadlineExceededError, PolicyConfigError, RelayedRefusalError, Resilience, RetryBudget } from '../../core/index.js';
 import { HopAnswerError } from './chain.js';
 import { ChainMatrix, naiveHop } from './chain-matrix.js';
 import { Dependency } from './dependency.js';

@@ -1,13 +1,5 @@
-import type { AttemptContext } from '../../core/execution/attempt-context.js';
-import type { CallEvent } from '../../core/execution/events.js';
-import { Ambient, type AmbientChanges, type AmbientState } from '../../core/ambient/ambient-context.js';
-import { Classifier } from '../../core/classification/classifier.js';
-import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError, PolicyConfigError, type RejectionReason, RelayedRefusalError } from '../../core/errors.js';
-import { formatRetryAfter } from '../../core/backoff/retry-after.js';
-import type { Policy } from '../../core/policy/policy.js';
-import { RetryBudget, type RetryBudgetOptions } from '../../core/budget/retry-budget.js';
-import { BOUND_RULE, SPAN_RULE } from '../../core/rules/option-rules.js';
-import { checkValue, given } from '../../core/rules/value-rule.js';
+import { Ambient, type AmbientChanges, type AmbientState, type AttemptContext, AttemptTimeoutError, type CallEvent, CallRejectedError, Classifier, DeadlineExceededError, formatRetryAfter, type Policy, PolicyConfigError, type RejectionReason, RelayedRefusalError, RetryBudget, type RetryBudgetOptions } from '../../core/index.js';
+import { BOUND_RULE, checkValue, given, SPAN_RULE } from '../../core/internal.js';
 import { SEED_RULE } from '../seeded-random.js';
 import type { Dependency } from './dependency.js';
 import type { Load } from './load.js';

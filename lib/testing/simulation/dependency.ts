@@ -1,7 +1,5 @@
-import type { Clock, TimerHandle } from '../../core/time/clock.js';
-import { PolicyConfigError, rejectUnknownKeys } from '../../core/errors.js';
-import { BOUND_RULE, POSITIVE_SPAN_RULE } from '../../core/rules/option-rules.js';
-import { checkValue, given, numberRule, unboundedIntegerRule } from '../../core/rules/value-rule.js';
+import { type Clock, PolicyConfigError, rejectUnknownKeys, type TimerHandle } from '../../core/index.js';
+import { BOUND_RULE, checkValue, given, numberRule, POSITIVE_SPAN_RULE, unboundedIntegerRule } from '../../core/internal.js';
 import { checkDuration, checkRate } from '../option-checks.js';
 import { LogNormalLatency } from './latency.js';
 

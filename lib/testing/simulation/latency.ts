@@ -1,6 +1,5 @@
-import { PolicyConfigError } from '../../core/errors.js';
-import { BOUND_RULE } from '../../core/rules/option-rules.js';
-import { checkValue } from '../../core/rules/value-rule.js';
+import { PolicyConfigError } from '../../core/index.js';
+import { BOUND_RULE, checkValue } from '../../core/internal.js';
 
 /** The standard normal quantile of 0.99 (z such that P(Z <= z) = 0.99). */
 export const Z_99 = 2.326_347_874;

@@ -1,4 +1,4 @@
-import { PolicyConfigError } from '../../core/errors.js';
+import { PolicyConfigError } from '../../core/index.js';
 import { SeededRandom } from '../seeded-random.js';
 import { Load } from './load.js';
 

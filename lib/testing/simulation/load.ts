@@ -1,6 +1,5 @@
-import { PolicyConfigError } from '../../core/errors.js';
-import { DELAY_RULE } from '../../core/rules/option-rules.js';
-import { checkValue } from '../../core/rules/value-rule.js';
+import { PolicyConfigError } from '../../core/index.js';
+import { checkValue, DELAY_RULE } from '../../core/internal.js';
 
 /** How arrivals are spaced within a rate: `even` (deterministic, 1000 / perSecond ms apart) or `poisson` (seeded exponential gaps). */
 export type ArrivalProcess = 'even' | 'poisson';

@@ -1,6 +1,5 @@
 import { type CallEvent, type Policy, PolicyConfigError } from '../../core/index.js';
-import { POSITIVE_SPAN_RULE } from '../../core/rules/option-rules.js';
-import { checkValue, given, numberRule } from '../../core/rules/value-rule.js';
+import { checkValue, given, numberRule, POSITIVE_SPAN_RULE } from '../../core/internal.js';
 import { SEED_RULE } from '../seeded-random.js';
 import { AdaptiveThrottle } from './adaptive-throttle.js';
 import type { FaultWindow } from './dependency.js';

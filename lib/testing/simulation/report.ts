@@ -1,5 +1,5 @@
-import type { StopReason } from '../../core/execution/events.js';
-import { FRACTION_RULE } from '../../core/rules/option-rules.js';
+import type { StopReason } from '../../core/index.js';
+import { FRACTION_RULE } from '../../core/internal.js';
 import type { FaultWindow } from './dependency.js';
 
 /** Breaker state as the report shows it per second (the most severe state seen in that second). */

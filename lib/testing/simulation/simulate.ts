@@ -1,11 +1,5 @@
-import type { AttemptContext } from '../../core/execution/attempt-context.js';
-import type { CallResult } from '../../core/execution/call-result.js';
-import { PolicyConfigError } from '../../core/errors.js';
-import type { CallEvent, StopReason } from '../../core/execution/events.js';
-import type { Policy } from '../../core/policy/policy.js';
-import { RetryBudget, type RetryBudgetOptions } from '../../core/budget/retry-budget.js';
-import { BOUND_RULE, POSITIVE_SPAN_RULE, SPAN_RULE } from '../../core/rules/option-rules.js';
-import { checkValue, given } from '../../core/rules/value-rule.js';
+import { type AttemptContext, type CallEvent, type CallResult, type Policy, PolicyConfigError, RetryBudget, type RetryBudgetOptions, type StopReason } from '../../core/index.js';
+import { BOUND_RULE, checkValue, given, POSITIVE_SPAN_RULE, SPAN_RULE } from '../../core/internal.js';
 import { SEED_RULE } from '../seeded-random.js';
 import { THROTTLE_REFUSAL, type AdaptiveThrottle } from './adaptive-throttle.js';
 import type { Dependency } from './dependency.js';

@@ -1,5 +1,4 @@
-import { Resilience } from '../../core/policy/policy.js';
-import { RetryBudget } from '../../core/budget/retry-budget.js';
+import { Resilience, RetryBudget } from '../../core/index.js';
 import { Dependency } from './dependency.js';
 import { Load } from './load.js';
 import { Simulate } from './simulate.js';

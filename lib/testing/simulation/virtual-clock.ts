@@ -1,5 +1,4 @@
-import { ManualClock } from '../../core/time/manual-clock.js';
-import type { TimerHandle } from '../../core/time/timer-heap.js';
+import { ManualClock, type TimerHandle } from '../../core/index.js';
 
 /**
  * The simulator's clock (DESIGN §3.13, §8): time stands still until the driver jumps it to the next

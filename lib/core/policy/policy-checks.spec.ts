@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
-import { Resilience } from '../policy/policy.js';
+import { Resilience } from './policy.js';
 import { FakeClock } from '../time/fake-clock.js';
-import { type ResilienceWarningCode, ResilienceWarningCodes, setWarningSink } from './warnings.js';
+import { type ResilienceWarningCode, ResilienceWarningCodes, setWarningSink } from '../diagnostics/warnings.js';
 
 const warnings: [ResilienceWarningCode, string][] = [];
 const previous = setWarningSink((code, message) => warnings.push([code, message]));

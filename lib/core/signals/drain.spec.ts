@@ -6,7 +6,7 @@ import { RetryBudget } from '../budget/retry-budget.js';
 import { FakeClock } from '../time/fake-clock.js';
 import { sleep } from '../time/sleep.js';
 import { Drain } from './drain.js';
-import type { CallEvent } from './events.js';
+import type { CallEvent } from '../events/call-events.js';
 
 const down = () => Promise.reject(new Error('down'));
 

@@ -1,5 +1,6 @@
-import type { PolicyOptions, ResolvedPolicyOptions } from '../policy/policy-options.js';
-import { ResilienceWarningCodes, warnOnce } from './warnings.js';
+import type { PolicyOptions } from './policy-options.js';
+import type { ResolvedPolicyOptions } from '../execution/executable-policy.js';
+import { ResilienceWarningCodes, warnOnce } from '../diagnostics/warnings.js';
 
 function label(name: string): string {
   return name === '' ? 'an unnamed policy' : `policy '${name}'`;

@@ -1,0 +1,23 @@
+/**
+ * The core's internal entry: what the library's other packages (config, nest, http, grpc, telemetry,
+ * health, testing, cli) share with the core beyond its public surface, `./index.ts`. Not in the
+ * package's `exports` map, so an application cannot import it; a test
+ * (`test/core-surface.e2e-spec.ts`) fails when a file outside `lib/core` imports any other core
+ * file. Everything public is imported from `./index.ts`, never from here.
+ *
+ * - the rules module: value rules, the shared option rules and how a value is described in an error;
+ * - the clock rule, the saturation rule;
+ * - one listener per caller signal (`subscribeAbort`);
+ * - marking an error as the dependency's failure (for exception filters and logs);
+ * - `warnOnce`, the one-time warning channel.
+ *
+ * @internal
+ */
+export * from './rules/value-rule.js';
+export * from './rules/option-rules.js';
+export { describeValue } from './rules/describe-value.js';
+export { CLOCK_RULE } from './time/clock-rule.js';
+export { SATURATION_RULE } from './limits/saturation.js';
+export * from './signals/abort-link.js';
+export * from './diagnostics/dependency-failure.js';
+export { warnOnce } from './diagnostics/warnings.js';
