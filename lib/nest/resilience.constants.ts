@@ -15,3 +15,6 @@ export const CRITICALITY_METADATA = 'nresilience:criticality';
 
 /** Metadata key `@Resilient(name, { classifier })` puts on the wrapped method: its `MethodClassifier`. @internal */
 export const RESILIENT_CLASSIFIER_METADATA = 'nresilience:resilient-classifier';
+
+/** Metadata key `@Resilient(name, { fallback })` puts on the wrapped method: its `MethodFallback`. @internal */
+export const RESILIENT_FALLBACK_METADATA = 'nresilience:resilient-fallback';

@@ -9,7 +9,8 @@ import { PolicyRegistry } from './policy-registry.js';
 import { checkManagedClass, checkReturnType } from './resilient-checks.js';
 import { type Criticality, withCriticality } from './criticality.decorator.js';
 import { MethodClassifier, type ResilientClassifier } from './method-classifier.js';
-import { CRITICALITY_METADATA, RESILIENT_CLASSIFIER_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+import { MethodFallback } from './method-fallback.js';
+import { CRITICALITY_METADATA, RESILIENT_CLASSIFIER_METADATA, RESILIENT_FALLBACK_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';
 
 /** Options of {@link Resilient}. */
@@ -32,6 +33,18 @@ export interface ResilientOptions {
    * `ResilienceConfigError` naming the class, the method, the value and the rule. Default: the policy's.
    */
   classifier?: ResilientClassifier;
+  /**
+   * The name of a method of the same class that answers a call the policy stopped without a value
+   * of its own: refused (breaker, budget, limiter), attempts exhausted on Transient failures, or the
+   * deadline passed — never a Permanent answer (a 404 stays a 404) nor the caller's cancellation. It
+   * is called on the same instance with the same arguments, and what it returns (a value, a Promise,
+   * or in Observable mode an Observable) is the call's outcome; a fallback that throws rejects with
+   * its own error, the original as its `cause`. The call's terminal event says `fallback: true`.
+   * Checked at `app.init()`: a name that is not a method of the class (or is the decorated method)
+   * rejects start-up with a `ResilienceConfigError` naming the class, the method and the value.
+   * Default: none.
+   */
+  fallback?: string;
 }
 
 /**
@@ -50,12 +63,16 @@ export interface ResilientOptions {
  * @param name the registration name (`policies.<name>` in the module config), a non-empty string
  * @param options see {@link ResilientOptions}
  * @throws TypeError at decoration time for an empty name, a non-method, or a second `@Resilient` on the same method;
- *   at `app.init()`, `UnknownPolicyError` for a name the registry does not have and `ResilienceConfigError`
- *   for a bad `classifier`.
+ *   and for a `fallback` that is not a non-empty string; at `app.init()`, `UnknownPolicyError` for a name
+ *   the registry does not have and `ResilienceConfigError` for a bad `classifier` or a `fallback` that is
+ *   not another method of the class.
  */
 export function Resilient(name: string, options: ResilientOptions = {}): MethodDecorator {
   if (typeof name !== 'string' || name.length === 0) {
     throw new TypeError(`@Resilient(name): name must be a non-empty string, got ${String(name)}`);
+  }
+  if (options.fallback !== undefined && (typeof options.fallback !== 'string' || options.fallback.length === 0)) {
+    throw new TypeError(`@Resilient('${name}', { fallback }): fallback must be the name of a method of the same class, got ${String(options.fallback)}`);
   }
   if (options.returns !== undefined && options.returns !== 'promise' && options.returns !== 'observable') {
     throw new TypeError(`@Resilient('${name}', { returns }): returns must be 'promise' or 'observable', got ${String(options.returns)}`);
@@ -74,7 +91,8 @@ export function Resilient(name: string, options: ResilientOptions = {}): MethodD
     if (options.returns === undefined) checkReturnType(name, label, returnType, observable);
     if (typeof target !== 'function') injectRegistry(target);
     const classifier = options.classifier === undefined ? undefined : new MethodClassifier(options.classifier, `@Resilient('${name}') on ${label}`);
-    const context: WrapContext = { name, label, method, target, key, signalIndex: undefined, classifier };
+    const fallback = options.fallback === undefined ? undefined : new MethodFallback(options.fallback, key, `@Resilient('${name}') on ${label}`);
+    const context: WrapContext = { name, label, method, target, key, signalIndex: undefined, classifier, fallback };
     const plain = observable ? observableWrapper(context) : promiseWrapper(context);
     // @Criticality below @Resilient: the policy's retry decisions must see the level too.
     const level: unknown = Reflect.getMetadata(CRITICALITY_METADATA, original);
@@ -85,6 +103,7 @@ export function Resilient(name: string, options: ResilientOptions = {}): MethodD
     }
     Reflect.defineMetadata(RESILIENT_POLICY_METADATA, name, wrapper);
     if (classifier !== undefined) Reflect.defineMetadata(RESILIENT_CLASSIFIER_METADATA, classifier, wrapper);
+    if (fallback !== undefined) Reflect.defineMetadata(RESILIENT_FALLBACK_METADATA, fallback, wrapper);
     Object.defineProperty(wrapper, 'name', { value: method.name, configurable: true });
     Object.defineProperty(wrapper, 'length', { value: method.length, configurable: true });
     descriptor.value = wrapper as T;
@@ -102,6 +121,8 @@ interface WrapContext {
   signalIndex: number | undefined;
   /** The method's own classifier (`options.classifier`), if given. */
   readonly classifier: MethodClassifier | undefined;
+  /** The method's fallback (`options.fallback`), if given. */
+  readonly fallback: MethodFallback | undefined;
 }
 
 /** Declares, once per class, the optional property through which Nest hands each instance its application's registry. */
@@ -129,7 +150,8 @@ function policyFor(context: WrapContext, instance: unknown): Policy {
     throw new UnknownPolicyError([context.name], registry.names(), new Map([[context.name, [`@Resilient on ${context.label}`]]]));
   }
   const policy = registry.get(context.name);
-  return context.classifier === undefined ? policy : context.classifier.apply(policy);
+  const classified = context.classifier === undefined ? policy : context.classifier.apply(policy);
+  return context.fallback === undefined ? classified : context.fallback.apply(classified);
 }
 
 function signalIndexOf(context: WrapContext): number {
@@ -158,7 +180,7 @@ function promiseWrapper(context: WrapContext): (this: unknown, ...args: unknown[
     const index = signalIndexOf(context);
     const caller = index >= 0 && isAbortSignal(args[index]) ? args[index] : undefined;
     const self = this;
-    return policy.run(
+    const run = (): Promise<unknown> => policy.run(
       (attempt) => {
         const result = context.method.apply(self, index >= 0 ? argsFor(args, index, attempt.signal) : args);
         if (isObservable(result)) {
@@ -171,6 +193,7 @@ function promiseWrapper(context: WrapContext): (this: unknown, ...args: unknown[
       },
       caller === undefined ? undefined : { signal: caller },
     );
+    return context.fallback === undefined ? run() : context.fallback.run(self, args, undefined, run);
   };
 }
 
@@ -195,61 +218,64 @@ function observableWrapper(context: WrapContext): (this: unknown, ...args: unkno
       else if (caller !== undefined) link = subscribeAbort(caller, () => controller.abort(caller.reason));
       let inner: Subscription | undefined;
 
-      policy
-        .run(
-          (attempt) =>
-            new Promise<void>((resolve, reject) => {
-              const signal = attempt.signal;
-              let settled = false;
-              const onAbort = (): void => {
-                if (settled) return;
-                settled = true;
-                inner?.unsubscribe();
-                reject(signal.reason);
-              };
-              const settle = (): void => {
-                settled = true;
-                signal.removeEventListener('abort', onAbort);
-              };
-              if (signal.aborted) return onAbort();
-              signal.addEventListener('abort', onAbort, { once: true });
-              let source: Observable<unknown>;
-              try {
-                const result = context.method.apply(self, index >= 0 ? argsFor(args, index, signal) : args);
-                source = isObservable(result) ? result : isPromiseLike(result) ? from(result) : of(result);
-              } catch (error) {
+      /** Runs `source` into the subscriber: settles at its first value, completion, or an error before either. */
+      const forward = (source: Observable<unknown>, signal: AbortSignal): Promise<void> =>
+        new Promise<void>((resolve, reject) => {
+          let settled = false;
+          const onAbort = (): void => {
+            if (settled) return;
+            settled = true;
+            inner?.unsubscribe();
+            reject(signal.reason);
+          };
+          const settle = (): void => {
+            settled = true;
+            signal.removeEventListener('abort', onAbort);
+          };
+          if (signal.aborted) return onAbort();
+          signal.addEventListener('abort', onAbort, { once: true });
+          inner = source.subscribe({
+            next: (value) => {
+              if (!settled) {
+                settle();
+                resolve();
+              }
+              subscriber.next(value);
+            },
+            error: (error: unknown) => {
+              if (settled) subscriber.error(error);
+              else {
                 settle();
                 reject(error);
-                return;
               }
-              inner = source.subscribe({
-                next: (value) => {
-                  if (!settled) {
-                    settle();
-                    resolve();
-                  }
-                  subscriber.next(value);
-                },
-                error: (error: unknown) => {
-                  if (settled) subscriber.error(error);
-                  else {
-                    settle();
-                    reject(error);
-                  }
-                },
-                complete: () => {
-                  if (!settled) {
-                    settle();
-                    resolve();
-                  }
-                  subscriber.complete();
-                },
-              });
-              if (subscriber.closed) inner.unsubscribe();
-            }),
+            },
+            complete: () => {
+              if (!settled) {
+                settle();
+                resolve();
+              }
+              subscriber.complete();
+            },
+          });
+          if (subscriber.closed) inner.unsubscribe();
+        });
+      const run = (): Promise<void> =>
+        policy.run(
+          (attempt) => {
+            const signal = attempt.signal;
+            if (signal.aborted) return Promise.reject(signal.reason);
+            let source: Observable<unknown>;
+            try {
+              source = toObservable(context.method.apply(self, index >= 0 ? argsFor(args, index, signal) : args));
+            } catch (error) {
+              return Promise.reject(error);
+            }
+            return forward(source, signal);
+          },
           { signal: controller.signal },
-        )
-        .then(undefined, (error: unknown) => subscriber.error(error));
+        );
+      const deliver = (result: unknown): Promise<void> => forward(toObservable(result), controller.signal);
+      (context.fallback === undefined ? run() : context.fallback.run(self, args, deliver, run)).then(undefined, (error: unknown) => subscriber.error(error));
 
       return () => {
         if (link !== undefined) unsubscribeAbort(link);
@@ -258,6 +284,10 @@ function observableWrapper(context: WrapContext): (this: unknown, ...args: unkno
       };
     });
   };
+}
+
+function toObservable(result: unknown): Observable<unknown> {
+  return isObservable(result) ? result : isPromiseLike(result) ? from(result) : of(result);
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

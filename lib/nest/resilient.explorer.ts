@@ -5,8 +5,9 @@ import { attemptSignalIndex } from './attempt-signal.decorator.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import type { PolicyConfigError } from '../core/index.js';
 import type { MethodClassifier } from './method-classifier.js';
+import type { MethodFallback } from './method-fallback.js';
 import { PolicyRegistry } from './policy-registry.js';
-import { INJECT_POLICY_METADATA, RESILIENT_CLASSIFIER_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+import { INJECT_POLICY_METADATA, RESILIENT_CLASSIFIER_METADATA, RESILIENT_FALLBACK_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 import { bindInstance, bindRegistry, unbindRegistry } from './resilient-binding.js';
 
 /**
@@ -31,7 +32,8 @@ export class ResilientExplorer implements OnApplicationShutdown {
    * Called by `ResilienceModule` once the registry has loaded its config.
    * @throws UnknownPolicyError naming each unknown name and where it is used;
    *   TypeError for `@AttemptSignal()` on a method without `@Resilient`;
-   *   ResilienceConfigError for a bad `@Resilient(name, { classifier })`, naming class and method.
+   *   ResilienceConfigError for a bad `@Resilient(name, { classifier })` or a `fallback` that is not
+   *   another method of the class, naming class, method and value.
    */
   explore(): void {
     const usages = new Map<string, string[]>();
@@ -41,7 +43,7 @@ export class ResilientExplorer implements OnApplicationShutdown {
       usages.set(name, list);
     };
     const orphanSignals: string[] = [];
-    const classifierProblems: PolicyConfigError[] = [];
+    const optionProblems: PolicyConfigError[] = [];
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const type: unknown = wrapper.metatype;
       if (typeof type !== 'function' || wrapper.inject) continue; // factory providers: nothing decorated
@@ -56,7 +58,10 @@ export class ResilientExplorer implements OnApplicationShutdown {
         if (typeof name === 'string') {
           resilient = true;
           use(name, `@Resilient on ${type.name}.${method}`);
-          checkClassifier(fn as object, classifierProblems);
+          checkClassifier(fn as object, optionProblems);
+          const fallback = Reflect.getMetadata(RESILIENT_FALLBACK_METADATA, fn as object) as MethodFallback | undefined;
+          const problem = fallback?.check(prototype);
+          if (problem !== undefined) optionProblems.push(problem);
         } else if (attemptSignalIndex(prototype, method) >= 0) {
           orphanSignals.push(`${type.name}.${method}`);
         }
@@ -66,7 +71,7 @@ export class ResilientExplorer implements OnApplicationShutdown {
     if (orphanSignals.length > 0) {
       throw new TypeError(`@AttemptSignal() needs @Resilient(name) on the same method: ${orphanSignals.join(', ')}`);
     }
-    if (classifierProblems.length > 0) throw new ResilienceConfigError(classifierProblems);
+    if (optionProblems.length > 0) throw new ResilienceConfigError(optionProblems);
     this.registry.require(usages);
     bindRegistry(this.registry);
   }

@@ -5,14 +5,15 @@ import type { Fallback, FallbackStop } from '../fallback/fallback.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { Verdict } from '../classification/verdict.js';
 import type { RejectionReason } from '../errors.js';
-import type { ExecutablePolicy, ResolvedPolicyOptions } from './executable-policy.js';
+import type { CallObserver, ExecutablePolicy, ResolvedPolicyOptions } from './executable-policy.js';
 import type { Clock } from '../time/clock.js';
 import type { AttemptContext, AttemptHandle } from './attempt-context.js';
 import type { CallLog } from './call-result.js';
 import { CallEvent, type CallEventInit, type CallEventKind, type StopReason } from '../events/call-events.js';
 import { errorName } from './error-name.js';
 import type { HeldCall } from './held-call.js';
-import { type CallObserver, ended, started, tell } from './observer.js';
+import { ended, started, tell } from './observer.js';
+import type { CallPlan } from './plan.js';
 import { recordStop } from './stop-reasons.js';
 
 /** The function a policy protects. */
@@ -53,21 +54,27 @@ export interface CallRequest {
   readonly hold?: HeldCall;
 }
 
+// Flags of `Call.flags`: five booleans in one small integer (a field costs every call 8 bytes).
+const THREW = 1;
+const DEADLINE_HIT = 2;
+const BY_ATTEMPT_TIMEOUT = 4;
+const CALL_TIMED = 8;
+const TIMED = 16;
+
+// A number field first set to a fraction is kept boxed in every call (16 bytes each, even when it
+// holds 0); one first set to `undefined` holds small integers unboxed. The untimed success path
+// stores only 0 in these, so they start as `undefined` and are always written before they are read.
+const UNREAD = undefined as unknown as number;
+
 /**
  * One call's state, the context every rule of the executor reads (admission, retry decision, bounded
- * attempt, recording, refusal, settling): the settings and guards resolved once, the call's clock
- * readings, and the last attempt's outcome. Every field is set in the constructor, so all calls
- * share one object shape.
+ * attempt, recording, refusal, settling): what the policy resolved once (`plan`), the call's own
+ * options and clock readings, and the last attempt's outcome. Every field is set in the constructor,
+ * so all calls share one object shape; what does not change between calls is read through the plan.
  *
  * Invariant: `error` is `undefined` unless `threw` (a returned value carries no error).
  */
 export class Call<T> {
-  readonly options: ResolvedPolicyOptions;
-  readonly clock: Clock;
-  /** The policy's observer (its listeners as one), or `undefined`. */
-  readonly listener: CallObserver | undefined;
-  readonly breaker: CircuitBreaker | undefined;
-  readonly bucket: RetryBudgetState | undefined;
   readonly signal: AbortSignal | undefined;
   /** This call's most attempts: the policy's, or fewer when the caller capped it. */
   readonly maxAttempts: number;
@@ -77,16 +84,10 @@ export class Call<T> {
   readonly state: unknown;
   /** The call's deadline in ms (the ambient one folded in), `undefined` = none. */
   readonly deadline: number | undefined;
-  // Clock reads cost ~50 ns each: the call's start is read only when something reports or bounds
-  // the call, and attempts are timed only when a report or the breaker needs their durations.
-  readonly callTimed: boolean;
-  readonly timed: boolean;
-  /** Whether attempts after the first are timed for the retry budget alone (it reads their durations). */
-  readonly timesRetries: boolean;
   /** Clock reading at the call's start (0 when not `callTimed`). */
   readonly start: number;
-  /** Clock reading at which the deadline passes (`Infinity` without one). */
-  readonly deadlineAt: number;
+  /** Clock reading at which the deadline passes, `undefined` without one (see `deadlineAt`). */
+  private readonly due: number | undefined;
 
   /** Attempts started so far (the current one included once admitted). */
   attempts = 0;
@@ -95,9 +96,7 @@ export class Call<T> {
   /** What the breaker decided for the current attempt. */
   admission: Admission = Admission.Closed;
   /** Clock reading at the current attempt's start (0 when untimed). */
-  attemptStart = 0;
-  /** Whether the current attempt is bounded by `attemptTimeout` rather than by the deadline. */
-  byAttemptTimeout = false;
+  attemptStart = UNREAD;
   /**
    * The slot of the policy's limiter the call holds, from admission until the attempt is recorded:
    * `Slot.None`, `Slot.Held`, or `Slot.Queued` (held after waiting in the queue: the attempt starts
@@ -106,23 +105,19 @@ export class Call<T> {
   slot: Slot = Slot.None;
   /** The backoff (ms) the retry decision chose before the next attempt. */
   delay = 0;
-
-  /** The last attempt's outcome and verdict. */
+  /** The last attempt's verdict. */
   verdict: Verdict | undefined = undefined;
-  value: T | undefined = undefined;
-  error: unknown = undefined;
-  threw = false;
+  /** The last attempt's value, or its error when `threw` (one field: see `value` and `error`). */
+  private outcome: unknown = undefined;
+  /** `threw`, `deadlineHit`, `byAttemptTimeout`, `callTimed` and `timed`, as bits. */
+  private flags = 0;
   /** The last attempt's duration, ms. */
-  duration = 0;
-  /** Whether the last attempt was cut off by this call's own deadline. */
-  deadlineHit = false;
-
+  duration = UNREAD;
   /** The current attempt's context (the executor's side: abort, end). */
   attempt: AttemptHandle | undefined = undefined;
   /** The call's continuations of an attempt's promise (value, error), made once per call by the loop. */
   resumeValue: ((result: unknown) => T | Promise<T>) | undefined = undefined;
   resumeError: ((thrown: unknown) => T | Promise<T>) | undefined = undefined;
-
   /** Why the call stops, once a phase says `Stop`. */
   reason: StopReason = 'succeeded';
   /** The refusal to report, once a phase says `Refuse`. */
@@ -132,62 +127,160 @@ export class Call<T> {
    * Starts a call: a new one is counted for the budget's denominator (a continuation is not) and
    * started for its observer (a span opens) before anything else is decided; a continuation is
    * observed as the held call it carries on, when it names one.
+   * @param plan what the policy resolved once
    * @param request the caller's options (validated), or `undefined`
    * @param log filled with the stop reason, attempts and duration (`tryRun`), or `undefined`
    */
   constructor(
-    readonly policy: ExecutablePolicy,
+    readonly plan: CallPlan,
     readonly work: Work<T>,
     request: CallRequest | undefined,
     readonly log: CallLog | undefined,
   ) {
-    const o = policy.options;
-    this.options = o;
-    this.clock = o.clock;
-    const listener = (this.listener = o.onEvent);
-    const continuing = request?.continuing;
+    const o = plan.options;
+    const listener = plan.listener;
     let carriedStart: number | undefined;
-    if (continuing === undefined) {
+    let deadlineAt: number | undefined;
+    if (request === undefined) {
       // The budget's denominator counts logical calls, once each (a token bucket ignores it).
-      policy.bucket()?.recordCall();
-      this.state = listener === undefined ? undefined : started(listener, policy);
+      plan.bucket?.recordCall();
+      this.state = listener === undefined ? undefined : started(listener, plan.policy);
+      this.signal = undefined;
+      this.hold = undefined;
+      this.maxAttempts = o.attempts;
     } else {
-      // Observed as the held call it carries on (its span, its start), else as a call of its own.
-      const carried = continuing.held?.carry();
-      carriedStart = carried?.start;
-      this.state = carried !== undefined ? carried.state : listener === undefined ? undefined : started(listener, policy);
+      const continuing = request.continuing;
+      if (continuing === undefined) {
+        plan.bucket?.recordCall();
+        this.state = listener === undefined ? undefined : started(listener, plan.policy);
+      } else {
+        // Observed as the held call it carries on (its span, its start), else as a call of its own.
+        const carried = continuing.held?.carry();
+        carriedStart = carried?.start;
+        deadlineAt = continuing.deadlineAt;
+        this.state = carried !== undefined ? carried.state : listener === undefined ? undefined : started(listener, plan.policy);
+      }
+      this.signal = request.signal;
+      this.hold = request.hold;
+      const capped = request.attempts;
+      this.maxAttempts = capped !== undefined && capped < o.attempts ? capped : o.attempts;
     }
-    this.breaker = policy.breaker();
-    this.bucket = policy.bucket();
-    this.signal = request?.signal;
-    this.hold = request?.hold;
-    const capped = request?.attempts;
-    this.maxAttempts = capped !== undefined && capped < o.attempts ? capped : o.attempts;
-    // Whether anyone reads the call's outcome: a listener or a `tryRun` log.
+    // Clock reads cost ~50 ns each: the call's start is read only when something reports or bounds
+    // the call, and attempts are timed only when a report, the breaker or the limiter needs their durations.
     const reported = listener !== undefined || log !== undefined;
-    const deadlineAt = continuing?.deadlineAt;
+    let flags = reported || plan.timesAttempts ? TIMED : 0;
     if (deadlineAt !== undefined && deadlineAt !== Infinity) {
       // A continuation keeps the deadline of the call it carries on (an ambient one is already in
       // it), and the start of a held call it carries on.
       this.start = carriedStart ?? o.clock.now();
       this.deadline = o.deadline ?? Math.max(0, deadlineAt - this.start);
-      this.callTimed = true;
-      this.deadlineAt = deadlineAt;
+      flags |= CALL_TIMED;
+      this.due = deadlineAt;
     } else {
-      this.deadline = deadlineAt === Infinity ? undefined : o.useAmbientDeadline ? tighterDeadline(o.deadline) : o.deadline;
-      this.callTimed = reported || this.deadline !== undefined;
-      this.start = carriedStart ?? (this.callTimed ? o.clock.now() : 0);
-      this.deadlineAt = this.deadline === undefined ? Infinity : this.start + this.deadline;
+      const deadline = (this.deadline = deadlineAt === Infinity ? undefined : o.useAmbientDeadline ? tighterDeadline(o.deadline) : o.deadline);
+      if (reported || deadline !== undefined) flags |= CALL_TIMED;
+      this.start = carriedStart ?? ((flags & CALL_TIMED) !== 0 ? o.clock.now() : 0);
+      this.due = deadline === undefined ? undefined : this.start + deadline;
     }
-    this.timed = reported || this.breaker !== undefined || o.limit !== undefined;
-    this.timesRetries = this.bucket?.timesRetries === true;
-    if (continuing !== undefined) {
+    this.flags = flags;
+    if (deadlineAt !== undefined) {
       // The attempt that broke the accepted value was a Transient failure: the next is its retry.
+      const continuing = request!.continuing!;
       this.attempts = continuing.attempts;
       this.verdict = Verdict.transient;
-      this.error = continuing.error;
-      this.threw = true;
+      this.outcome = continuing.error;
+      this.flags |= THREW;
     }
+  }
+
+  /** Clock reading at which the deadline passes (`Infinity` without one). */
+  get deadlineAt(): number {
+    return this.due ?? Infinity;
+  }
+
+  /** The policy's settings. */
+  get options(): ResolvedPolicyOptions {
+    return this.plan.options;
+  }
+
+  get policy(): ExecutablePolicy {
+    return this.plan.policy;
+  }
+
+  get clock(): Clock {
+    return this.plan.clock;
+  }
+
+  /** The policy's observer (its listeners as one), or `undefined`. */
+  get listener(): CallObserver | undefined {
+    return this.plan.listener;
+  }
+
+  get breaker(): CircuitBreaker | undefined {
+    return this.plan.breaker;
+  }
+
+  get bucket(): RetryBudgetState | undefined {
+    return this.plan.bucket;
+  }
+
+  /** Whether attempts after the first are timed for the retry budget alone (it reads their durations). */
+  get timesRetries(): boolean {
+    return this.plan.timesRetries;
+  }
+
+  /** The last attempt's value (`undefined` when it threw). */
+  get value(): T | undefined {
+    return (this.flags & THREW) === 0 ? (this.outcome as T | undefined) : undefined;
+  }
+
+  set value(value: T | undefined) {
+    this.outcome = value;
+  }
+
+  /** What the last attempt threw (or the call stopped with), `undefined` unless `threw`. */
+  get error(): unknown {
+    return (this.flags & THREW) !== 0 ? this.outcome : undefined;
+  }
+
+  set error(error: unknown) {
+    this.outcome = error;
+  }
+
+  get threw(): boolean {
+    return (this.flags & THREW) !== 0;
+  }
+
+  set threw(threw: boolean) {
+    this.flags = threw ? this.flags | THREW : this.flags & ~THREW;
+  }
+
+  /** Whether the last attempt was cut off by this call's own deadline. */
+  get deadlineHit(): boolean {
+    return (this.flags & DEADLINE_HIT) !== 0;
+  }
+
+  set deadlineHit(hit: boolean) {
+    this.flags = hit ? this.flags | DEADLINE_HIT : this.flags & ~DEADLINE_HIT;
+  }
+
+  /** Whether the current attempt is bounded by `attemptTimeout` rather than by the deadline. */
+  get byAttemptTimeout(): boolean {
+    return (this.flags & BY_ATTEMPT_TIMEOUT) !== 0;
+  }
+
+  set byAttemptTimeout(by: boolean) {
+    this.flags = by ? this.flags | BY_ATTEMPT_TIMEOUT : this.flags & ~BY_ATTEMPT_TIMEOUT;
+  }
+
+  /** Whether the call's start was read (something reports or bounds the call). */
+  get callTimed(): boolean {
+    return (this.flags & CALL_TIMED) !== 0;
+  }
+
+  /** Whether every attempt is timed (a report, the breaker or the limiter reads durations). */
+  get timed(): boolean {
+    return (this.flags & TIMED) !== 0;
   }
 
   /** Stops the call with `error` as its outcome (cancellation, a deadline, a bug in a curve). */

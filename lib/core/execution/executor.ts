@@ -1,51 +1,33 @@
-import type { ExecutablePolicy } from './executable-policy.js';
 import { Call, type CallRequest, type Work } from './call.js';
 
 export type { CallContinuation } from './call.js';
 import type { CallLog } from './call-result.js';
 import { loop } from './loop.js';
+import type { CallPlan } from './plan.js';
 import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
 
 export type { Work } from './call.js';
 export { GUARDED_PAUSE_MS } from './loop.js';
 
 /**
- * Runs `work` under `policy`: the one flat loop of admission, deadline checks, attempts,
+ * Runs `work` under the policy `plan` was read from: the one flat loop of admission, deadline checks, attempts,
  * classification, budget, backoff and events (DESIGN §3.2, loop.ts). Resolves with the value of an
  * Ok attempt (or the last value a classifier rejected, once retries are over) and rejects with the
  * final error. When `log` is given, it is filled with the stop reason, attempts and duration;
  * `request.attempts` caps this call's total below the policy's (a caller that must not repeat a
  * request passes 1).
  *
- * A policy that adds nothing to the call — one attempt, no budget, breaker, deadline, attempt
- * timeout, listener or classifier rule — and a call with nothing of its own (no signal, log, hold or
- * continuation) skip every rule: the work's own promise is the call's.
+ * A policy that adds nothing to the call (`CallPlan.addsNothing`) and a call with nothing of its
+ * own (no signal, log, hold or continuation) skip every rule: the work's own promise is the call's.
  */
-export function execute<T>(policy: ExecutablePolicy, work: Work<T>, request: CallRequest | undefined, log: CallLog | undefined): Promise<T> {
-  if (log === undefined && (request === undefined || plain(request)) && addsNothing(policy)) return passThrough(work);
-  return loop(new Call(policy, work, request, log));
+export function execute<T>(plan: CallPlan, work: Work<T>, request: CallRequest | undefined, log: CallLog | undefined): Promise<T> {
+  if (plan.addsNothing && log === undefined && (request === undefined || plain(request))) return passThrough(work);
+  return loop(new Call(plan, work, request, log));
 }
 
 /** Whether a call's options ask for nothing (a cap on attempts never lowers a policy of one). */
 function plain(request: CallRequest): boolean {
   return request.signal === undefined && request.hold === undefined && request.continuing === undefined;
-}
-
-/** Whether every rule of the loop would pass a successful first attempt through untouched. */
-function addsNothing(policy: ExecutablePolicy): boolean {
-  const o = policy.options;
-  return (
-    o.attempts === 1 &&
-    o.onEvent === undefined &&
-    o.deadline === undefined &&
-    o.attemptTimeout === undefined &&
-    !o.useAmbientDeadline &&
-    o.classifier.valuesAreOk &&
-    policy.breaker() === undefined &&
-    o.limit === undefined &&
-    o.fallback === undefined &&
-    policy.bucket() === undefined
-  );
 }
 
 /**

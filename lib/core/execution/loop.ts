@@ -129,7 +129,7 @@ async function refuse<T>(call: Call<T>): Promise<T> {
     return drained(call);
   }
   // A breaker's refusal always has a hint, half-open ones included (see refusalRetryAfter).
-  const retryAfter = refusal === 'BudgetExhausted' ? call.bucket!.retryAfter() : refusal === 'Limited' ? call.policy.limiter()!.refusalRetryAfter() : call.breaker!.refusalRetryAfter();
+  const retryAfter = refusal === 'BudgetExhausted' ? call.bucket!.retryAfter() : refusal === 'Limited' ? call.plan.limiter!.refusalRetryAfter() : call.breaker!.refusalRetryAfter();
   call.fail(REFUSAL_REASONS[refusal], new CallRejectedError(refusal, retryAfter, { cause: call.error, policy: call.options.name || undefined }));
   return call.settle();
 }
@@ -142,7 +142,7 @@ async function refuse<T>(call: Call<T>): Promise<T> {
 async function queued<T>(call: Call<T>): Promise<T> {
   let exit: QueueExit;
   try {
-    exit = await call.policy.limiter()!.wait(call.deadlineAt, call.signal);
+    exit = await call.plan.limiter!.wait(call.deadlineAt, call.signal);
   } catch (reason) {
     if (call.attempts > 0) call.bucket?.refund();
     call.fail('cancelled', reason);

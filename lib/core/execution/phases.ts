@@ -111,7 +111,7 @@ export function admit<T>(call: Call<T>): Step {
     return call.fail('deadlineExceeded', new DeadlineExceededError(call.deadline!, { cause: call.error }));
   }
   // The limiter first: a queued caller is admitted by the breaker when its slot comes, not before.
-  const limiter = call.options.limit === undefined ? undefined : call.policy.limiter();
+  const limiter = call.plan.limiter;
   if (limiter !== undefined && call.slot === Slot.None) {
     if (!limiter.tryAcquire()) {
       if (limiter.canWait) return Step.Queue;
@@ -143,7 +143,7 @@ export function admit<T>(call: Call<T>): Step {
 export function releaseSlot<T>(call: Call<T>, heldFor: number, outcome: SlotOutcome): void {
   if (call.slot === Slot.None) return;
   call.slot = Slot.None;
-  call.policy.limiter()!.release(heldFor, outcome);
+  call.plan.limiter!.release(heldFor, outcome);
 }
 
 /**

@@ -8,6 +8,7 @@ import { checkDeadlineFits, checkListenerReplaced } from './policy-checks.js';
 import type { DependencyLabel } from '../events/call-events.js';
 import { type CallContinuation, type Work, execute } from '../execution/executor.js';
 import { HeldCall } from '../execution/held-call.js';
+import { CallPlan } from '../execution/plan.js';
 import { type CallEventSink, breakerTransitionReporter, composeObservers } from '../execution/observer.js';
 import { DEFAULT_OPTIONS, type PolicyOptions, mergeOptions } from './policy-options.js';
 import { type ExecutablePolicy, type ResolvedPolicyOptions } from '../execution/executable-policy.js';
@@ -64,6 +65,7 @@ export class Policy implements ExecutablePolicy {
   private resolvedBucket: RetryBudgetState | undefined | null = null;
   private resolvedBreaker: CircuitBreaker | undefined | null = null;
   private resolvedLimiter: ConcurrencyLimiter | undefined | null = null;
+  private resolvedPlan: CallPlan | undefined = undefined;
 
   /**
    * Use `Resilience.default.with(...)` rather than constructing directly.
@@ -120,6 +122,11 @@ export class Policy implements ExecutablePolicy {
     return this.resolvedLimiter;
   }
 
+  /** What the executor reads of this instance once, on its first call (settings and resolved state). */
+  private plan(): CallPlan {
+    return (this.resolvedPlan ??= new CallPlan(this));
+  }
+
   /**
    * A new policy with `changes` applied over this one's settings.
    * @throws PolicyConfigError naming the field, the value and the rule (attempts < 1, negative durations,
@@ -158,7 +165,7 @@ export class Policy implements ExecutablePolicy {
    */
   run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<T> {
     if (options !== undefined) checkRunOptions(options);
-    return execute(this, work as Work<T>, options, undefined);
+    return execute(this.plan(), work as Work<T>, options, undefined);
   }
 
   /**
@@ -169,7 +176,7 @@ export class Policy implements ExecutablePolicy {
     if (options !== undefined) checkRunOptions(options);
     const log = new CallLog();
     try {
-      const value = await execute(this, work as Work<T>, options, log);
+      const value = await execute(this.plan(), work as Work<T>, options, log);
       return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration, fallback: log.fallback };
     } catch (error) {
       return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration, fallback: log.fallback };

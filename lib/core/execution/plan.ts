@@ -1,0 +1,54 @@
+import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
+import type { RetryBudgetState } from '../budget/retry-budget-state.js';
+import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
+import type { CallObserver, ExecutablePolicy, ResolvedPolicyOptions } from './executable-policy.js';
+import type { Clock } from '../time/clock.js';
+
+/**
+ * What the executor reads of a policy instance that does not change from one call to the next, read
+ * once when the instance runs its first call: its settings, its resolved breaker, budget and
+ * limiter, and the answers every call would otherwise work out again (does the policy add anything,
+ * must attempts be timed). A call's state (`Call`) keeps only what is its own.
+ */
+export class CallPlan {
+  readonly options: ResolvedPolicyOptions;
+  readonly clock: Clock;
+  /** The policy's observer (its listeners as one), or `undefined`. */
+  readonly listener: CallObserver | undefined;
+  readonly breaker: CircuitBreaker | undefined;
+  readonly bucket: RetryBudgetState | undefined;
+  readonly limiter: ConcurrencyLimiter | undefined;
+  /**
+   * Whether every rule of the loop would pass a successful first attempt through untouched: one
+   * attempt, no budget, breaker, deadline, attempt timeout, limit, fallback, listener or classifier
+   * rule. A plain call of such a policy is the work's own promise.
+   */
+  readonly addsNothing: boolean;
+  /** Whether every attempt is timed: a listener reports durations, the breaker and the limiter learn from them. */
+  readonly timesAttempts: boolean;
+  /** Whether attempts after the first are timed for the retry budget alone (it reads their durations). */
+  readonly timesRetries: boolean;
+
+  constructor(readonly policy: ExecutablePolicy) {
+    const o = policy.options;
+    this.options = o;
+    this.clock = o.clock;
+    this.listener = o.onEvent;
+    this.breaker = policy.breaker();
+    this.bucket = policy.bucket();
+    this.limiter = o.limit === undefined ? undefined : policy.limiter();
+    this.addsNothing =
+      o.attempts === 1 &&
+      o.onEvent === undefined &&
+      o.deadline === undefined &&
+      o.attemptTimeout === undefined &&
+      !o.useAmbientDeadline &&
+      o.classifier.valuesAreOk &&
+      this.breaker === undefined &&
+      o.limit === undefined &&
+      o.fallback === undefined &&
+      this.bucket === undefined;
+    this.timesAttempts = o.onEvent !== undefined || this.breaker !== undefined || o.limit !== undefined;
+    this.timesRetries = this.bucket?.timesRetries === true;
+  }
+}

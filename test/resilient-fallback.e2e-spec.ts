@@ -1,0 +1,217 @@
+import 'reflect-metadata';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { Injectable, type INestApplication, Module, NotFoundException } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Observable, lastValueFrom, of, toArray } from 'rxjs';
+import { FakeClock, PolicyRegistry, ResilienceConfigError, ResilienceModule, type ResilienceModuleOptions, Resilient } from '../lib/nest/index.js';
+
+// `@Resilient(name, { fallback: 'method' })`: a method of the same class, called on the same instance
+// with the same arguments, answers a call the policy stopped without a value of its own.
+
+@Injectable()
+class Prices {
+  attempts = 0;
+  readonly fallbackCalls: unknown[][] = [];
+
+  @Resilient('prices', { fallback: 'cachedPrice' })
+  async latest(symbol: string, error: unknown): Promise<number> {
+    this.attempts++;
+    throw error;
+  }
+
+  cachedPrice(symbol: string, error: unknown): number {
+    this.fallbackCalls.push([this instanceof Prices, symbol, error]);
+    return symbol === 'ACME' ? 41.5 : 0;
+  }
+
+  @Resilient('prices', { fallback: 'brokenCache' })
+  async failing(error: unknown): Promise<number> {
+    this.attempts++;
+    throw error;
+  }
+
+  brokenCache(): never {
+    throw new Error('cache empty');
+  }
+
+  @Resilient('prices', { fallback: 'cachedTicks' })
+  ticks(symbol: string, error: unknown): Observable<number> {
+    return new Observable<number>((subscriber) => {
+      this.attempts++;
+      subscriber.error(error);
+    });
+  }
+
+  cachedTicks(symbol: string): Observable<number> {
+    return of(1, 2, symbol.length);
+  }
+
+  @Resilient('prices', { fallback: 'cachedTick', returns: 'observable' })
+  tick(error: unknown): Observable<number> {
+    return new Observable<number>((subscriber) => {
+      this.attempts++;
+      subscriber.error(error);
+    });
+  }
+
+  async cachedTick(): Promise<number> {
+    return 7;
+  }
+}
+
+@Module({ providers: [Prices] })
+class PricesModule {}
+
+const apps: INestApplication[] = [];
+
+afterEach(async () => {
+  while (apps.length > 0) await apps.pop()!.close();
+});
+
+async function start(providers: unknown[], options: ResilienceModuleOptions = config()): Promise<INestApplication> {
+  @Module({ providers: providers as never[] })
+  class Providers {}
+  const moduleRef = await Test.createTestingModule({ imports: [ResilienceModule.forRoot(options), Providers] }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  apps.push(app);
+  await app.init();
+  return app;
+}
+
+function config(clock = new FakeClock()): ResilienceModuleOptions {
+  return {
+    clock,
+    random: () => 0.5,
+    policies: { prices: { attempts: 3, backoff: { type: 'none' }, breaker: { consecutiveFailures: 6, breakDuration: 60_000 }, budget: false } },
+  };
+}
+
+describe("@Resilient(name, { fallback: 'method' })", () => {
+  it('answers attempts exhausted on Transient failures with the named method, on the same instance with the same arguments', async () => {
+    const prices = (await start([Prices])).get(Prices);
+    const error = new Error('down');
+    await expect(prices.latest('ACME', error)).resolves.toBe(41.5);
+    expect(prices.attempts).toBe(3);
+    expect(prices.fallbackCalls).toEqual([[true, 'ACME', error]]);
+  });
+
+  it('never answers a Permanent verdict: a 404 stays a 404 and the fallback is not called', async () => {
+    const prices = (await start([Prices])).get(Prices);
+    const notFound = new NotFoundException('no such symbol');
+    await expect(prices.latest('NOPE', notFound)).rejects.toBe(notFound);
+    expect(prices.attempts).toBe(1);
+    expect(prices.fallbackCalls).toEqual([]);
+  });
+
+  it("answers a breaker refusal without running the method: the policy's breaker is the name's", async () => {
+    const clock = new FakeClock();
+    const app = await start([Prices], config(clock));
+    const prices = app.get(Prices);
+    await prices.latest('ACME', new Error('down'));
+    await prices.latest('ACME', new Error('down')); // 6 consecutive failures: the breaker opens
+    expect(app.get(PolicyRegistry).breaker('prices')!.state).toBe('open');
+    prices.attempts = 0;
+    prices.fallbackCalls.length = 0;
+    const refused = prices.latest('ACME', new Error('unused'));
+    await clock.advance(100); // the guarded pause before a refusal
+    await expect(refused).resolves.toBe(41.5);
+    expect(prices.attempts).toBe(0);
+    expect(prices.fallbackCalls.length).toBe(1);
+    expect(prices.fallbackCalls[0]![2]).toEqual(new Error('unused'));
+  });
+
+  it("a fallback that throws rejects with its own error, the call's as its cause", async () => {
+    const prices = (await start([Prices])).get(Prices);
+    const down = new Error('down');
+    const rejection = await prices.failing(down).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(rejection?.message).toBe('cache empty');
+    expect(rejection?.cause).toBe(down);
+    expect(prices.attempts).toBe(3);
+  });
+
+  it('Observable mode: the fallback method’s Observable is delivered to the subscriber', async () => {
+    const prices = (await start([Prices])).get(Prices);
+    await expect(lastValueFrom(prices.ticks('ACME', new Error('down')).pipe(toArray()))).resolves.toEqual([1, 2, 4]);
+    expect(prices.attempts).toBe(3);
+    // A Promise from the fallback is one value, then completion.
+    prices.attempts = 0;
+    await expect(lastValueFrom(prices.tick(new Error('down')).pipe(toArray()))).resolves.toEqual([7]);
+    expect(prices.attempts).toBe(3);
+  });
+});
+
+describe('the fallback is checked at app.init()', () => {
+  it('a name that is no method of the class fails start-up naming the class, the method and the value', async () => {
+    @Injectable()
+    class Quotes {
+      @Resilient('prices', { fallback: 'cachedQuote' })
+      async quote(): Promise<number> {
+        return 1;
+      }
+    }
+    const failure = await start([Quotes]).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ResilienceConfigError);
+    expect((failure as ResilienceConfigError).problems.map((problem) => problem.message)).toEqual([
+      "@Resilient('prices') on Quotes.quote: fallback: \"cachedQuote\" is invalid: must name a method of the same class (the class has no such method)",
+    ]);
+  });
+
+  it('a name that is not a function, or the decorated method itself, fails start-up', async () => {
+    @Injectable()
+    class Quotes {
+      @Resilient('prices', { fallback: 'limit' })
+      async quote(): Promise<number> {
+        return 1;
+      }
+
+      @Resilient('prices', { fallback: 'again' })
+      async again(): Promise<number> {
+        return 1;
+      }
+    }
+    (Quotes.prototype as unknown as { limit: number }).limit = 5;
+    const failure = await start([Quotes]).catch((error: unknown) => error);
+    expect((failure as ResilienceConfigError).problems.map((problem) => problem.message)).toEqual([
+      "@Resilient('prices') on Quotes.quote: fallback: \"limit\" is invalid: must name a method of the same class (it is a number, not a method)",
+      "@Resilient('prices') on Quotes.again: fallback: \"again\" is invalid: must name another method of the class, not the decorated one",
+    ]);
+  });
+
+  it('a fallback that is not a non-empty string is refused where it is written', () => {
+    expect(() => Resilient('prices', { fallback: '' })).toThrow("@Resilient('prices', { fallback }): fallback must be the name of a method of the same class, got ");
+    expect(() => Resilient('prices', { fallback: (() => 1) as unknown as string })).toThrow(TypeError);
+  });
+
+  it('refusals by the limiter are answered too', async () => {
+    @Injectable()
+    class Slow {
+      release: (() => void) | undefined;
+      started = 0;
+
+      @Resilient('slow', { fallback: 'cached' })
+      async load(id: string): Promise<string> {
+        this.started++;
+        await new Promise<void>((resolve) => (this.release = resolve));
+        return `fresh ${id}`;
+      }
+
+      cached(id: string): string {
+        return `cached ${id}`;
+      }
+    }
+    const clock = new FakeClock();
+    const app = await start([Slow], { clock, policies: { slow: { attempts: 1, limit: { concurrency: 1 } } } });
+    const slow = app.get(Slow);
+    const first = slow.load('a');
+    await Promise.resolve();
+    const second = slow.load('b');
+    await clock.advance(100); // the guarded pause before a refusal
+    await expect(second).resolves.toBe('cached b');
+    slow.release!();
+    await expect(first).resolves.toBe('fresh a');
+    expect(slow.started).toBe(1);
+  });
+});
