@@ -9,7 +9,8 @@
  * - the clock rule, the saturation rule;
  * - one listener per caller signal (`subscribeAbort`);
  * - marking an error as the dependency's failure (for exception filters and logs);
- * - `warnOnce`, the one-time warning channel.
+ * - `warnOnce`, the one-time warning channel;
+ * - whether a policy is a scope's key without a label (telemetry keeps it off the name's series).
  *
  * @internal
  */
@@ -21,3 +22,4 @@ export { SATURATION_RULE } from './limits/saturation.js';
 export * from './signals/abort-link.js';
 export * from './diagnostics/dependency-failure.js';
 export { warnOnce } from './diagnostics/warnings.js';
+export { isUnlabeledScopeKey } from './policy/unlabeled-keys.js';

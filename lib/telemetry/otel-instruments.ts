@@ -150,6 +150,12 @@ export class Instruments {
     meter
       .createObservableGauge(MetricNames.budgetUtilization, { unit: '1', description: 'Retry-budget utilization: 0 full bucket, 1 empty (retries refused).' })
       .addCallback((result) => this.observeEach(result, (policy) => policy.bucket()?.utilization));
+    meter
+      .createObservableGauge(MetricNames.limit, { ...int, unit: '{call}', description: 'Calls the concurrency limit allows in flight now (the adaptive limit as it stands).' })
+      .addCallback((result) => this.observeOwn(result, (policy) => (policy.options.limit === undefined ? undefined : policy.limiter()?.limit)));
+    meter
+      .createObservableGauge(MetricNames.inflight, { ...int, unit: '{call}', description: 'Calls holding a slot of the concurrency limit now.' })
+      .addCallback((result) => this.observeOwn(result, (policy) => (policy.options.limit === undefined ? undefined : policy.limiter()?.inflight)));
   }
 
   /** The attribute sets of (policy, host, service), shared by every observer of this meter. */
@@ -218,6 +224,10 @@ export class Instruments {
    * hosts, its services): the worst breaker state, the most spent budget, as the health indicator's
    * entry for the name does.
    */
+  private observeOwn(result: ObservableResult, read: (policy: ExecutablePolicy) => number | undefined): void {
+    observeOwnReadings(this.observed.values(), result, read);
+  }
+
   private observeEach(result: ObservableResult, read: (policy: ExecutablePolicy) => number | undefined): void {
     let worst: Map<string, number> | undefined;
     for (const { policy } of this.observed.values()) {
@@ -236,6 +246,26 @@ export class Instruments {
       }
       if (value !== undefined) result.observe(value, attributes);
     }
+  }
+}
+
+/**
+ * Reports `read` of every observed instance for itself (a limit and its slots belong to one
+ * instance: the worst of several means nothing). A name's own series is left out while its keyed
+ * instances (hosts, services) report theirs: its calls run through them, not through its own limiter.
+ */
+function observeOwnReadings(observed: Iterable<Observed>, result: ObservableResult, read: (policy: ExecutablePolicy) => number | undefined): void {
+  let keyed: Set<string> | undefined;
+  const readings: [number, Observed][] = [];
+  for (const entry of observed) {
+    const value = read(entry.policy);
+    if (value === undefined) continue;
+    readings.push([value, entry]);
+    if (entry.policy.dependency !== undefined) (keyed ??= new Set()).add(entry.policy.name);
+  }
+  for (const [value, { policy, attributes }] of readings) {
+    if (policy.dependency === undefined && keyed?.has(policy.name) === true) continue;
+    result.observe(value, attributes);
   }
 }
 

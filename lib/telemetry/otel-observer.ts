@@ -1,5 +1,6 @@
 import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
 import { Ambient, type AttemptContext, type CallEvent, type CallObserver, type DependencyLabel, type ExecutablePolicy } from '../core/index.js';
+import { isUnlabeledScopeKey } from '../core/internal.js';
 import { AttributeSets, type Instruments } from './otel-instruments.js';
 import { INSTRUMENTATION_NAME, TelemetryAttributes } from './telemetry-names.js';
 
@@ -141,7 +142,9 @@ export class TelemetryObserver implements CallObserver<CallState> {
     if (sets === undefined) {
       sets = this.setsOf(policy.name, policy.dependency);
       this.byInstance.set(policy, sets);
-      this.instruments.observe(policy, sets.base);
+      // A key of a scope without labels (a tenant) has its own state but no series of its own (its key
+      // may be an id): it must not take over the name's.
+      if (policy.dependency !== undefined || !isUnlabeledScopeKey(policy)) this.instruments.observe(policy, sets.base);
       if (policy.dependency !== undefined) sets.holders.add(policy.dependency);
     }
     this.lastPolicy = policy;

@@ -2,7 +2,7 @@ import { DiagLogLevel, context, diag, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, type DataPoint, type Histogram, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { Ambient, AmbientCriticality, Backoff, Breaker, type CallEvent, Classifier, FakeClock, HeldCall, Resilience, RetryBudget, Verdict } from '../core/index.js';
+import { Ambient, AmbientCriticality, Backoff, Breaker, type CallEvent, Classifier, FakeClock, HeldCall, Limit, PolicyScope, Resilience, RetryBudget, Verdict } from '../core/index.js';
 import { HostPolicies } from '../http/host-policies.js';
 import { ServicePolicies } from '../grpc/service-policies.js';
 import { BREAKER_STATE_VALUES, MetricNames, ResilienceTelemetry, TelemetryAttributes as A, withTelemetry } from './index.js';
@@ -361,6 +361,57 @@ describe('attaching', () => {
     const policy = withTelemetry(Resilience.default.with({ name: 'bare' }));
     await expect(policy.run(() => 42)).resolves.toBe(42);
     await expect(policy.tryRun(() => 7)).resolves.toMatchObject({ ok: true, value: 7 });
+  });
+});
+
+describe('concurrency-limit gauges and refusals', () => {
+  const providers = () => ({ meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider });
+  it('nresilience.limit and nresilience.inflight read the limiter; a Limited refusal counts reason limited', async () => {
+    const clock = new FakeClock();
+    const policy = instrumented('search', { clock, attempts: 1, limit: Limit.concurrency(2) });
+    const release: (() => void)[] = [];
+    const held = [0, 1].map(() => policy.run(() => new Promise<void>((resolve) => release.push(resolve))));
+    await Promise.resolve();
+    expect((await sdk.points(MetricNames.limit)).map((p) => [p.attributes, p.value])).toEqual([[{ [A.policy]: 'search' }, 2]]);
+    expect((await sdk.points(MetricNames.inflight)).map((p) => p.value)).toEqual([2]);
+    const refused = policy.tryRun(() => 'never');
+    await clock.advance(100); // the guarded pause
+    expect(await refused).toMatchObject({ ok: false, reason: 'limited', attempts: [] });
+    expect(await sdk.sum(MetricNames.rejections, { [A.policy]: 'search', [A.reason]: 'limited' })).toBe(1);
+    for (const resolve of release) resolve();
+    await Promise.all(held);
+    expect((await sdk.points(MetricNames.inflight)).map((p) => p.value)).toEqual([0]);
+  });
+
+  it('per host for keyed instances, bounded by the scope; the name reports no series of its own while its hosts do', async () => {
+    await sdk.shutdown();
+    sdk = new Sdk(AggregationTemporality.DELTA);
+    const template = withTelemetry(Resilience.default.with({ name: 'cdn', limit: Limit.concurrency(3) }), { ...providers(), traces: false });
+    const hosts = new HostPolicies(template, 2);
+    let release!: () => void;
+    const held = hosts.for('https://a.example').run(() => new Promise<void>((resolve) => (release = resolve)));
+    await hosts.for('https://b.example').run(() => 'b');
+    const series = async (name: string) => (await sdk.points(name)).map((p) => [p.attributes[A.host] ?? null, p.value]);
+    expect(await series(MetricNames.inflight)).toEqual([['a.example', 1], ['b.example', 0]]);
+    expect(await series(MetricNames.limit)).toEqual([['a.example', 3], ['b.example', 3]]);
+    release();
+    await held;
+    for (let i = 0; i < 50; i++) await hosts.for(`https://edge-${i}.example`).run(() => i);
+    expect(await series(MetricNames.limit)).toEqual([['edge-48.example', 3], ['edge-49.example', 3]]);
+  });
+
+  it("a key of a scope without labels (a tenant) never takes over the name's gauge series", async () => {
+    await sdk.shutdown();
+    sdk = new Sdk(AggregationTemporality.DELTA);
+    const clock = new FakeClock();
+    const name = withTelemetry(Resilience.default.with({ name: 'tenants', clock, attempts: 1, budget: RetryBudget.none, breaker: Breaker.with({ consecutiveFailures: 2, jitter: 'none' }) }), providers());
+    const scope = new PolicyScope<string>(name);
+    for (let i = 0; i < 2; i++) await scope.for('acme').tryRun(() => Promise.reject(new TransientError('down')));
+    expect(scope.for('acme').breaker()!.state).toBe('open');
+    expect(name.breaker()!.state).toBe('closed');
+    // Its calls count under the name (read first: under delta a collection consumes the counts).
+    expect(await sdk.sum(MetricNames.calls, { [A.policy]: 'tenants', [A.outcome]: 'failed' })).toBe(2);
+    expect((await sdk.points(MetricNames.breakerState)).map((p) => [p.attributes, p.value])).toEqual([[{ [A.policy]: 'tenants' }, BREAKER_STATE_VALUES.closed]]);
   });
 });
 

@@ -28,6 +28,13 @@ export const MetricNames = {
   breakerState: 'nresilience.breaker.state',
   /** Observable gauge: retry-budget utilization per policy, 0 (full bucket) to 1 (empty). */
   budgetUtilization: 'nresilience.budget.utilization',
+  /**
+   * Observable gauge: calls a concurrency limit allows in flight now (`Limit.concurrency`'s, or the
+   * adaptive limit's current value), per policy and per host or service for keyed instances.
+   */
+  limit: 'nresilience.limit',
+  /** Observable gauge: calls holding a slot of the policy's concurrency limit now (series as `nresilience.limit`). */
+  inflight: 'nresilience.inflight',
   /** Counter: config reloads of a Nest registry (`outcome` = `reloaded` / `reloadFailed`). */
   configReloads: 'nresilience.config.reloads',
 } as const;

@@ -1,4 +1,5 @@
 import type { BreakerSnapshot } from '../breaker/breaker-state.js';
+import { markUnlabeledScopeKey } from './unlabeled-keys.js';
 import type { Breaker } from '../breaker/breaker-value.js';
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { RetryBudget } from '../budget/retry-budget.js';
@@ -83,6 +84,7 @@ class KeyEntry {
     this.adoptBudget(settings);
     const state = this.breaker === undefined && this.bucket === undefined ? undefined : { breaker: this.breaker, bucket: this.bucket };
     this.policy = new Policy(settings, this.dependency, state);
+    if (this.dependency === undefined) markUnlabeledScopeKey(this.policy);
   }
 
   private adoptBreaker(o: ResolvedPolicyOptions): void {
