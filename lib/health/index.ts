@@ -6,6 +6,8 @@
  */
 export {
   type BreakerHealth,
+  type GuardedReadable,
+  type LimiterHealth,
   DEFAULT_HEALTH_KEYS,
   type PolicyHealth,
   type PolicyHealthStatus,

@@ -215,3 +215,54 @@ describe('ResilienceHealthIndicator with per-host and per-service keys', () => {
   });
 });
 
+
+describe('ResilienceHealthIndicator: concurrency limits', () => {
+  /** Starts `n` calls of `policy` that hold their slot until `release` is called. */
+  function hold(policy: { run(work: () => Promise<void>): Promise<void> }, n: number) {
+    const releases: (() => void)[] = [];
+    const calls = Array.from({ length: n }, () => policy.run(() => new Promise<void>((resolve) => releases.push(resolve))));
+    return { calls, release: () => releases.splice(0).forEach((resolve) => resolve()) };
+  }
+
+  it("shows the name's limiter (limit, in flight, queued, queue); a full one is not degraded; describe(name) shows the limit", async () => {
+    const { registry, indicator } = setup({ prices: { attempts: 1, budget: false, limit: { concurrency: 2, queue: 1 } } });
+    expect(registry.describe('prices').limit).toEqual({ kind: 'concurrency', limit: 2, queue: 1 });
+    const held = hold(registry.get('prices'), 3);
+    await Promise.resolve();
+    expect(indicator.isHealthy('r').r.prices).toEqual({
+      status: 'ok',
+      breaker: 'none',
+      breakRemaining: 0,
+      budgetUtilization: null,
+      limiter: { kind: 'concurrency', limit: 2, inflight: 2, queued: 1, queue: 1 },
+    });
+    held.release();
+    await new Promise((resolve) => setImmediate(resolve)); // the queued call takes the freed slot and starts
+    held.release();
+    await Promise.all(held.calls);
+    expect(indicator.isHealthy('r').r.prices!.limiter).toEqual({ kind: 'concurrency', limit: 2, inflight: 0, queued: 0, queue: 1 });
+  });
+
+  it('per key: each tenant of a scoped name shows its own limiter, the name its own', async () => {
+    const { registry, indicator } = setup({ tenants: { attempts: 1, budget: false, scope: { maximumKeys: 8 }, limit: { adaptive: { initial: 4 } } } });
+    const held = hold(registry.scope('tenants')!.for('acme'), 3);
+    await Promise.resolve();
+    const entry = indicator.isHealthy('r').r.tenants!;
+    expect(entry.limiter).toEqual({ kind: 'adaptive', limit: 4, inflight: 0, queued: 0, queue: 0 });
+    expect(entry.keys!.acme!.limiter).toEqual({ kind: 'adaptive', limit: 4, inflight: 3, queued: 0, queue: 0 });
+    held.release();
+    await Promise.all(held.calls);
+  });
+
+  it("a name whose calls run per host shows each host's limiter and none of its own", async () => {
+    const { registry, indicator } = setup({ orders: { attempts: 1, budget: false, limit: { concurrency: 5 } } });
+    const hosts = new HostPolicies(registry.handle('orders'), 8);
+    const held = hold(hosts.for('https://a.example'), 2);
+    await hosts.for('https://b.example').run(() => 'b');
+    const entry = indicator.isHealthy('r').r.orders!;
+    expect(entry.limiter).toBeUndefined();
+    expect(Object.fromEntries(Object.entries(entry.keys!).map(([key, health]) => [key, (health as { limiter?: { inflight: number } }).limiter?.inflight]))).toEqual({ 'https://a.example': 2, 'https://b.example': 0 });
+    held.release();
+    await Promise.all(held.calls);
+  });
+});

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import type { BreakerState, CircuitBreaker, RetryBudgetState } from '../core/index.js';
+import type { BreakerState, CircuitBreaker, ConcurrencyLimiter, RetryBudgetState } from '../core/index.js';
 import { PolicyRegistry } from '../nest/policy-registry.js';
 
 /** Default of {@link ResilienceHealthOptions.maximumKeys}: scope keys listed per scoped entry. */
@@ -28,6 +28,25 @@ export interface BreakerHealth {
   breakRemaining: number;
   /** Spent share of the retry budget, 0..1 (0 = full bucket); `null` when the budget is off. */
   budgetUtilization: number | null;
+  /**
+   * The concurrency limit's state, present only when the policy has a `limit`. A full limiter is
+   * not trouble (it is doing its job): it never makes the entry `degraded`.
+   */
+  limiter?: LimiterHealth;
+}
+
+/** A concurrency limiter's reading in health details. */
+export interface LimiterHealth {
+  /** `concurrency` (a fixed bulkhead) or `adaptive`. */
+  kind: 'concurrency' | 'adaptive';
+  /** Calls allowed in flight at once now (the adaptive limit as it stands). */
+  limit: number;
+  /** Calls holding a slot now. */
+  inflight: number;
+  /** Callers waiting for a slot now. */
+  queued: number;
+  /** The most callers that may wait. */
+  queue: number;
 }
 
 /**
@@ -58,6 +77,18 @@ export interface PolicyHealth extends Partial<Omit<BreakerHealth, 'status'>> {
   keysNotShown?: number;
 }
 
+/** What the indicator reads of a policy: its breaker, budget and (when it has one) limiter. */
+export interface GuardedReadable {
+  breaker(): CircuitBreaker | undefined;
+  bucket(): RetryBudgetState | undefined;
+  /** The concurrency limiter; leave it out for a policy without one. */
+  limiter?(): ConcurrencyLimiter | undefined;
+  /** The host or service the key stands for: it makes the key count in the entry's summary. */
+  readonly dependency?: object | undefined;
+  /** The policy's options; a policy whose `limit` is undefined is not asked for a limiter (that would create one). */
+  readonly options?: { readonly limit?: unknown };
+}
+
 /**
  * A keyed scope as the indicator reads it: `PolicyScope` from `@nresilience/nestjs/core` fits (its
  * `size` and `entries(limit)`); declared structurally so this module does not depend on its internals.
@@ -72,7 +103,7 @@ export interface ScopeReadable {
      * The key's policy, read the same way as a named policy; a `dependency` (the host or service it
      * stands for) makes the key count in the entry's summary.
      */
-    readonly policy: { breaker(): CircuitBreaker | undefined; bucket(): RetryBudgetState | undefined; readonly dependency?: object | undefined };
+    readonly policy: GuardedReadable;
   }>;
 }
 
@@ -163,7 +194,7 @@ export class ResilienceHealthIndicator {
         put(details, detailKey(name), { status: 'unregistered' });
         continue;
       }
-      const own: PolicyHealth = registered ? readGuards(this.registry.get(name).breaker(), this.registry.get(name).bucket()) : { status: 'ok' };
+      const own: PolicyHealth = registered ? readGuards(this.registry.get(name)) : { status: 'ok' };
       const families: ScopeReadable[] = registered ? [...this.registry.keyedFamilies(name)] : [];
       const configured = registered ? this.registry.scope(name) : undefined;
       if (configured !== undefined) families.push(configured);
@@ -221,12 +252,20 @@ function nameList(field: string, value: unknown): string[] {
   return value as string[];
 }
 
-function readGuards(breaker: CircuitBreaker | undefined, bucket: RetryBudgetState | undefined): BreakerHealth {
+function readGuards(policy: GuardedReadable): BreakerHealth {
+  const breaker = policy.breaker();
+  const bucket = policy.bucket();
   const state = breaker === undefined ? 'none' : breaker.state;
   const breakRemaining = state === 'open' || state === 'isolated' ? Math.ceil(breaker!.retryAfter()) : 0;
   // Four decimals: a health page is read by people and dashboards, not used for arithmetic.
   const utilization = bucket === undefined ? null : Math.round(bucket.utilization * 1e4) / 1e4;
-  return health(state, breakRemaining, utilization, bucket !== undefined && !bucket.canFundRetry);
+  const read = health(state, breakRemaining, utilization, bucket !== undefined && !bucket.canFundRetry);
+  const limiter = policy.options?.limit === undefined ? undefined : policy.limiter?.();
+  if (limiter !== undefined) {
+    const { kind, limit, inflight, queued, queue } = limiter.snapshot();
+    read.limiter = { kind, limit, inflight, queued, queue };
+  }
+  return read;
 }
 
 function health(breaker: BreakerState | 'none', breakRemaining: number, budgetUtilization: number | null, budgetExhausted: boolean): BreakerHealth {
@@ -247,7 +286,7 @@ function readKeys(scopes: readonly ScopeReadable[]): KeyReading[] {
   for (const scope of scopes) {
     for (const reading of scope.entries(Infinity)) {
       const key = String(reading.key);
-      const read: KeyReading = { key, health: readGuards(reading.policy.breaker(), reading.policy.bucket()), dependency: reading.policy.dependency !== undefined };
+      const read: KeyReading = { key, health: readGuards(reading.policy), dependency: reading.policy.dependency !== undefined };
       const seen = byKey.get(key);
       if (seen === undefined || (seen.health.status === 'ok' && read.health.status === 'degraded')) byKey.set(key, read);
     }
@@ -263,6 +302,9 @@ function summarise(own: PolicyHealth, keys: readonly KeyReading[]): PolicyHealth
   const entry: PolicyHealth = { ...own };
   for (const { health, dependency } of keys) {
     if (!dependency) continue;
+    // A limiter is one instance's (the worst of several means nothing): while the name's calls run
+    // through its hosts' or services' limiters, each key shows its own and the entry none.
+    if (health.limiter !== undefined) delete entry.limiter;
     if (health.status === 'degraded') entry.status = 'degraded';
     if (entry.breaker === undefined || SEVERITY.indexOf(health.breaker) > SEVERITY.indexOf(entry.breaker)) entry.breaker = health.breaker;
     entry.breakRemaining = Math.max(entry.breakRemaining ?? 0, health.breakRemaining);
