@@ -23,6 +23,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['budget'],
   ['breaker'],
   ['limits'],
+  ['hedging'],
   ['events'],
   ['fallback'],
   ['execution'],

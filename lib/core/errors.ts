@@ -99,6 +99,18 @@ export class AttemptTimeoutError extends Error {
 }
 
 /**
+ * The reason a hedged call's losing attempt was aborted with: another attempt of the same call
+ * answered first (DESIGN §3.8). Never a call's outcome and never evidence against the dependency.
+ */
+export class AttemptSupersededError extends Error {
+  override readonly name = 'AttemptSupersededError';
+  /** @param winner the number of the attempt that answered first */
+  constructor(readonly winner: number) {
+    super(`attempt superseded: attempt ${winner} answered first`);
+  }
+}
+
+/**
  * A stream or response body went silent: no data arrived for `gap` ms while a read was pending
  * (DESIGN §3.7, §3.10). A slow consumer never causes it; a server that stops sending does.
  */

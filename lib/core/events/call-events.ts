@@ -70,12 +70,16 @@ export interface CallEventInit {
   readonly dependency?: DependencyLabel;
   /** On a terminal event: the policy's fallback answered the call. Default false. */
   readonly fallback?: boolean;
+  /** On a terminal event: a hedge answered first. Default false. */
+  readonly hedgeWon?: boolean;
 }
 
 /**
  * One thing that happened in a call, as a plain object of fixed shape (DESIGN §3.12).
  * - `attempt`: an attempt ended (`verdict`, `duration` of that attempt).
  * - `retrying`: a retry is scheduled after attempt `attempt` (`delay` ms of backoff).
+ * - `hedged`: attempt `attempt` started beside a slower one (`duration`: how long that one had run,
+ *   ms; `delay`: the threshold it outlasted, ms).
  * - `succeeded` / `failed` / `rejected`: the call ended (`isTerminal`, `reason`, `duration` of the call).
  * Built only when the policy has a listener.
  */
@@ -106,6 +110,8 @@ export class CallEvent {
    * the call's error, or the fallback's own when it threw. Else false.
    */
   readonly fallback: boolean;
+  /** True on the terminal event of a call a hedge answered (an attempt started beside a slower one), else false. */
+  readonly hedgeWon: boolean;
 
   /**
    * An event from its fields by name; what is left out takes its default (see {@link CallEventInit}).
@@ -123,6 +129,7 @@ export class CallEvent {
     this.isTerminal = init.isTerminal ?? false;
     this.dependency = dependency;
     this.fallback = init.fallback ?? false;
+    this.hedgeWon = init.hedgeWon ?? false;
   }
 
   /**
@@ -145,6 +152,7 @@ export class CallEvent {
     if (this.verdict !== undefined && this.kind !== 'succeeded') text += ` ${this.verdict}`;
     text += ` (${Math.round(this.duration)}ms)`;
     if (this.kind === 'retrying') text += ` +${Math.round(this.delay)}ms`;
+    if (this.kind === 'hedged') text += ` after ${Math.round(this.delay)}ms`;
     if (this.isTerminal && this.reason !== undefined && this.reason !== 'succeeded') text += ` ${this.reason}`;
     if (this.error !== undefined) text += ` ${this.error}`;
     if (this.fallback) text += ' (fallback)';

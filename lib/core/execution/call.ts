@@ -12,6 +12,7 @@ import type { CallLog } from './call-result.js';
 import { CallEvent, type CallEventInit, type CallEventKind, type StopReason } from '../events/call-events.js';
 import { errorName } from './error-name.js';
 import type { HeldCall } from './held-call.js';
+import type { HedgeState } from '../hedging/hedge-state.js';
 import { ended, started, tell } from './observer.js';
 import type { CallPlan } from './plan.js';
 import { recordStop } from './stop-reasons.js';
@@ -52,6 +53,8 @@ export interface CallRequest {
   readonly attempts?: number;
   readonly continuing?: CallContinuation;
   readonly hold?: HeldCall;
+  /** The call is safe to send more than once at the same time (a hedge may run it); default the policy's. */
+  readonly repeatable?: boolean;
 }
 
 // Flags of `Call.flags`: five booleans in one small integer (a field costs every call 8 bytes).
@@ -60,6 +63,8 @@ const DEADLINE_HIT = 2;
 const BY_ATTEMPT_TIMEOUT = 4;
 const CALL_TIMED = 8;
 const TIMED = 16;
+const HEDGEABLE = 32;
+const HEDGE_WON = 64;
 
 // A number field first set to a fraction is kept boxed in every call (16 bytes each, even when it
 // holds 0); one first set to `undefined` holds small integers unboxed. The untimed success path
@@ -109,7 +114,7 @@ export class Call<T> {
   verdict: Verdict | undefined = undefined;
   /** The last attempt's value, or its error when `threw` (one field: see `value` and `error`). */
   private outcome: unknown = undefined;
-  /** `threw`, `deadlineHit`, `byAttemptTimeout`, `callTimed` and `timed`, as bits. */
+  /** `threw`, `deadlineHit`, `byAttemptTimeout`, `callTimed`, `timed`, hedgeable and `hedgeWon`, as bits. */
   private flags = 0;
   /** The last attempt's duration, ms. */
   duration = UNREAD;
@@ -169,6 +174,8 @@ export class Call<T> {
     // the call, and attempts are timed only when a report, the breaker or the limiter needs their durations.
     const reported = listener !== undefined || log !== undefined;
     let flags = reported || plan.timesAttempts ? TIMED : 0;
+    // A hedge configured and the call repeatable: its attempts race (hedging.ts), timed for the threshold.
+    if (plan.hedge !== undefined && (request?.repeatable ?? o.repeatable)) flags |= HEDGEABLE | TIMED;
     if (deadlineAt !== undefined && deadlineAt !== Infinity) {
       // A continuation keeps the deadline of the call it carries on (an ambient one is already in
       // it), and the start of a held call it carries on.
@@ -283,6 +290,20 @@ export class Call<T> {
     return (this.flags & TIMED) !== 0;
   }
 
+  /** The policy's hedge state when this call may be hedged (a hedge configured, the call repeatable), else `undefined`. */
+  get hedging(): HedgeState | undefined {
+    return (this.flags & HEDGEABLE) !== 0 ? this.plan.hedge : undefined;
+  }
+
+  /** Whether a hedge (an attempt started beside a slower one) answered first. */
+  get hedgeWon(): boolean {
+    return (this.flags & HEDGE_WON) !== 0;
+  }
+
+  set hedgeWon(won: boolean) {
+    this.flags = won ? this.flags | HEDGE_WON : this.flags & ~HEDGE_WON;
+  }
+
   /** Stops the call with `error` as its outcome (cancellation, a deadline, a bug in a curve). */
   fail(reason: StopReason, error: unknown): Step {
     this.reason = reason;
@@ -323,7 +344,7 @@ export class Call<T> {
     }
     if (this.listener !== undefined) {
       const kind: CallEventKind = succeeded ? 'succeeded' : this.refusal !== undefined && reason !== 'cancelled' ? 'rejected' : 'failed';
-      const init: CallEventInit = { kind, policy: this.options.name, attempt: this.attempts, verdict: this.verdict?.kind, error, duration, reason, isTerminal: true, fallback };
+      const init: CallEventInit = { kind, policy: this.options.name, attempt: this.attempts, verdict: this.verdict?.kind, error, duration, reason, isTerminal: true, fallback, hedgeWon: this.hedgeWon };
       const terminal = CallEvent.of(init, this.policy.dependency);
       if (succeeded && this.hold !== undefined) this.hold.hold(this, terminal);
       else ended(this.listener, this.state, terminal);

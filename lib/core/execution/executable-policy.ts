@@ -6,6 +6,8 @@ import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import type { Classifier } from '../classification/classifier.js';
 import type { CallEvent, CallEventListener, DependencyLabel } from '../events/call-events.js';
 import type { Fallback } from '../fallback/fallback.js';
+import type { Hedge } from '../hedging/hedge-value.js';
+import type { HedgeState } from '../hedging/hedge-state.js';
 import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
 import type { Limit } from '../limits/limit-value.js';
 import type { Saturation } from '../limits/saturation.js';
@@ -75,6 +77,8 @@ export interface ExecutablePolicy {
   breaker(): CircuitBreaker | undefined;
   /** The concurrency limiter for this policy instance, or undefined when off. */
   limiter(): ConcurrencyLimiter | undefined;
+  /** What this policy instance's hedge has learnt, or undefined without a `hedge`. */
+  hedger(): HedgeState | undefined;
 }
 
 /** A policy's complete, validated settings. */
@@ -93,6 +97,8 @@ export interface ResolvedPolicyOptions {
   /** The listeners and observers attached, as one observer (a plain listener is wrapped as one). */
   readonly onEvent: CallObserver | undefined;
   readonly limit: Limit | undefined;
+  readonly hedge: Hedge | undefined;
+  readonly repeatable: boolean;
   readonly fallback: Fallback | undefined;
   readonly saturation: Saturation | undefined;
   readonly clock: Clock;

@@ -2,6 +2,8 @@ import { CallRejectedError, DeadlineExceededError } from '../errors.js';
 import { QueueExit } from '../limits/limit-queue.js';
 import { sleep } from '../time/sleep.js';
 import { type Call, REFUSAL_REASONS, Slot, Step, stopForDrain } from './call.js';
+import type { AttemptHandle } from './attempt-context.js';
+import { race } from './hedging.js';
 import { TIMED_OUT, admit, attemptContext, begin, boundedAttempt, decideRetry, record, timedOut } from './phases.js';
 
 // The executor's loop (DESIGN §3.2): the rules of phases.ts in order, waiting only for the attempt, a
@@ -62,6 +64,7 @@ function attempt<T>(call: Call<T>): Promise<T> {
   if (admission === Step.Stop) return settled(call);
   const context = attemptContext(call);
   call.attempt = context;
+  if (call.hedging !== undefined) return hedged(call, context);
   let pending: T | PromiseLike<T> | Promise<T | typeof TIMED_OUT>;
   try {
     pending = boundedAttempt(call, context);
@@ -73,6 +76,11 @@ function attempt<T>(call: Call<T>): Promise<T> {
     return settledOr(call);
   }
   return (pending instanceof Promise ? pending : Promise.resolve(pending)).then(call.resumeValue, call.resumeError) as Promise<T>;
+}
+
+/** A hedgeable call's attempt, run as a race (hedging.ts); then the settling or the retry. */
+function hedged<T>(call: Call<T>, context: AttemptHandle): Promise<T> {
+  return race(call, context).then((step) => (step === Step.Stop ? call.settle() : retry(call)));
 }
 
 /** The attempt returned (or its bound passed first): its outcome, then recording. */

@@ -1,5 +1,6 @@
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
+import type { HedgeState } from '../hedging/hedge-state.js';
 import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
 import type { CallObserver, ExecutablePolicy, ResolvedPolicyOptions } from './executable-policy.js';
 import type { Clock } from '../time/clock.js';
@@ -18,6 +19,8 @@ export class CallPlan {
   readonly breaker: CircuitBreaker | undefined;
   readonly bucket: RetryBudgetState | undefined;
   readonly limiter: ConcurrencyLimiter | undefined;
+  /** What the policy's hedge has learnt, or `undefined` without a `hedge`. */
+  readonly hedge: HedgeState | undefined;
   /**
    * Whether every rule of the loop would pass a successful first attempt through untouched: one
    * attempt, no budget, breaker, deadline, attempt timeout, limit, fallback, listener or classifier
@@ -37,6 +40,7 @@ export class CallPlan {
     this.breaker = policy.breaker();
     this.bucket = policy.bucket();
     this.limiter = o.limit === undefined ? undefined : policy.limiter();
+    this.hedge = o.hedge === undefined ? undefined : policy.hedger();
     this.addsNothing =
       o.attempts === 1 &&
       o.onEvent === undefined &&

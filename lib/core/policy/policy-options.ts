@@ -9,6 +9,7 @@ import type { CallEvent, CallEventListener, DependencyLabel } from '../events/ca
 import { RetryBudget, type RetryBudgetState } from '../budget/retry-budget.js';
 import { Fallback, type FallbackFunction } from '../fallback/fallback.js';
 import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
+import { Hedge } from '../hedging/hedge-value.js';
 import { Limit } from '../limits/limit-value.js';
 import { Saturation } from '../limits/saturation.js';
 import { ATTEMPTS_RULE, BOOLEAN_RULE, CALL_BOUND_RULE, FUNCTION_RULE, RANDOM_RULE } from '../rules/option-rules.js';
@@ -81,6 +82,18 @@ export interface PolicyOptions {
    */
   fallback?: Fallback | FallbackFunction;
   /**
+   * `Hedge.at(quantile, { maximumConcurrent, suppressAt, winRate })`: a repeatable call's next attempt
+   * starts when the running one has outlasted the live `quantile` of recent successful latency; the
+   * first success wins and the others are aborted (see {@link Hedge}). A hedge is an attempt: it
+   * counts against `attempts` and is paid from the retry budget. `undefined` (the default) = none.
+   */
+  hedge?: Hedge;
+  /**
+   * Every call of this policy is safe to send more than once at the same time (a read, an
+   * idempotent write): hedging applies to it. `RunOptions.repeatable` says it per call. Default false.
+   */
+  repeatable?: boolean;
+  /**
    * `Saturation.above(multiple)`: while the event loop's delay is above `multiple` × its normal (and
    * above 20 ms), measured terms (the adaptive limit) stop learning. Nothing is refused or delayed.
    * `undefined` (the default) = off.
@@ -108,6 +121,8 @@ export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
   onEvent: undefined,
   limit: undefined,
   fallback: undefined,
+  hedge: undefined,
+  repeatable: false,
   saturation: undefined,
   clock: SystemClock.instance,
   random: Math.random,
@@ -133,6 +148,8 @@ const OPTION_RULES: Record<keyof PolicyOptions, ValueRule> = {
   onEvent: instance('a function (event) => void or a CallObserver { callStarted?, runAttempt?, event?, callEnded? }', isEventSink),
   limit: instance('a Limit (Limit.concurrency(n, { queue }), Limit.adaptive({ initial, minimum, maximum, queue }))', (v) => v instanceof Limit),
   fallback: instance('a function (stop) => value, or Fallback.to(fn, { on })', (v) => typeof v === 'function' || v instanceof Fallback),
+  hedge: instance('a Hedge (Hedge.at(quantile, { maximumConcurrent, suppressAt, winRate }))', (v) => v instanceof Hedge),
+  repeatable: BOOLEAN_RULE,
   saturation: instance('a Saturation (Saturation.above(multiple))', (v) => v instanceof Saturation),
   clock: CLOCK_RULE,
   random: RANDOM_RULE,
@@ -158,7 +175,7 @@ export function mergeOptions(base: ResolvedPolicyOptions, changes: PolicyOptions
 }
 
 /** Options that `undefined` explicitly removes (other undefined values keep the base). */
-const REMOVABLE: ReadonlySet<string> = new Set(['deadline', 'attemptTimeout', 'onEvent', 'breaker', 'limit', 'fallback', 'saturation']);
+const REMOVABLE: ReadonlySet<string> = new Set(['deadline', 'attemptTimeout', 'onEvent', 'breaker', 'limit', 'fallback', 'hedge', 'saturation']);
 
 const OBSERVER_MEMBERS = ['callStarted', 'runAttempt', 'event', 'callEnded', 'retired'] as const;
 

@@ -2,6 +2,7 @@ import type { AttemptContext } from '../execution/attempt-context.js';
 import { type CallResult, CallLog } from '../execution/call-result.js';
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
+import type { HedgeState } from '../hedging/hedge-state.js';
 import { Classifier } from '../classification/classifier.js';
 import { Breaker } from '../breaker/breaker-value.js';
 import { checkDeadlineFits, checkListenerReplaced } from './policy-checks.js';
@@ -14,7 +15,7 @@ import { DEFAULT_OPTIONS, type PolicyOptions, mergeOptions } from './policy-opti
 import { type ExecutablePolicy, type ResolvedPolicyOptions } from '../execution/executable-policy.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { PolicyConfigError } from '../errors.js';
-import { ATTEMPTS_RULE, CONTINUATION_RULES } from '../rules/option-rules.js';
+import { ATTEMPTS_RULE, BOOLEAN_RULE, CONTINUATION_RULES } from '../rules/option-rules.js';
 import { checkValue } from '../rules/value-rule.js';
 import { Ambient } from '../ambient/ambient-context.js';
 
@@ -42,6 +43,11 @@ export interface RunOptions {
    * resumed with `continuing: { …, held: hold }` — is observed as one call. See {@link HeldCall}.
    */
   hold?: HeldCall;
+  /**
+   * This call is safe to send more than once at the same time (a read, an idempotent write): a
+   * policy's `hedge` applies to it. Default: the policy's `repeatable` (false).
+   */
+  repeatable?: boolean;
 }
 
 /**
@@ -65,6 +71,7 @@ export class Policy implements ExecutablePolicy {
   private resolvedBucket: RetryBudgetState | undefined | null = null;
   private resolvedBreaker: CircuitBreaker | undefined | null = null;
   private resolvedLimiter: ConcurrencyLimiter | undefined | null = null;
+  private resolvedHedger: HedgeState | undefined | null = null;
   private resolvedPlan: CallPlan | undefined = undefined;
 
   /**
@@ -120,6 +127,12 @@ export class Policy implements ExecutablePolicy {
       this.resolvedLimiter = o.limit?.resolve(this, o.clock, saturation === undefined ? undefined : () => saturation.saturated);
     }
     return this.resolvedLimiter;
+  }
+
+  /** What this instance's hedge has learnt (resolved on first use), or undefined without a `hedge`. */
+  hedger(): HedgeState | undefined {
+    if (this.resolvedHedger === null) this.resolvedHedger = this.options.hedge?.resolve(this);
+    return this.resolvedHedger;
   }
 
   /** What the executor reads of this instance once, on its first call (settings and resolved state). */
@@ -192,6 +205,8 @@ function checkRunOptions(options: RunOptions): void {
   if (continuing !== undefined) checkContinuation(continuing);
   const hold = options.hold;
   if (hold !== undefined && !(hold instanceof HeldCall)) throw new PolicyConfigError('hold', hold, 'must be a HeldCall (new HeldCall())');
+  const repeatable = options.repeatable;
+  if (repeatable !== undefined) checkValue(BOOLEAN_RULE, 'repeatable', repeatable);
 }
 
 function checkContinuation(continuing: CallContinuation): void {
