@@ -57,7 +57,8 @@ export interface CallRequest {
   readonly repeatable?: boolean;
 }
 
-// Flags of `Call.flags`: five booleans in one small integer (a field costs every call 8 bytes).
+// `Call.flags`: the call's booleans and small enumerations in one small integer (a field costs
+// every call 8 bytes): seven booleans, then the limiter slot, the breaker's admission and the refusal.
 const THREW = 1;
 const DEADLINE_HIT = 2;
 const BY_ATTEMPT_TIMEOUT = 4;
@@ -65,6 +66,14 @@ const CALL_TIMED = 8;
 const TIMED = 16;
 const HEDGEABLE = 32;
 const HEDGE_WON = 64;
+const SLOT_SHIFT = 7;
+const SLOT_MASK = 3 << SLOT_SHIFT;
+const ADMISSION_SHIFT = 9;
+const ADMISSION_MASK = 3 << ADMISSION_SHIFT;
+const REFUSAL_SHIFT = 11;
+const REFUSAL_MASK = 15 << REFUSAL_SHIFT;
+/** The refusals by their number in `flags` (0 = none). */
+const REFUSALS = [undefined, ...(Object.keys(REFUSAL_REASONS) as GuardRefusal[])] as const;
 
 // A number field first set to a fraction is kept boxed in every call (16 bytes each, even when it
 // holds 0); one first set to `undefined` holds small integers unboxed. The untimed success path
@@ -98,35 +107,22 @@ export class Call<T> {
   attempts = 0;
   /** Retries before this one that followed a server pushback: the computed curve restarts after one (gRFC A6). */
   curveOffset = 0;
-  /** What the breaker decided for the current attempt. */
-  admission: Admission = Admission.Closed;
   /** Clock reading at the current attempt's start (0 when untimed). */
   attemptStart = UNREAD;
-  /**
-   * The slot of the policy's limiter the call holds, from admission until the attempt is recorded:
-   * `Slot.None`, `Slot.Held`, or `Slot.Queued` (held after waiting in the queue: the attempt starts
-   * when the wait ended, not at the call's start). One field, so a call without a limit is no larger.
-   */
-  slot: Slot = Slot.None;
   /** The backoff (ms) the retry decision chose before the next attempt. */
-  delay = 0;
+  delay = UNREAD;
   /** The last attempt's verdict. */
   verdict: Verdict | undefined = undefined;
   /** The last attempt's value, or its error when `threw` (one field: see `value` and `error`). */
   private outcome: unknown = undefined;
-  /** `threw`, `deadlineHit`, `byAttemptTimeout`, `callTimed`, `timed`, hedgeable and `hedgeWon`, as bits. */
-  private flags = 0;
+  /** `threw`, `deadlineHit`, `byAttemptTimeout`, `callTimed`, `timed`, hedgeable, `hedgeWon`, `slot`, `admission` and `refusal`, as bits. */
+  private flags = Admission.Closed << ADMISSION_SHIFT;
   /** The last attempt's duration, ms. */
   duration = UNREAD;
   /** The current attempt's context (the executor's side: abort, end). */
   attempt: AttemptHandle | undefined = undefined;
-  /** The call's continuations of an attempt's promise (value, error), made once per call by the loop. */
-  resumeValue: ((result: unknown) => T | Promise<T>) | undefined = undefined;
-  resumeError: ((thrown: unknown) => T | Promise<T>) | undefined = undefined;
   /** Why the call stops, once a phase says `Stop`. */
   reason: StopReason = 'succeeded';
-  /** The refusal to report, once a phase says `Refuse`. */
-  refusal: GuardRefusal | undefined = undefined;
 
   /**
    * Starts a call: a new one is counted for the budget's denominator (a continuation is not) and
@@ -173,7 +169,7 @@ export class Call<T> {
     // Clock reads cost ~50 ns each: the call's start is read only when something reports or bounds
     // the call, and attempts are timed only when a report, the breaker or the limiter needs their durations.
     const reported = listener !== undefined || log !== undefined;
-    let flags = reported || plan.timesAttempts ? TIMED : 0;
+    let flags = this.flags | (reported || plan.timesAttempts ? TIMED : 0);
     // A hedge configured and the call repeatable: its attempts race (hedging.ts), timed for the threshold.
     if (plan.hedge !== undefined && (request?.repeatable ?? o.repeatable)) flags |= HEDGEABLE | TIMED;
     if (deadlineAt !== undefined && deadlineAt !== Infinity) {
@@ -302,6 +298,37 @@ export class Call<T> {
 
   set hedgeWon(won: boolean) {
     this.flags = won ? this.flags | HEDGE_WON : this.flags & ~HEDGE_WON;
+  }
+
+  /**
+   * The slot of the policy's limiter the call holds, from admission until the attempt is recorded:
+   * `Slot.None`, `Slot.Held`, or `Slot.Queued` (held after waiting in the queue: the attempt starts
+   * when the wait ended, not at the call's start).
+   */
+  get slot(): Slot {
+    return ((this.flags & SLOT_MASK) >> SLOT_SHIFT) as Slot;
+  }
+
+  set slot(slot: Slot) {
+    this.flags = (this.flags & ~SLOT_MASK) | (slot << SLOT_SHIFT);
+  }
+
+  /** What the breaker decided for the current attempt. */
+  get admission(): Admission {
+    return ((this.flags & ADMISSION_MASK) >> ADMISSION_SHIFT) as Admission;
+  }
+
+  set admission(admission: Admission) {
+    this.flags = (this.flags & ~ADMISSION_MASK) | (admission << ADMISSION_SHIFT);
+  }
+
+  /** The refusal to report, once a phase says `Refuse`. */
+  get refusal(): GuardRefusal | undefined {
+    return REFUSALS[(this.flags & REFUSAL_MASK) >> REFUSAL_SHIFT];
+  }
+
+  set refusal(refusal: GuardRefusal | undefined) {
+    this.flags = (this.flags & ~REFUSAL_MASK) | (refusal === undefined ? 0 : REFUSALS.indexOf(refusal) << REFUSAL_SHIFT);
   }
 
   /** Stops the call with `error` as its outcome (cancellation, a deadline, a bug in a curve). */

@@ -6,7 +6,8 @@ import { SlotOutcome } from '../limits/concurrency-limiter.js';
 import type { TimerHandle } from '../time/clock.js';
 import { Attempt, type AttemptHandle } from './attempt-context.js';
 import { type Call, Slot, Step } from './call.js';
-import { TIMED_OUT, attemptContext, boundedAttempt, record, releaseSlot, timedOut } from './phases.js';
+import { attemptContext, attemptWork, boundedAttempt, record, releaseSlot, timedOut } from './phases.js';
+import { BoundedAttempt } from './race.js';
 import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
 
 // Hedging (DESIGN §3.8): the loop hands a hedgeable call's attempt here instead of awaiting it.
@@ -14,6 +15,9 @@ import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
 // attempt of the same call starts beside it; the first success wins, the others are aborted. Every
 // attempt is recorded by the loop's own `record` (the fields of the call it reads are set to that
 // attempt's before); the race hands back one Step, as `record` would for a single attempt.
+
+/** What an entry settles with when its bound passed first (its outcome is then the abort, see `timedOut`). */
+const BOUND_PASSED = Symbol('boundPassed');
 
 /** The breaker's trip point hedging is suppressed against when there is no breaker (the default floor). */
 const DEFAULT_TRIP_POINT = 0.5;
@@ -77,17 +81,37 @@ class Race<T> {
     const call = this.call;
     const entry: Entry = { handle, number: call.attempts, start: call.attemptStart, admission: call.admission, slot: call.slot, byAttemptTimeout: call.byAttemptTimeout };
     this.entries.push(entry);
+    // A bounded attempt races its own bound's timer: whichever of the two comes first settles the entry.
+    const bounded = handle instanceof BoundedAttempt ? handle : undefined;
+    if (bounded !== undefined) boundedAttempt(call, bounded, () => this.boundPassed(entry, bounded));
     let pending: PromiseLike<unknown>;
     try {
-      pending = Promise.resolve(boundedAttempt(call, handle));
+      pending = Promise.resolve(attemptWork(call, handle));
     } catch (thrown) {
-      this.settle(entry, thrown, true);
+      this.workSettled(entry, bounded, thrown, true);
       return;
     }
     pending.then(
-      (value) => this.settle(entry, value, false),
-      (thrown) => this.settle(entry, thrown, true),
+      (value) => this.workSettled(entry, bounded, value, false),
+      (thrown) => this.workSettled(entry, bounded, thrown, true),
     );
+  }
+
+  /** The work of `entry` settled: recorded unless its bound passed first. */
+  private workSettled(entry: Entry, bounded: BoundedAttempt | undefined, outcome: unknown, threw: boolean): void {
+    if (bounded !== undefined) {
+      if (bounded.timer === undefined) return;
+      this.call.clock.clearTimer(bounded.timer);
+      bounded.timer = undefined;
+    }
+    this.settle(entry, outcome, threw);
+  }
+
+  /** The bound of `entry` passed before its work settled. */
+  private boundPassed(entry: Entry, bounded: BoundedAttempt): void {
+    if (bounded.timer === undefined) return;
+    bounded.timer = undefined;
+    this.settle(entry, BOUND_PASSED, false);
   }
 
   /** Arms the next hedge's timer, counted from `from`, when one may still start and the threshold is warm. */
@@ -113,7 +137,7 @@ class Race<T> {
     let slot: Slot = Slot.None;
     if (call.options.limit !== undefined) {
       // A hedge never queues for a slot: without a free one it does not start.
-      if (!call.policy.limiter()!.tryAcquire()) {
+      if (!call.plan.limiter!.tryAcquire()) {
         bucket?.refund();
         return;
       }
@@ -169,7 +193,7 @@ class Race<T> {
     if (threw) {
       call.threw = true;
       call.error = outcome;
-    } else if (outcome === TIMED_OUT) timedOut(call, entry.handle);
+    } else if (outcome === BOUND_PASSED) timedOut(call, entry.handle);
     else call.value = outcome as T;
     entry.handle.end();
     let step = record(call);

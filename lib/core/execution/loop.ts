@@ -4,7 +4,8 @@ import { sleep } from '../time/sleep.js';
 import { type Call, REFUSAL_REASONS, Slot, Step, stopForDrain } from './call.js';
 import type { AttemptHandle } from './attempt-context.js';
 import { race } from './hedging.js';
-import { TIMED_OUT, admit, attemptContext, begin, boundedAttempt, decideRetry, record, timedOut } from './phases.js';
+import { admit, attemptContext, attemptWork, begin, boundedAttempt, decideRetry, record, timedOut } from './phases.js';
+import { BoundedAttempt, raceOutcome } from './race.js';
 
 // The executor's loop (DESIGN §3.2): the rules of phases.ts in order, waiting only for the attempt, a
 // backoff or a guarded pause. Every call `execute` (executor.ts) does not hand straight to the work
@@ -12,8 +13,8 @@ import { TIMED_OUT, admit, attemptContext, begin, boundedAttempt, decideRetry, r
 // rules as any other, just fewer of them (no retry decision, no wait but the attempt's).
 //
 // Written as continuations rather than one async function: an async frame and its await cost a
-// call ~400 bytes, the attempt's continuation on the work's own promise ~100, and the continuation
-// is the call's two handlers (bound once per call, not per attempt), so a success costs one `.then`.
+// call ~400 bytes, the attempt's continuation on the work's own promise ~100 and its two handlers
+// (bound to the call) ~100, so a success costs one `.then`.
 
 /** Pause before a refusal by a guard of this process is reported (DESIGN §3.7); not configurable. */
 export const GUARDED_PAUSE_MS = 100;
@@ -25,9 +26,6 @@ export const GUARDED_PAUSE_MS = 100;
  */
 export function loop<T>(call: Call<T>): Promise<T> {
   if (begin(call) === Step.Stop) return settled(call);
-  // Bound once per call (a bound function costs about half a closure pair's bytes).
-  call.resumeValue = (attempted<T>).bind(call);
-  call.resumeError = (attemptFailed<T>).bind(call);
   return call.attempts > 0 ? retry(call) : attempt(call);
 }
 
@@ -56,7 +54,11 @@ async function backoff<T>(call: Call<T>): Promise<T> {
   return attempt(call);
 }
 
-/** Admission, then the bounded attempt; its outcome goes to the call's handlers. */
+/**
+ * Admission, then the attempt: its outcome goes to the call's continuations (`attempted`,
+ * `attemptFailed`, bound to the call), or for a bounded attempt to the race of the work against its
+ * bound's timer, whose continuations are bound to the attempt.
+ */
 function attempt<T>(call: Call<T>): Promise<T> {
   const admission = admit(call);
   if (admission === Step.Queue) return queued(call);
@@ -65,17 +67,27 @@ function attempt<T>(call: Call<T>): Promise<T> {
   const context = attemptContext(call);
   call.attempt = context;
   if (call.hedging !== undefined) return hedged(call, context);
-  let pending: T | PromiseLike<T> | Promise<T | typeof TIMED_OUT>;
+  const bounded = context instanceof BoundedAttempt ? context : undefined;
+  if (bounded !== undefined) {
+    bounded.call = call;
+    boundedAttempt(call, bounded, boundPassed.bind(bounded));
+  }
+  let pending: T | PromiseLike<T>;
   try {
-    pending = boundedAttempt(call, context);
+    pending = attemptWork(call, context);
   } catch (thrown) {
     // A synchronous throw is recorded now, as an awaited one would be on its turn.
+    if (bounded !== undefined) call.clock.clearTimer(bounded.timer!);
     context.end();
     call.threw = true;
     call.error = thrown;
     return settledOr(call);
   }
-  return (pending instanceof Promise ? pending : Promise.resolve(pending)).then(call.resumeValue, call.resumeError) as Promise<T>;
+  const work = pending instanceof Promise ? (pending as Promise<T>) : Promise.resolve(pending);
+  // Bound functions cost less than closures and their context; a retry binds anew.
+  if (bounded === undefined) return work.then((attempted<T>).bind(call), (attemptFailed<T>).bind(call)) as Promise<T>;
+  work.then(won.bind(bounded), lost.bind(bounded));
+  return raceOutcome<T>(bounded);
 }
 
 /** A hedgeable call's attempt, run as a race (hedging.ts); then the settling or the retry. */
@@ -83,13 +95,11 @@ function hedged<T>(call: Call<T>, context: AttemptHandle): Promise<T> {
   return race(call, context).then((step) => (step === Step.Stop ? call.settle() : retry(call)));
 }
 
-/** The attempt returned (or its bound passed first): its outcome, then recording. */
+/** The attempt returned: its value, then recording. */
 function attempted<T>(this: Call<T>, result: unknown): T | Promise<T> {
   const call = this;
-  const context = call.attempt!;
-  if (result === TIMED_OUT) timedOut(call, context);
-  else call.value = result as T;
-  context.end();
+  call.value = result as T;
+  call.attempt!.end();
   return recorded(call);
 }
 
@@ -99,6 +109,50 @@ function attemptFailed<T>(this: Call<T>, thrown: unknown): T | Promise<T> {
   this.threw = true;
   this.error = thrown;
   return recorded(this);
+}
+
+/** A bounded attempt's work returned before its bound passed (a late one is dropped). */
+function won(this: BoundedAttempt, result: unknown): void {
+  const timer = this.timer;
+  if (timer === undefined) return;
+  const call = this.call as Call<unknown>;
+  call.clock.clearTimer(timer);
+  this.timer = undefined;
+  call.value = result;
+  this.end();
+  settleRace(this, call);
+}
+
+/** A bounded attempt's work threw before its bound passed (a late failure is observed and dropped). */
+function lost(this: BoundedAttempt, thrown: unknown): void {
+  const timer = this.timer;
+  if (timer === undefined) return;
+  const call = this.call as Call<unknown>;
+  call.clock.clearTimer(timer);
+  this.timer = undefined;
+  this.end();
+  call.threw = true;
+  call.error = thrown;
+  settleRace(this, call);
+}
+
+/** A bounded attempt's bound passed first: the abort is its outcome, then recording. */
+function boundPassed(this: BoundedAttempt): void {
+  if (this.timer === undefined) return;
+  this.timer = undefined;
+  const call = this.call as Call<unknown>;
+  timedOut(call, this);
+  this.end();
+  settleRace(this, call);
+}
+
+/** Records the race's winner and settles the race's promise with what that led to (the value, the retry's promise). */
+function settleRace(attempt: BoundedAttempt, call: Call<unknown>): void {
+  try {
+    attempt.resolve(recorded(call));
+  } catch (error) {
+    attempt.reject(error);
+  }
 }
 
 /** Recording, then the settling or the retry. */

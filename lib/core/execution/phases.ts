@@ -4,6 +4,7 @@ import type { ClassifyContext } from '../classification/classifier.js';
 import { Verdict, isRetryable } from '../classification/verdict.js';
 import { AttemptTimeoutError, DeadlineExceededError } from '../errors.js';
 import { Attempt, type AttemptContext, type AttemptHandle } from './attempt-context.js';
+import { BoundedAttempt } from './race.js';
 import { type Call, Slot, Step, stopForDrain } from './call.js';
 import { errorName } from './error-name.js';
 import { SlotOutcome } from '../limits/concurrency-limiter.js';
@@ -16,9 +17,6 @@ import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
 
 const ABORTED: ClassifyContext = Object.freeze({ callerAborted: true });
 const NOT_ABORTED: ClassifyContext = Object.freeze({ callerAborted: false });
-
-/** Resolves the bounded attempt's promise when its bound passes first. */
-export const TIMED_OUT = Symbol('timedOut');
 
 /**
  * The call's opening, before anything is attempted: a caller that already aborted ends it as
@@ -162,59 +160,34 @@ export function attemptContext<T>(call: Call<T>): AttemptHandle {
   call.threw = false;
   call.deadlineHit = false;
   const bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
-  if (bound === Infinity && call.signal === undefined && call.attempts === 1) return UNBOUND_FIRST_ATTEMPT;
-  return new Attempt(call.attempts, call.signal, bound, untilDeadline);
+  if (bound === Infinity) return call.signal === undefined && call.attempts === 1 ? UNBOUND_FIRST_ATTEMPT : new Attempt(call.attempts, call.signal);
+  return new BoundedAttempt(call.attempts, call.signal, bound, untilDeadline);
 }
 
 /**
- * Runs the attempt: the work itself when nothing bounds it, else a race of the work against the
- * bound's timer, which aborts the attempt's signal with an `AttemptTimeoutError` or a
- * `DeadlineExceededError` and resolves {@link TIMED_OUT}. The error is built only when the timer
- * fires (capturing a stack costs microseconds); the losing attempt's rejection is observed, never
- * unhandled. The timer counts from the attempt's start reading when the call has one.
+ * Runs the attempt's work, inside the observer's `runAttempt` when it has one (a span's context).
+ * A bounded attempt's timer is armed first ({@link boundedAttempt}).
  */
-export function boundedAttempt<T>(call: Call<T>, context: AttemptHandle): T | PromiseLike<T> | Promise<T | typeof TIMED_OUT> {
-  const bound = context.bound;
-  if (bound === Infinity) return attemptWork(call, context);
-  const clock = call.clock;
-  const deadline = call.byAttemptTimeout ? 0 : call.deadline!;
-  return new Promise((resolve, reject) => {
-    const timer = clock.setTimer(
-      bound,
-      () => {
-        context.abort(deadline === 0 ? new AttemptTimeoutError(bound) : new DeadlineExceededError(deadline));
-        resolve(TIMED_OUT);
-      },
-      false,
-      call.callTimed ? call.attemptStart : undefined,
-    );
-    let pending: Promise<T>;
-    try {
-      pending = Promise.resolve(attemptWork(call, context));
-    } catch (error) {
-      pending = Promise.reject(error);
-    }
-    pending.then(
-      (value) => {
-        clock.clearTimer(timer);
-        resolve(value);
-      },
-      (error) => {
-        clock.clearTimer(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
-/** The work of one attempt, inside the observer's `runAttempt` when it has one (a span's context). */
-function attemptWork<T>(call: Call<T>, context: AttemptContext): T | PromiseLike<T> {
+export function attemptWork<T>(call: Call<T>, context: AttemptContext): T | PromiseLike<T> {
   const observer = call.listener;
   return observer?.runAttempt === undefined ? call.work(context) : observer.runAttempt(call.state, call.work, context);
 }
 
-/** The attempt's bound passed first: its outcome is the abort reason the timer gave its signal. */
+/**
+ * Arms a bounded attempt's timer: `passed` runs when the bound passes before the work settles. The
+ * timer counts from the attempt's start reading when the call has one.
+ */
+export function boundedAttempt<T>(call: Call<T>, context: BoundedAttempt, passed: () => void): void {
+  context.timer = call.clock.setTimer(context.bound, passed, false, call.callTimed ? call.attemptStart : undefined);
+}
+
+/**
+ * The attempt's bound passed first: its signal is aborted with an `AttemptTimeoutError` or a
+ * `DeadlineExceededError` (built only now: capturing a stack costs microseconds), which is the
+ * attempt's outcome.
+ */
 export function timedOut<T>(call: Call<T>, context: AttemptHandle): void {
+  context.abort(call.byAttemptTimeout ? new AttemptTimeoutError(context.bound) : new DeadlineExceededError(call.deadline!));
   call.threw = true;
   call.error = context.reason;
   // Only this call's own timer decides that its deadline passed: a DeadlineExceededError thrown by
