@@ -26,6 +26,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['hedging'],
   ['events'],
   ['fallback'],
+  ['streams'],
   ['execution'],
   ['policy'],
   ['index.ts', 'internal.ts'],

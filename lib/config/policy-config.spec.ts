@@ -105,6 +105,13 @@ describe('parseResilienceConfig', () => {
     expect(problemsOf({ policies: { api: { useAmbientDeadline: 'yes' } } })).toEqual(['policies.api.useAmbientDeadline: "yes" is invalid: must be true or false']);
   });
 
+  it('reads restarts (checkpointed streams) and names a bad one', () => {
+    const plan = parseResilienceConfig({ defaults: { restarts: 5 }, policies: { feed: {}, once: { restarts: 0 } } }).policies;
+    expect(plan.get('feed')!.changes.restarts).toBe(5);
+    expect(plan.get('once')!.changes.restarts).toBe(0);
+    expect(problemsOf({ policies: { feed: { restarts: 1.5 } } })).toEqual(['policies.feed.restarts: 1.5 is invalid: must be an integer in [0, 100] (restarts of a checkpointed stream)']);
+  });
+
   it('names the full path, the value and the allowed range', () => {
     expect(problemsOf({ policies: { payments: { budget: { fraction: 1.5 } } } })).toEqual([
       'policies.payments.budget.fraction: 1.5 is invalid: must be a number in [0, 1]',
@@ -128,7 +135,7 @@ describe('parseResilienceConfig', () => {
     });
     expect(problems).toEqual([
       'extra: true is invalid: is not a known resilience config key (policies, defaults)',
-      'policies.payments.retries: 3 is invalid: is not a known policy key (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier, limit, saturation)',
+      'policies.payments.retries: 3 is invalid: is not a known policy key (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier, limit, saturation, restarts)',
       'policies.payments.attempts: 0 is invalid: must be an integer >= 1 (total attempts, including the first), at most 100',
       'policies.payments.deadline: "-5s" is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound), written as a ms number or a string such as "250ms", "10s", "2m"',
       'policies.payments.backoff.base: 1 is invalid: is not a known exponential backoff key (type, transientBase, throttledBase, factor, maximumDelay, jitter)',
@@ -140,7 +147,7 @@ describe('parseResilienceConfig', () => {
       `policies.search.preset: "grpc" is invalid: must be one of default, http, conservative`,
       'policies.search.attemptTimeout: 0 is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound), written as a ms number or a string such as "250ms", "10s", "2m"',
       `policies.search.backoff.type: "linear" is invalid: must be 'exponential', 'constant' or 'none'`,
-      'policies.orders: "fast" is invalid: must be an object with the policy keys (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier, limit, saturation)',
+      'policies.orders: "fast" is invalid: must be an object with the policy keys (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier, limit, saturation, restarts)',
     ]);
   });
 

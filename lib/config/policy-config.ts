@@ -65,6 +65,8 @@ export interface PolicyConfig {
   extends?: string;
   /** Total attempts including the first, an integer >= 1. */
   attempts?: number;
+  /** Restarts of a checkpointed stream after mid-stream failures, an integer in [0, 100]. Default 3. */
+  restarts?: number;
   /** Bound on the whole call, > 0; `null` removes a bound set by the preset or `defaults`. */
   deadline?: DurationConfig | null;
   /** Bound on each attempt, > 0; `null` removes a bound set by `defaults`. */
@@ -211,6 +213,7 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
   const preset = presetPolicy(presetName);
   const changes: PolicyOptions = {};
   if (section.attempts !== undefined) changes.attempts = section.attempts;
+  if (section.restarts !== undefined) changes.restarts = section.restarts;
   // null removes a bound the preset or defaults set; undefined keeps the preset's.
   if (section.deadline !== undefined) changes.deadline = section.deadline ?? undefined;
   if (section.attemptTimeout !== undefined) changes.attemptTimeout = section.attemptTimeout ?? undefined;

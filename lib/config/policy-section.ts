@@ -1,5 +1,5 @@
 import { breakerSettingProblems, type ExponentialBackoffOptions, Limit, PolicyConfigError, type ResolvedLimitSettings } from '../core/index.js';
-import { ATTEMPTS_RULE, BOOLEAN_RULE, BREAKER_DURATION_KEYS, BREAKER_RULES, BUCKET_RULES, CALL_BOUND_RULE, DELAY_RULE, JITTER_NAME_RULE, MAXIMUM_KEYS_RULE, MULTIPLIER_RULE, NAME_RULE, SATURATION_RULE, WINDOW_RULES } from '../core/internal.js';
+import { ATTEMPTS_RULE, BOOLEAN_RULE, RESTARTS_RULE, BREAKER_DURATION_KEYS, BREAKER_RULES, BUCKET_RULES, CALL_BOUND_RULE, DELAY_RULE, JITTER_NAME_RULE, MAXIMUM_KEYS_RULE, MULTIPLIER_RULE, NAME_RULE, SATURATION_RULE, WINDOW_RULES } from '../core/internal.js';
 import { type ClassifierSpec, parseClassifier } from './classifier-config.js';
 import { Problems, checkKeys, join, readDuration, readObject } from './config-reading.js';
 import { PRESET_NAMES, type PresetName } from './presets.js';
@@ -20,6 +20,7 @@ export const POLICY_KEYS = [
   'classifier',
   'limit',
   'saturation',
+  'restarts',
 ] as const;
 const EXPONENTIAL_KEYS = ['type', 'transientBase', 'throttledBase', 'factor', 'maximumDelay', 'jitter'] as const;
 const BUCKET_KEYS = ['fraction', 'minimumPerSecond', 'shared'] as const;
@@ -34,6 +35,7 @@ export interface Section {
   preset?: PresetName;
   extends?: string;
   attempts?: number;
+  restarts?: number;
   deadline?: number | null;
   attemptTimeout?: number | null;
   useAmbientDeadline?: boolean;
@@ -87,6 +89,7 @@ export function parseSection(problems: Problems, value: unknown, path: string): 
     } else section.extends = fields.extends;
   }
   if (fields.attempts !== undefined) section.attempts = problems.check(ATTEMPTS_RULE, at('attempts'), fields.attempts);
+  if (fields.restarts !== undefined) section.restarts = problems.check(RESTARTS_RULE, at('restarts'), fields.restarts);
   for (const key of ['deadline', 'attemptTimeout'] as const) {
     // null is this field's documented way to remove a bound the preset or defaults set.
     if (fields[key] === null) section[key] = null;

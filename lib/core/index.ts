@@ -28,7 +28,10 @@ export { type CallContinuation, GUARDED_PAUSE_MS, type Work } from './execution/
 export { sleep } from './time/sleep.js';
 export { DEFAULT_OPTIONS, type PolicyOptions } from './policy/policy-options.js';
 export { type ExecutablePolicy, type ResolvedPolicyOptions } from './execution/executable-policy.js';
-export { Policy, type PolicyState, Resilience, type RunOptions } from './policy/policy.js';
+export { Policy, type PolicyState, Resilience, type RunOptions, type Streamed } from './policy/policy.js';
+export { ProtectedStream } from './streams/protected-stream.js';
+export { type CheckpointedSource, CheckpointedStream } from './policy/checkpointed-stream.js';
+export { type ObservableLike, type StreamSource, isStreamSource } from './streams/stream-source.js';
 export * from './policy/policy-scope.js';
 export { type KeyedFamily, type KeyedPolicySource, isKeyedPolicySource } from './policy/keyed-source.js';
 export { Ambient, type AmbientChanges, type AmbientState, Criticality } from './ambient/ambient-context.js';

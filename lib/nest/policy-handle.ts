@@ -1,4 +1,16 @@
-import { type AttemptContext, type CallResult, type KeyedFamily, type KeyedPolicySource, type Policy, PolicyConfigError, type PolicyScope, type RunOptions } from '../core/index.js';
+import {
+  type AttemptContext,
+  type CallResult,
+  type CheckpointedSource,
+  type CheckpointedStream,
+  type KeyedFamily,
+  type KeyedPolicySource,
+  type Policy,
+  PolicyConfigError,
+  type PolicyScope,
+  type RunOptions,
+  type Streamed,
+} from '../core/index.js';
 
 /** Where a handle reads its policy from (the `PolicyRegistry`). */
 export interface PolicySource {
@@ -96,15 +108,18 @@ export class PolicyHandle implements KeyedPolicySource {
   }
 
   /**
-   * Runs `work` under the current policy (see `Policy.run`).
+   * Runs `work` under the current policy (see `Policy.run`; a stream, or a checkpointed
+   * `{ start, checkpoint, source }`, resolves with a protected stream as there).
    * @param work called once per attempt with `{ signal, attempt }` (attempt is 1-based)
    * @param options `{ signal }`: the caller's cancellation signal
    * @returns the value of the successful attempt
    * @throws the final attempt's error, `CallRejectedError`, `DeadlineExceededError`, or the signal's reason;
    *   synchronously-looking errors (unknown name) surface as a rejection.
    */
-  async run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<T> {
-    return this.current.run(work, options);
+  run<T, C>(source: CheckpointedSource<T, C>, options?: RunOptions): Promise<CheckpointedStream<T>>;
+  run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<Streamed<T>>;
+  async run(work: ((context: AttemptContext) => unknown) | CheckpointedSource<unknown, unknown>, options?: RunOptions): Promise<unknown> {
+    return this.current.run(work as (context: AttemptContext) => unknown, options);
   }
 
   /**
@@ -112,7 +127,7 @@ export class PolicyHandle implements KeyedPolicySource {
    * `{ ok, value, error, reason, attempts, duration }` (see `Policy.tryRun`).
    * @throws Error (as a rejection) only when the name is not registered.
    */
-  async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<T>> {
+  async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<Streamed<T>>> {
     return this.current.tryRun(work, options);
   }
 }

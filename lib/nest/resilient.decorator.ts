@@ -20,9 +20,11 @@ export interface ResilientOptions {
    * TypeScript emits (`emitDecoratorMetadata`) for a declared return type: `Observable<T>` selects
    * the Observable mode, anything else the Promise mode. TypeScript emits `Object` when `Observable` is
    * imported with `import type`, so import it as a value. Set it when your build emits no metadata
-   * (esbuild, SWC without metadata) or the return type is not declared.
+   * (esbuild, SWC without metadata) or the return type is not declared. An `async *` method is
+   * in the iterable mode without it; `'iterable'` selects that mode for a method that returns an
+   * AsyncIterable some other way.
    */
-  returns?: 'promise' | 'observable';
+  returns?: 'promise' | 'observable' | 'iterable';
   /**
    * How this method's outcomes become verdicts, instead of the policy's classifier: a `Classifier`
    * written in code (`Classifier.http.with(Classifier.when(StaleIndexError, Verdict.permanent))`) or the
@@ -53,8 +55,12 @@ export interface ResilientOptions {
  * - Promise mode (the default): returns a Promise of the successful attempt's value, rejecting with
  *   the policy's final error; a synchronous method becomes asynchronous.
  * - Observable mode (declared `: Observable<T>`, or `{ returns: 'observable' }`): returns a cold
- *   Observable; failures before the first value are retried, later ones pass through; unsubscribing
- *   aborts the call.
+ *   Observable; failures before the first value are retried, later ones pass through; the policy's
+ *   `attemptTimeout` bounds each silence between values (`AttemptStalledError`); unsubscribing
+ *   aborts the call and ends the method's Observable.
+ * - Iterable mode (an `async *` method, or `{ returns: 'iterable' }`): returns an AsyncIterable that
+ *   runs the call when first pulled, with the stream rules of `policy.run` (docs/streams.md):
+ *   retried until the first element, silences bounded, `break` ends the method's stream.
  * - `@AttemptSignal()` on a parameter receives each attempt's signal.
  *
  * Works above or below route, guard and interceptor decorators; the wrapper carries
@@ -74,8 +80,8 @@ export function Resilient(name: string, options: ResilientOptions = {}): MethodD
   if (options.fallback !== undefined && (typeof options.fallback !== 'string' || options.fallback.length === 0)) {
     throw new TypeError(`@Resilient('${name}', { fallback }): fallback must be the name of a method of the same class, got ${String(options.fallback)}`);
   }
-  if (options.returns !== undefined && options.returns !== 'promise' && options.returns !== 'observable') {
-    throw new TypeError(`@Resilient('${name}', { returns }): returns must be 'promise' or 'observable', got ${String(options.returns)}`);
+  if (options.returns !== undefined && options.returns !== 'promise' && options.returns !== 'observable' && options.returns !== 'iterable') {
+    throw new TypeError(`@Resilient('${name}', { returns }): returns must be 'promise', 'observable' or 'iterable', got ${String(options.returns)}`);
   }
   return <T>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<T>): TypedPropertyDescriptor<T> => {
     const original = descriptor.value as unknown;
@@ -87,13 +93,14 @@ export function Resilient(name: string, options: ResilientOptions = {}): MethodD
     }
     const method = original as (...args: unknown[]) => unknown;
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, key);
-    const observable = options.returns === undefined ? isObservableType(returnType) : options.returns === 'observable';
-    if (options.returns === undefined) checkReturnType(name, label, returnType, observable);
+    const iterable = options.returns === undefined ? isAsyncGeneratorFunction(method) : options.returns === 'iterable';
+    const observable = options.returns === undefined ? !iterable && isObservableType(returnType) : options.returns === 'observable';
+    if (options.returns === undefined && !iterable) checkReturnType(name, label, returnType, observable);
     if (typeof target !== 'function') injectRegistry(target);
     const classifier = options.classifier === undefined ? undefined : new MethodClassifier(options.classifier, `@Resilient('${name}') on ${label}`);
     const fallback = options.fallback === undefined ? undefined : new MethodFallback(options.fallback, key, `@Resilient('${name}') on ${label}`);
     const context: WrapContext = { name, label, method, target, key, signalIndex: undefined, classifier, fallback };
-    const plain = observable ? observableWrapper(context) : promiseWrapper(context);
+    const plain = iterable ? iterableWrapper(context) : observable ? observableWrapper(context) : promiseWrapper(context);
     // @Criticality below @Resilient: the policy's retry decisions must see the level too.
     const level: unknown = Reflect.getMetadata(CRITICALITY_METADATA, original);
     const wrapper = typeof level === 'string' ? withCriticality(level as Criticality, plain) : plain;
@@ -174,6 +181,36 @@ function isObservableType(type: unknown): boolean {
   return typeof type === 'function' && (type === Observable || (typeof prototype?.subscribe === 'function' && typeof prototype.pipe === 'function'));
 }
 
+function isAsyncGeneratorFunction(fn: (...args: unknown[]) => unknown): boolean {
+  return (fn as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === 'AsyncGeneratorFunction';
+}
+
+function iterableWrapper(context: WrapContext): (this: unknown, ...args: unknown[]) => AsyncIterable<unknown> {
+  return function resilient(this: unknown, ...args: unknown[]): AsyncIterable<unknown> {
+    const self = this;
+    // Lazy, as the method's own generator is: nothing runs until the first pull.
+    return (async function* protectedStream(): AsyncGenerator<unknown> {
+      const policy = policyFor(context, self);
+      const index = signalIndexOf(context);
+      const caller = index >= 0 && isAbortSignal(args[index]) ? args[index] : undefined;
+      const run = (): Promise<unknown> => policy.run((attempt) => context.method.apply(self, index >= 0 ? argsFor(args, index, attempt.signal) : args), caller === undefined ? undefined : { signal: caller });
+      const stream = await (context.fallback === undefined ? run() : context.fallback.run(self, args, undefined, run));
+      if (!isAsyncIterable(stream)) {
+        throw new TypeError(`@Resilient('${context.name}'): ${context.label} is in the iterable mode but produced ${describeKind(stream)}; return an AsyncIterable or drop { returns: 'iterable' }`);
+      }
+      yield* stream;
+    })();
+  };
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof (value as { [Symbol.asyncIterator]?: unknown } | null | undefined)?.[Symbol.asyncIterator] === 'function';
+}
+
+function describeKind(value: unknown): string {
+  return value === null ? 'null' : typeof value === 'object' ? `an object (${(value as object).constructor?.name ?? 'Object'})` : typeof value;
+}
+
 function promiseWrapper(context: WrapContext): (this: unknown, ...args: unknown[]) => Promise<unknown> {
   return async function resilient(this: unknown, ...args: unknown[]): Promise<unknown> {
     const policy = policyFor(context, this);
@@ -218,7 +255,7 @@ function observableWrapper(context: WrapContext): (this: unknown, ...args: unkno
       else if (caller !== undefined) link = subscribeAbort(caller, () => controller.abort(caller.reason));
       let inner: Subscription | undefined;
 
-      /** Runs `source` into the subscriber: settles at its first value, completion, or an error before either. */
+      /** Runs `source` (a fallback's, or one no policy rule wraps) into the subscriber: settles at its first value, completion, or an error before either. */
       const forward = (source: Observable<unknown>, signal: AbortSignal): Promise<void> =>
         new Promise<void>((resolve, reject) => {
           let settled = false;
@@ -259,28 +296,39 @@ function observableWrapper(context: WrapContext): (this: unknown, ...args: unkno
           });
           if (subscriber.closed) inner.unsubscribe();
         });
-      const run = (): Promise<void> =>
-        policy.run(
-          (attempt) => {
-            const signal = attempt.signal;
-            if (signal.aborted) return Promise.reject(signal.reason);
-            let source: Observable<unknown>;
-            try {
-              source = toObservable(context.method.apply(self, index >= 0 ? argsFor(args, index, signal) : args));
-            } catch (error) {
-              return Promise.reject(error);
-            }
-            return forward(source, signal);
-          },
-          { signal: controller.signal },
-        );
+      let closed = false;
+      // The accepted attempt's values, pulled as fast as they come (an Observable's subscriber is always ready).
+      let stream: AsyncIterator<unknown> | undefined;
+      const run = (): Promise<unknown> =>
+        policy.run((attempt) => toObservable(context.method.apply(self, index >= 0 ? argsFor(args, index, attempt.signal) : args)), { signal: controller.signal });
       const deliver = (result: unknown): Promise<void> => forward(toObservable(result), controller.signal);
-      (context.fallback === undefined ? run() : context.fallback.run(self, args, deliver, run)).then(undefined, (error: unknown) => subscriber.error(error));
+      (context.fallback === undefined ? run() : context.fallback.run(self, args, deliver, run))
+        .then(async (accepted: unknown) => {
+          if (closed) {
+            if (isAsyncIterable(accepted)) void accepted[Symbol.asyncIterator]().return?.();
+            return;
+          }
+          // A policy that adds nothing hands the Observable back as it is; a fallback delivered its own.
+          if (isObservable(accepted)) return forward(accepted, controller.signal);
+          if (!isAsyncIterable(accepted)) return;
+          stream = accepted[Symbol.asyncIterator]();
+          for (;;) {
+            const next = await stream.next();
+            if (closed) return;
+            if (next.done === true) return subscriber.complete();
+            subscriber.next(next.value);
+          }
+        })
+        .then(undefined, (error: unknown) => {
+          if (!closed) subscriber.error(error);
+        });
 
       return () => {
+        closed = true;
         if (link !== undefined) unsubscribeAbort(link);
         controller.abort();
         inner?.unsubscribe();
+        void stream?.return?.();
       };
     });
   };

@@ -90,6 +90,8 @@ export interface ResolvedPolicyOptions {
   readonly breaker: Breaker | undefined;
   readonly deadline: number | undefined;
   readonly attemptTimeout: number | undefined;
+  /** How many times a checkpointed stream may be re-opened (see `PolicyOptions.restarts`). */
+  readonly restarts: number;
   readonly useAmbientDeadline: boolean;
   readonly useAmbientCriticality: boolean;
   readonly drain: Drain | undefined;

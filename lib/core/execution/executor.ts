@@ -4,6 +4,9 @@ export type { CallContinuation } from './call.js';
 import type { CallLog } from './call-result.js';
 import { loop } from './loop.js';
 import type { CallPlan } from './plan.js';
+import type { ResolvedPolicyOptions } from './executable-policy.js';
+import { streamHead } from '../streams/stream-head.js';
+import { isStreamSource } from '../streams/stream-source.js';
 import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
 
 export type { Work } from './call.js';
@@ -21,7 +24,7 @@ export { GUARDED_PAUSE_MS } from './loop.js';
  * own (no signal, log, hold or continuation) skip every rule: the work's own promise is the call's.
  */
 export function execute<T>(plan: CallPlan, work: Work<T>, request: CallRequest | undefined, log: CallLog | undefined): Promise<T> {
-  if (plan.addsNothing && log === undefined && (request === undefined || plain(request))) return passThrough(work);
+  if (plan.addsNothing && log === undefined && (request === undefined || plain(request))) return passThrough(work, plan.options);
   return loop(new Call(plan, work, request, log));
 }
 
@@ -35,13 +38,15 @@ function plain(request: CallRequest): boolean {
  * is the call's (no frame of ours). A synchronous throw or value becomes a rejected or resolved
  * promise, as an async function would make it.
  */
-function passThrough<T>(work: Work<T>): Promise<T> {
+function passThrough<T>(work: Work<T>, options: ResolvedPolicyOptions): Promise<T> {
   let pending: T | PromiseLike<T>;
   try {
     pending = work(UNBOUND_FIRST_ATTEMPT);
   } catch (error) {
     return Promise.reject(error);
   }
-  return pending instanceof Promise ? (pending as Promise<T>) : Promise.resolve(pending);
+  if (pending instanceof Promise) return pending as Promise<T>;
+  // A stream returned as it is still waits for its first element, so `run` hands back a protected stream.
+  return isStreamSource(pending) ? (streamHead({ options, signal: undefined, attempts: 1 }, UNBOUND_FIRST_ATTEMPT, pending) as Promise<T>) : Promise.resolve(pending);
 }
 

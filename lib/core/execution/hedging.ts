@@ -7,6 +7,8 @@ import type { TimerHandle } from '../time/clock.js';
 import { Attempt, type AttemptHandle } from './attempt-context.js';
 import { type Call, Slot, Step } from './call.js';
 import { attemptContext, attemptWork, boundedAttempt, record, releaseSlot, timedOut } from './phases.js';
+import { streamHead } from '../streams/stream-head.js';
+import { isStreamSource } from '../streams/stream-source.js';
 import { BoundedAttempt } from './race.js';
 import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
 
@@ -92,7 +94,8 @@ class Race<T> {
       return;
     }
     pending.then(
-      (value) => this.workSettled(entry, bounded, value, false),
+      // A stream is refused under a hedge (streamHead rejects with PolicyConfigError and ends it).
+      (value) => (isStreamSource(value) ? void streamHead(call, handle, value).then(undefined, (refused: unknown) => this.workSettled(entry, bounded, refused, true)) : this.workSettled(entry, bounded, value, false)),
       (thrown) => this.workSettled(entry, bounded, thrown, true),
     );
   }

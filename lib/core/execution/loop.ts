@@ -1,6 +1,8 @@
 import { CallRejectedError, DeadlineExceededError } from '../errors.js';
 import { QueueExit } from '../limits/limit-queue.js';
 import { sleep } from '../time/sleep.js';
+import { streamHead } from '../streams/stream-head.js';
+import { isStreamSource } from '../streams/stream-source.js';
 import { type Call, REFUSAL_REASONS, Slot, Step, stopForDrain } from './call.js';
 import type { AttemptHandle } from './attempt-context.js';
 import { race } from './hedging.js';
@@ -98,6 +100,8 @@ function hedged<T>(call: Call<T>, context: AttemptHandle): Promise<T> {
 /** The attempt returned: its value, then recording. */
 function attempted<T>(this: Call<T>, result: unknown): T | Promise<T> {
   const call = this;
+  // A stream's attempt lasts until its first element.
+  if (isStreamSource(result)) return streamHead(call, call.attempt!, result).then((attempted<T>).bind(call), (attemptFailed<T>).bind(call));
   call.value = result as T;
   call.attempt!.end();
   return recorded(call);
@@ -116,6 +120,11 @@ function won(this: BoundedAttempt, result: unknown): void {
   const timer = this.timer;
   if (timer === undefined) return;
   const call = this.call as Call<unknown>;
+  // A stream's attempt lasts until its first element, still inside the bound (its passing ends the stream).
+  if (isStreamSource(result)) {
+    streamHead(call, this, result).then(won.bind(this), lost.bind(this));
+    return;
+  }
   call.clock.clearTimer(timer);
   this.timer = undefined;
   call.value = result;

@@ -12,7 +12,7 @@ import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
 import { Hedge } from '../hedging/hedge-value.js';
 import { Limit } from '../limits/limit-value.js';
 import { Saturation } from '../limits/saturation.js';
-import { ATTEMPTS_RULE, BOOLEAN_RULE, CALL_BOUND_RULE, FUNCTION_RULE, RANDOM_RULE } from '../rules/option-rules.js';
+import { ATTEMPTS_RULE, BOOLEAN_RULE, RESTARTS_RULE, CALL_BOUND_RULE, FUNCTION_RULE, RANDOM_RULE } from '../rules/option-rules.js';
 import { CLOCK_RULE } from '../time/clock-rule.js';
 import { type CallEventSink, type ResolvedPolicyOptions, toObserver } from '../execution/executable-policy.js';
 import { type ValueRule, checkOptions, valueRule } from '../rules/value-rule.js';
@@ -37,8 +37,18 @@ export interface PolicyOptions {
   breaker?: Breaker;
   /** Bound on the whole call (attempts, backoff, pauses), ms > 0; `undefined` or `Infinity` = none. */
   deadline?: number;
-  /** Bound on one attempt, ms > 0; `undefined` or `Infinity` = none. */
+  /**
+   * Bound on one attempt, ms > 0; `undefined` or `Infinity` = none. For a stream (work returning an
+   * AsyncIterable or Observable) it bounds the wait for the first element, then each silence while
+   * the consumer waits for the next (`AttemptStalledError`), never the whole stream.
+   */
   attemptTimeout?: number;
+  /**
+   * How many times a checkpointed stream (`policy.run({ start, checkpoint, source })`) may be
+   * re-opened from its last checkpoint after mid-stream failures worth retrying, an integer in
+   * [0, 100]. Default 3.
+   */
+  restarts?: number;
   /**
    * Also bound the call by the inbound caller's remaining time from the ambient context (DESIGN §3.9,
    * filled by the inbound middleware): the call gets the tighter of `deadline` and what the caller
@@ -114,6 +124,7 @@ export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
   breaker: undefined,
   deadline: undefined,
   attemptTimeout: undefined,
+  restarts: 3,
   useAmbientDeadline: false,
   useAmbientCriticality: false,
   drain: undefined,
@@ -141,6 +152,7 @@ const OPTION_RULES: Record<keyof PolicyOptions, ValueRule> = {
   breaker: instance('a Breaker (Breaker.default, Breaker.with({...}), Breaker.using(instance))', (v) => v instanceof Breaker),
   deadline: CALL_BOUND_RULE,
   attemptTimeout: CALL_BOUND_RULE,
+  restarts: RESTARTS_RULE,
   useAmbientDeadline: BOOLEAN_RULE,
   useAmbientCriticality: BOOLEAN_RULE,
   drain: instance('a Drain (new Drain())', (v) => v instanceof Drain),

@@ -18,6 +18,9 @@ import { PolicyConfigError } from '../errors.js';
 import { ATTEMPTS_RULE, BOOLEAN_RULE, CONTINUATION_RULES } from '../rules/option-rules.js';
 import { checkValue } from '../rules/value-rule.js';
 import { Ambient } from '../ambient/ambient-context.js';
+import { type CheckpointedSource, type CheckpointedStream, type SegmentRunner, isCheckpointedSource, runCheckpointed } from './checkpointed-stream.js';
+import type { ProtectedStream } from '../streams/protected-stream.js';
+import type { StreamSource } from '../streams/stream-source.js';
 
 /** Per-call options. */
 export interface RunOptions {
@@ -170,14 +173,35 @@ export class Policy implements ExecutablePolicy {
 
   /**
    * Runs `work` under this policy.
-   * @param work called once per attempt with `{ signal, attempt }`
-   * @returns the value of the first Ok attempt (or the last classified value once retries are over)
+   *
+   * When the work returns a stream (an AsyncIterable — async generator, Node readable stream, fetch
+   * body — or an Observable), the attempt lasts until the stream's first element and the promise
+   * resolves then with a {@link ProtectedStream} (DESIGN §3.10): failures before the first element
+   * are retried like any attempt's, later ones are the consumer's; `attemptTimeout` bounds each
+   * silence while the consumer waits (`AttemptStalledError`); stopping early ends the source. Given
+   * `{ start, checkpoint, source }` (a {@link CheckpointedSource}) instead of a function, a
+   * mid-stream failure worth retrying re-opens the source at the last checkpoint, at most
+   * `restarts` times, and the promise resolves with a {@link CheckpointedStream}. See docs/streams.md.
+   * @param source the checkpointed stream: where it starts, the position after each element, how to open it
+   * @returns the stream, once its first element arrived
    * @throws the final attempt's error; `CallRejectedError` when the retry budget refuses a retry;
    *   `DeadlineExceededError` when the deadline passes; the signal's reason when the caller aborts;
-   *   `PolicyConfigError` (field `attempts`) when `options.attempts` is not an integer in [1, 100].
+   *   `PolicyConfigError` (field `attempts`) when `options.attempts` is not an integer in [1, 100],
+   *   (field `hedge`) when a hedged policy is given a stream, (fields `source`, `checkpoint`,
+   *   `restarts`) for a bad checkpointed source.
    */
-  run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<T> {
+  run<T, C>(source: CheckpointedSource<T, C>, options?: RunOptions): Promise<CheckpointedStream<T>>;
+  /**
+   * Runs `work` under this policy: resolves with the value of the first Ok attempt (or the last
+   * classified value once retries are over), or with a {@link ProtectedStream} at the first element
+   * when the work returns a stream (see the overload above).
+   * @param work called once per attempt with `{ signal, attempt, bound, remaining }`
+   * @throws as the overload above
+   */
+  run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<Streamed<T>>;
+  run<T>(work: ((context: AttemptContext) => T | PromiseLike<T>) | CheckpointedSource<unknown, unknown>, options?: RunOptions): Promise<unknown> {
     if (options !== undefined) checkRunOptions(options);
+    if (typeof work !== 'function') return this.runCheckpointed(work, options);
     return execute(this.plan(), work as Work<T>, options, undefined);
   }
 
@@ -185,17 +209,42 @@ export class Policy implements ExecutablePolicy {
    * Like {@link Policy.run} but never rejects for the call's outcome: resolves to
    * `{ ok, value, error, reason, attempts, duration }`. Rejects only for invalid `options` (as `run` throws).
    */
-  async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<T>> {
+  async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<Streamed<T>>> {
     if (options !== undefined) checkRunOptions(options);
     const log = new CallLog();
     try {
-      const value = await execute(this.plan(), work as Work<T>, options, log);
+      const value = (await execute(this.plan(), work as Work<T>, options, log)) as Streamed<T>;
       return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration, fallback: log.fallback };
     } catch (error) {
       return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration, fallback: log.fallback };
     }
   }
+
+  private runCheckpointed(spec: unknown, options: RunOptions | undefined): Promise<unknown> {
+    if (!isCheckpointedSource(spec)) return Promise.reject(new PolicyConfigError('work', spec, 'must be a function (ctx) => value, or { start, checkpoint, source } for a checkpointed stream'));
+    if (options?.continuing !== undefined || options?.hold !== undefined) {
+      return Promise.reject(new PolicyConfigError(options.continuing !== undefined ? 'continuing' : 'hold', options.continuing ?? options.hold, 'is not available for a checkpointed stream (it continues and holds its own call)'));
+    }
+    const run: SegmentRunner = (work, segment) => execute(this.plan(), work as Work<unknown>, segment, undefined);
+    return runCheckpointed(this, spec, run, options?.signal, options?.attempts);
+  }
 }
+
+/**
+ * What `policy.run` resolves with for work returning `T`: a {@link ProtectedStream} of its elements
+ * when `T` is a stream (an AsyncIterable or an Observable), else `T` itself.
+ */
+export type Streamed<T> = 0 extends 1 & T
+  ? T
+  : T extends ProtectedStream<unknown> | CheckpointedStream<unknown>
+    ? T
+    : T extends AsyncIterable<infer E>
+      ? ProtectedStream<E>
+      : T extends { subscribe(next?: ((value: infer E) => void) | null, ...rest: never[]): unknown }
+        ? ProtectedStream<E>
+        : T extends StreamSource<infer E>
+          ? ProtectedStream<E>
+          : T;
 
 /** Checks a call's options before it starts (`attempts`, `continuing`, `hold`). */
 function checkRunOptions(options: RunOptions): void {

@@ -22,6 +22,9 @@ export const ATTEMPTS_RULE = numberRule(
 );
 
 /** A delay, ms: 0 means "at once" (backoff delays and caps, simulated latencies). */
+/** `restarts`: how often a checkpointed stream may be re-opened after mid-stream failures. */
+export const RESTARTS_RULE = numberRule(`must be an integer in [0, ${MAXIMUM_ATTEMPTS}] (restarts of a checkpointed stream)`, (v) => Number.isInteger(v) && v >= 0 && v <= MAXIMUM_ATTEMPTS);
+
 export const DELAY_RULE = numberRule('must be a finite duration in ms >= 0', (v) => v >= 0);
 
 /**

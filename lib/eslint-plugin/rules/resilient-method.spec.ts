@@ -15,8 +15,15 @@ tester.run('resilient-method', resilientMethod, {
     // An abstract base: its concrete @Injectable() subclasses are what Nest creates.
     `abstract class Base { @Resilient('p') async load(): Promise<void> {} }`,
     `@Injectable() class P { charge(): string { return ''; } }`,
+    // The iterable mode: an async generator method, or returns: 'iterable'.
+    `@Injectable() class P { @Resilient('feed') async *events(): AsyncGenerator<number> { yield 1; } }`,
+    `@Injectable() class P { @Resilient('feed', { returns: 'iterable' }) events(): AsyncIterable<number> { return source(); } }`,
   ],
   invalid: [
+    {
+      code: `@Injectable() class P { @Resilient('feed') events(): AsyncIterable<number> { return source(); } }`,
+      errors: [{ messageId: 'notPromise', data: { policy: 'feed', method: 'P.events', type: 'AsyncIterable<number>' } }],
+    },
     {
       code: `@Injectable() class Payments { @Resilient('payments') charge(id: string): string { return id; } }`,
       errors: [{ messageId: 'notPromise', data: { policy: 'payments', method: 'Payments.charge', type: 'string' } }],

@@ -5,7 +5,7 @@ import { staticValue } from '../static-value.js';
 
 type Context = Readonly<TSESLint.RuleContext<string, readonly unknown[]>>;
 
-/** Return types `@Resilient` keeps: its Promise mode and its Observable mode. */
+/** Return types `@Resilient` keeps: its Promise mode and its Observable mode (an `async *` method is in its iterable mode). */
 const KEPT_RETURN_TYPES = new Set(['Promise', 'Observable']);
 
 /** Class decorators that make Nest create (and so discover) the class's instances. */
@@ -99,7 +99,11 @@ export const resilientMethod = defineRule<'notPromise' | 'undeclared' | 'typeOnl
         const policy = policyName(context, decorator);
         const returns = returnsOption(context, decorator);
         const declared = method.value.returnType?.typeAnnotation;
-        if (declared === undefined) {
+        // An `async *` method (or `returns: 'iterable'`) is in the iterable mode: it stays an AsyncIterable.
+        const iterable = (method.value.async && method.value.generator) || returns === 'iterable';
+        if (iterable) {
+          // Nothing to check of its return type.
+        } else if (declared === undefined) {
           if (!method.value.async && returns === undefined) context.report({ node: method.key, messageId: 'undeclared', data: { policy, method: label } });
         } else {
           const name = referenceName(declared);
