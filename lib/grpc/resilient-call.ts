@@ -3,6 +3,7 @@ import { AmbientHeaders, type AttemptContext, AttemptTimeoutError, CallRejectedE
 import { failureCause, markDependencyFailure } from '../core/internal.js';
 import { GrpcCallCancelledError, GrpcStatusError } from './grpc-status.error.js';
 import { wireDeadline } from './wire-deadline.js';
+import { type AttemptStamp, stampAttempt } from '../outbound/stamp.js';
 
 /** The call below ours: what `nextCall(options)` returns (grpc-js does not export its interface). */
 type WireCall = ReturnType<NextCall>;
@@ -11,6 +12,15 @@ const CODE_NAMES = Object.fromEntries(Object.entries(GrpcStatus).map(([name, cod
 
 /** Metadata key of the nested-retry marker, the same as the .NET library's (DESIGN §1). */
 export const RETRYING_METADATA = AmbientHeaders.retrying;
+
+/**
+ * Stamps one attempt's metadata by the rule every transport of the library follows (`stampAttempt`):
+ * the nested-retry marker on the first attempt of a call that may retry and removed from every other
+ * (a caller's stale copy never travels), the remaining time in whole ms clamped at 0, the criticality.
+ */
+export function stampMetadata(metadata: Metadata, stamp: AttemptStamp): void {
+  stampAttempt((name, value) => (value === undefined ? metadata.remove(name) : metadata.set(name, value)), stamp);
+}
 
 /** What a call is run with, decided by the interceptor from the method and its options. */
 export interface CallPlan {
@@ -181,9 +191,7 @@ export class ResilientCall {
       signal.addEventListener('abort', onAbort, { once: true });
       const release = (): void => signal.removeEventListener('abort', onAbort);
       const metadata = (this.metadata ?? new Metadata()).clone();
-      if (context.attempt === 1 && repeatable && policy.options.attempts > 1) metadata.set(RETRYING_METADATA, '1');
-      if (deadline !== Infinity) metadata.set(AmbientHeaders.remaining, String(Math.floor(Math.min(bound, outer))));
-      if (this.plan.criticality !== undefined) metadata.set(AmbientHeaders.criticality, this.plan.criticality);
+      stampMetadata(metadata, { retrying: repeatable && policy.options.attempts > 1, attempt: context.attempt, bound, outer, criticality: this.plan.criticality });
       wire.start(metadata, {
         onReceiveMetadata: (received) => {
           if (answer !== undefined && this.committed === answer) return;

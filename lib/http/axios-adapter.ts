@@ -3,7 +3,7 @@ import { AttemptTimeoutError, PolicyConfigError, rejectUnknownKeys } from '../co
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
 import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, isIdempotentMethod } from './idempotency.js';
 import { BodyNotReplayableError } from './request-body.js';
-import { marksNestedRetry, stampAttempt } from './stamp.js';
+import { OutboundCall } from '../outbound/outbound-call.js';
 import { markHttpFailure } from './dependency-failures.js';
 
 /** Options of {@link installResilientAdapter}. */
@@ -57,48 +57,36 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
     const transport = axios.getAdapter(original, config);
     const origin = new URL(instance.getUri(config)).origin;
     const method = (config.method ?? 'get').toUpperCase();
-    const facts = { repeatable: isIdempotentMethod(method) || config.headers.has(IDEMPOTENCY_KEY_HEADER) };
     const data: unknown = config.data;
     const replayable = !(typeof data === 'object' && data !== null && typeof (data as { pipe?: unknown }).pipe === 'function');
-    const policy = hosts.for(origin);
-    const retrying = marksNestedRetry(policy.options.attempts, facts.repeatable);
-    let failure: unknown;
-    let attempts = 0;
-    // The failed attempt's response body: nobody reads it once another attempt starts.
-    let previous: unknown;
-    return policy.run(
-      async (ctx) => {
-        release(previous);
-        previous = undefined;
-        attempts = ctx.attempt;
-        if (ctx.attempt > 1 && !replayable) throw new BodyNotReplayableError(undefined, { cause: failure });
-        const headers = axios.AxiosHeaders.from(config.headers);
-        stampAttempt((name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)), retrying, ctx.attempt, ctx.bound, propagateCriticality);
-        const attempt: InternalAxiosRequestConfig = { ...config, headers, signal: ctx.signal };
-        // Only the attempt's signal ends a bounded attempt: an axios timer of its own, even with slack,
-        // can fire first on a loaded event loop and turn the library's timeout into ECONNABORTED.
-        if (ctx.bound !== Infinity) attempt.timeout = 0;
-        hosts.rememberAbort(ctx.signal, facts);
-        try {
-          const response = await transport(attempt);
-          hosts.remember(response, facts);
-          previous = response.data;
-          return response;
-        } catch (error) {
-          hosts.remember(error, facts);
-          failure = error;
-          previous = (error as { response?: { data?: unknown } } | undefined)?.response?.data;
-          throw error;
-        }
-      },
-      { signal: config.signal as AbortSignal | undefined },
-    ).catch((error: unknown) => {
-      // As the resilient fetch: a POST that failed once without an answer says why it was not sent
-      // again; a failed answer (a 5xx) is the usual axios error, as fetch returns the Response.
-      const final = !hosts.stoppedAsNotRepeatable(error) || attempts >= policy.options.attempts || isFailedAnswer(config, error) ? error : new AxiosNotRepeatableError(method, instance.getUri(config), error, config);
-      markHttpFailure(final, failure, policy, origin);
-      throw final;
-    });
+    const call = new OutboundCall<unknown>(hosts.for(origin), { repeatable: isIdempotentMethod(method) || config.headers.has(IDEMPOTENCY_KEY_HEADER) }, hosts, release);
+    return call.policy
+      .run(
+        async (ctx) => {
+          call.begin(ctx);
+          if (ctx.attempt > 1 && !replayable) throw new BodyNotReplayableError(undefined, { cause: call.last });
+          const headers = axios.AxiosHeaders.from(config.headers);
+          call.stamp((name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)), ctx, propagateCriticality);
+          const attempt: InternalAxiosRequestConfig = { ...config, headers, signal: ctx.signal };
+          // Only the attempt's signal ends a bounded attempt: an axios timer of its own, even with slack,
+          // can fire first on a loaded event loop and turn the library's timeout into ECONNABORTED.
+          if (ctx.bound !== Infinity) attempt.timeout = 0;
+          try {
+            const response = await transport(attempt);
+            return call.answered(response, response.data);
+          } catch (error) {
+            throw call.failed(error, (error as { response?: { data?: unknown } } | undefined)?.response?.data);
+          }
+        },
+        { signal: config.signal as AbortSignal | undefined },
+      )
+      .catch((error: unknown) => {
+        // As the resilient fetch: a POST that failed once without an answer says why it was not sent
+        // again; a failed answer (a 5xx) is the usual axios error, as fetch returns the Response.
+        const final = call.finalError(error, (cause) => (isFailedAnswer(config, cause) ? cause : new AxiosNotRepeatableError(method, instance.getUri(config), cause, config)));
+        markHttpFailure(final, call.last, call.policy, origin);
+        throw final;
+      });
   };
   instance.defaults.adapter = adapter;
   return hosts;

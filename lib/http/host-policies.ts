@@ -1,5 +1,6 @@
 import { Classifier, type ClassifierRule, type KeyedPolicySource, Policy, PolicyConfigError, PolicyScope, type PolicyScopeEntry, Verdict, httpRule, httpRuleAt, isKeyedPolicySource, isRetryable } from '../core/index.js';
 import { checkValue, keyBoundRule } from '../core/internal.js';
+import type { CallFacts } from '../outbound/outbound-call.js';
 import { BodyNotReplayableError } from './request-body.js';
 
 /** Default of `maximumHosts`: origins holding their own breaker, budget and estimators at once. */
@@ -15,12 +16,6 @@ const MAXIMUM_HOSTS_RULE = keyBoundRule('hosts with their own state');
  * whose `current` returns the policy to follow (its budget and breaker values are used as they are).
  */
 export type PolicySourceLike = Policy | KeyedPolicySource | { readonly current: Policy };
-
-/** What the classifier needs to know about the logical call an outcome belongs to. */
-export interface CallFacts {
-  /** True when the request may be sent again after any retryable failure (idempotent, or keyed). */
-  readonly repeatable: boolean;
-}
 
 // Socket errors raised before the request left this process: the server cannot have acted on it.
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);

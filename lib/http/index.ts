@@ -6,7 +6,8 @@
  * @module @nresilience/nestjs/http
  */
 export { type FetchFunction, type ResilientFetch, type ResilientFetchOptions, createResilientFetch } from './resilient-fetch.js';
-export { type CallFacts, DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
+export { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
+export type { CallFacts } from '../outbound/outbound-call.js';
 export { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, isIdempotentMethod, markRepeatable } from './idempotency.js';
 export { HostQuota, Quota } from './quota.js';
 export { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES } from './request-body.js';
