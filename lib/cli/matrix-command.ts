@@ -47,7 +47,7 @@ export function parseScenarios(text: string | undefined): readonly string[] | un
 export async function matrixCommand(policy: Policy, options: MatrixCommandOptions, io: CliIo): Promise<number> {
   const seeds = parseSeeds(options.seeds);
   const scenarios = parseScenarios(options.scenarios);
-  const variants: MatrixVariant[] = MATRIX_VARIANTS.filter((v) => v !== 'breakerOff' || policy.options.breaker !== undefined);
+  const variants: MatrixVariant[] = MATRIX_VARIANTS.filter((v) => v !== 'hedged' && (v !== 'breakerOff' || policy.options.breaker !== undefined));
   const report = await ScenarioMatrix.run(policy, {
     seeds,
     scenarios,

@@ -104,6 +104,7 @@ interface Observed {
 export class Instruments {
   readonly rejections: Counter;
   readonly hedges: Counter;
+  readonly hedgeWins: Counter;
   readonly stalls: Counter;
   readonly streamResumed: Counter;
   readonly nestedRetries: Counter;
@@ -128,6 +129,7 @@ export class Instruments {
       });
     this.rejections = meter.createCounter(MetricNames.rejections, { ...int, unit: '{call}', description: 'Refusals by a guard of this process, by reason.' });
     this.hedges = meter.createCounter(MetricNames.hedges, { ...int, unit: '{attempt}', description: 'Hedged attempts started.' });
+    this.hedgeWins = meter.createCounter(MetricNames.hedgeWins, { ...int, unit: '{call}', description: 'Calls a hedged attempt answered first.' });
     this.stalls = meter.createCounter(MetricNames.stalls, { ...int, unit: '{attempt}', description: 'Attempts ended because their data stalled.' });
     this.streamResumed = meter.createCounter(MetricNames.streamResumed, { ...int, unit: '{stream}', description: 'Streams resumed after a mid-stream failure.' });
     this.nestedRetries = meter.createCounter(MetricNames.nestedRetries, {

@@ -26,7 +26,7 @@ type CallState = CallSpan | AttributeSets;
  *   instance, and starts the span (a child of the caller's active context).
  * - `runAttempt` runs each attempt's work with the span's context active, so spans the work starts
  *   (an HTTP client's) are children of the call's span.
- * - `event` counts attempts, refusals, hedges, stalls and terminal calls, and adds span events.
+ * - `event` counts attempts, refusals, hedges, hedge wins, stalls and terminal calls, and adds span events.
  * - `callEnded` sets the span's outcome, reason and status and ends it.
  * - `retired` stops the gauges observing an instance its scope let go.
  */
@@ -100,6 +100,7 @@ export class TelemetryObserver implements CallObserver<CallState> {
       const call = sets.call(outcomeOf(event), event.reason ?? event.kind);
       call.count++;
       instruments.duration.record(event.duration, call.attributes);
+      if (event.hedgeWon) instruments.hedgeWins.add(1, sets.base);
     }
     if (state instanceof CallSpan) addSpanEvent(state.span, event);
   }

@@ -2,7 +2,7 @@ import { DiagLogLevel, context, diag, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, type DataPoint, type Histogram, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { Ambient, AmbientCriticality, Backoff, Breaker, type CallEvent, Classifier, FakeClock, HeldCall, Limit, PolicyScope, Resilience, RetryBudget, Verdict } from '../core/index.js';
+import { Ambient, AmbientCriticality, Backoff, Breaker, type CallEvent, Classifier, FakeClock, Hedge, HeldCall, Limit, PolicyScope, Resilience, RetryBudget, Verdict } from '../core/index.js';
 import { HostPolicies } from '../http/host-policies.js';
 import { ServicePolicies } from '../grpc/service-policies.js';
 import { BREAKER_STATE_VALUES, MetricNames, ResilienceTelemetry, TelemetryAttributes as A, withTelemetry } from './index.js';
@@ -165,6 +165,26 @@ describe('metrics', () => {
     for (let i = 0; i < 5; i++) await Ambient.run({ nestedRetry: true }, () => policy.run(() => 'row'));
     await policy.run(() => 'row');
     expect(await sdk.sum(MetricNames.nestedRetries, { [A.policy]: 'db' })).toBe(5);
+  });
+
+  it('counts hedges started and the calls a hedge won, on the hedges and hedge_wins counters', async () => {
+    const clock = new FakeClock();
+    const policy = instrumented('prices', { clock, budget: RetryBudget.none, hedge: Hedge.at(0.95), repeatable: true });
+    for (let i = 0; i < 20; i++) policy.hedger()!.latency.add(0, 100);
+    const threshold = Math.ceil(policy.hedger()!.threshold(0)!);
+    for (const winner of [1, 2]) {
+      const pending: ((value: string) => void)[] = [];
+      const call = policy.run(({ signal }) => new Promise<string>((resolve, reject) => {
+        pending.push(resolve);
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      }));
+      await clock.advance(threshold);
+      expect(pending).toHaveLength(2);
+      pending[winner - 1]!('price');
+      await call;
+    }
+    expect(await sdk.sum(MetricNames.hedges, { [A.policy]: 'prices' })).toBe(2);
+    expect(await sdk.sum(MetricNames.hedgeWins, { [A.policy]: 'prices' })).toBe(1);
   });
 
   it('10,000 calls with distinct ids in the callback produce a constant number of series', async () => {

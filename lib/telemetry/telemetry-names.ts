@@ -13,6 +13,8 @@ export const MetricNames = {
   rejections: 'nresilience.rejections',
   /** Counter: hedged attempts started (`policy`). */
   hedges: 'nresilience.hedges',
+  /** Counter: calls a hedge answered first (a terminal event with `hedgeWon`) (`policy`). */
+  hedgeWins: 'nresilience.hedge_wins',
   /** Counter: attempts ended by a stall (`AttemptStalledError`) (`policy`). */
   stalls: 'nresilience.stalls',
   /** Counter: streams that resumed after a failure (`policy`). */

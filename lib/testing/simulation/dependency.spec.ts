@@ -68,6 +68,24 @@ describe('Dependency', () => {
     expect(conditions).toEqual({ slower: 8, errorRate: 0 });
   });
 
+  it('a tail makes a share of requests slower for the whole run, with no fault window', async () => {
+    const tailed = Dependency.healthy({ p50: 10, p99: 10 }).tail({ share: 0.25, slower: 20 });
+    expect(tailed.faultWindow).toBeUndefined();
+    expect(tailed.toString()).toBe('healthy p50 10ms p99 10ms; tail 25% ×20');
+    const clock = new VirtualClock();
+    const draws = [0.1, 0.9];
+    let i = 0;
+    // p50 = p99: the latency is constant (no draw); each request's one draw decides the tail.
+    const live = tailed.start(clock, () => draws[i++ % draws.length]!);
+    const log: string[] = [];
+    outcome(live.request(undefined), clock, log, 'slow');
+    outcome(live.request(undefined), clock, log, 'fast');
+    await runAll(clock);
+    expect(log).toEqual(['fast ok@10', 'slow ok@200']);
+    expect(() => Dependency.healthy({ p50: 10, p99: 10 }).tail({ share: 0, slower: 2 })).toThrow('share: 0 is invalid: must be a share of requests in (0, 1]');
+    expect(() => Dependency.healthy({ p50: 10, p99: 10 }).tail({ share: 0.1, slower: 0.5 })).toThrow('slower: 0.5 is invalid: must be a finite multiplier >= 1');
+  });
+
   it('queues past its concurrency, refuses past its queue, and times out at its server timeout', async () => {
     const clock = new VirtualClock();
     const live = Dependency.healthy({ p50: 10, p99: 10, capacity: { concurrency: 1, queue: 1, timeout: 25 } }).start(clock, Math.random);

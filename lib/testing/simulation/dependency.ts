@@ -67,6 +67,14 @@ export interface OutageOptions {
   readonly errorRate?: number;
 }
 
+/** Options of {@link Dependency.tail}. */
+export interface TailOptions {
+  /** Share of requests that are slow, in (0, 1] (0.03 = 3 %). */
+  readonly share: number;
+  /** Their service-time multiplier, a finite number >= 1 (20 = twenty times slower). */
+  readonly slower: number;
+}
+
 /** A window of impairment, as the report uses it; ms from the start of the run. */
 export interface FaultWindow {
   /** Start of the window in ms (inclusive). */
@@ -76,9 +84,11 @@ export interface FaultWindow {
 }
 
 interface Fault extends FaultWindow {
-  readonly kind: 'brownout' | 'outage';
-  /** Service-time multiplier (brownout), else 1. */
+  readonly kind: 'brownout' | 'outage' | 'tail';
+  /** Service-time multiplier (brownout, and a tail's slow requests), else 1. */
   readonly slower: number;
+  /** Share of requests that are slow (tail), else 0. */
+  readonly share?: number;
   /** Error rate (outage), else 0. */
   readonly errorRate: number;
 }
@@ -191,6 +201,22 @@ export class Dependency {
   }
 
   /**
+   * This dependency with a slow tail for the whole run: each request is, independently with
+   * probability `share`, `slower` times slower than its draw; nothing fails because of it (the
+   * requests hedging is for).
+   * @throws PolicyConfigError naming `share` or `slower` for a bad value.
+   */
+  tail(options: TailOptions): Dependency {
+    const share = options?.share;
+    if (typeof share !== 'number' || !(share > 0 && share <= 1)) throw new PolicyConfigError('share', share, 'must be a share of requests in (0, 1]');
+    const slower = options.slower;
+    if (typeof slower !== 'number' || !Number.isFinite(slower) || slower < 1) {
+      throw new PolicyConfigError('slower', slower, 'must be a finite multiplier >= 1 (20 = twenty times slower)');
+    }
+    return this.withFault({ kind: 'tail', start: 0, end: Infinity, slower, errorRate: 0, share });
+  }
+
+  /**
    * This dependency failing a share `rate` of requests for the whole run (combined independently
    * with any earlier `failing` and with outages).
    * @throws PolicyConfigError naming `rate` unless it is in [0, 1].
@@ -206,14 +232,15 @@ export class Dependency {
    * `undefined` without one (`failing` alone is not a window: it never ends).
    */
   get faultWindow(): FaultWindow | undefined {
-    if (this.faults.length === 0) return undefined;
     let start = Infinity;
     let end = -Infinity;
     for (const fault of this.faults) {
+      // A tail is the dependency's nature, not a window of impairment.
+      if (fault.kind === 'tail') continue;
       if (fault.start < start) start = fault.start;
       if (fault.end > end) end = fault.end;
     }
-    return { start, end };
+    return start === Infinity ? undefined : { start, end };
   }
 
   /** A one-line description, e.g. `healthy p50 20ms p99 200ms, 100 workers, timeout 1000ms; brownout ×8 30s–90s`. */
@@ -227,7 +254,7 @@ export class Dependency {
     if (this.failureRate > 0) text += `; failing ${round(this.failureRate * 100)}%`;
     for (const f of this.faults) {
       const window = `${round(f.start / 1000)}s–${round(f.end / 1000)}s`;
-      text += f.kind === 'brownout' ? `; brownout ×${f.slower} ${window}` : `; outage ${round(f.errorRate * 100)}% ${window}`;
+      text += f.kind === 'tail' ? `; tail ${round(f.share! * 100)}% ×${f.slower}` : f.kind === 'brownout' ? `; brownout ×${f.slower} ${window}` : `; outage ${round(f.errorRate * 100)}% ${window}`;
     }
     return text;
   }
@@ -241,11 +268,14 @@ export class Dependency {
   }
 
   /** Service-time multiplier and error rate at time `now` (ms). @internal */
-  conditionsAt(now: number, into: { slower: number; errorRate: number }): void {
+  conditionsAt(now: number, into: { slower: number; errorRate: number; tailShare?: number; tailSlower?: number }): void {
     let slower = 1;
     let ok = 1 - this.failureRate;
     for (const fault of this.faults) {
-      if (now >= fault.start && now < fault.end) {
+      if (fault.kind === 'tail') {
+        into.tailShare = fault.share!;
+        into.tailSlower = fault.slower;
+      } else if (now >= fault.start && now < fault.end) {
         slower *= fault.slower;
         ok *= 1 - fault.errorRate;
       }
@@ -324,7 +354,7 @@ export class LiveDependency {
   private queue: (Request | undefined)[] = [];
   private head = 0;
   private queued = 0;
-  private readonly conditions = { slower: 1, errorRate: 0 };
+  private readonly conditions = { slower: 1, errorRate: 0, tailShare: 0, tailSlower: 1 };
 
   constructor(
     private readonly model: Dependency,
@@ -349,7 +379,9 @@ export class LiveDependency {
     const conditions = this.conditions;
     this.model.conditionsAt(now, conditions);
     const fails = conditions.errorRate > 0 && this.random() < conditions.errorRate;
-    const draw = this.model.latency.sample(this.random) * (fails ? 1 : conditions.slower);
+    let draw = this.model.latency.sample(this.random) * (fails ? 1 : conditions.slower);
+    // Drawn only with a tail, so the other models' random streams are unchanged.
+    if (conditions.tailShare > 0 && this.random() < conditions.tailShare) draw *= conditions.tailSlower;
     const step = this.resolution;
     const service = Math.max(step, Math.ceil(draw / step) * step);
     if (this.busy >= this.concurrency && this.queued >= this.queueLimit) {

@@ -129,7 +129,9 @@ const FLAPS = [30_000, 90_000, 150_000, 210_000].map((start) => ({ start, end: s
  * - `queue-latency`: offered load 2× capacity, the dependency slowing with its own queue (a request
  *   starts `1 + queued / workers` times slower), so past saturation its throughput falls, 2 min;
  * - `slow`: 3× slower from 0:30 for 60 s with no server-side timeout, so nothing fails (2 min);
- * - `cold-start-dead`: every request fails from the first one (30 s).
+ * - `cold-start-dead`: every request fails from the first one (30 s);
+ * - `latency-tail`: nothing fails (no server-side timeout), but 3 % of requests are 20× slower than
+ *   a tight body (p50 20 ms, p99 60 ms): the tail hedging is for (1 min).
  */
 export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
   { name: 'healthy', description: 'nothing wrong', duration: MINUTE, faults: [], servesHalf: true, dependency: (rate: number) => modelled(rate) },
@@ -199,6 +201,14 @@ export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
     faults: whole(30_000),
     servesHalf: false,
     dependency: (rate: number) => modelled(rate).outage({ after: 0, lasting: 30_000 }),
+  },
+  {
+    name: 'latency-tail',
+    description: '3 % of requests 20× slower, nothing fails',
+    duration: MINUTE,
+    faults: [],
+    servesHalf: true,
+    dependency: (rate: number) => Dependency.healthy({ p50: P50, p99: 3 * P50, capacity: { concurrency: workers(rate), timeout: Infinity } }).tail({ share: 0.03, slower: 20 }),
   },
 ]);
 

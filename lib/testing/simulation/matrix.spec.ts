@@ -18,6 +18,8 @@ describe('ScenarioMatrix (mechanics)', () => {
       worstSecond: report.amplification,
       faultAttempts: inOutage,
       breakerOpens: 0,
+      p99: report.latency(0.99),
+      hedgedShare: 0,
       attemptsBeforeFirstOpen: null,
       timeToRecover: report.timeToRecover,
     });
@@ -51,7 +53,7 @@ describe('ScenarioMatrix (mechanics)', () => {
 
   it('names every scenario of DESIGN §8.1 once, with fault windows inside the run', () => {
     expect(MATRIX_SCENARIOS.map((s) => s.name)).toEqual([
-      'healthy', 'failing-1', 'failing-10', 'failing-30', 'failing-40', 'failing-50', 'failing-70', 'brownout', 'outage-30s', 'outage-5m', 'flapping', 'overload', 'overload-3x', 'queue-latency', 'slow', 'cold-start-dead',
+      'healthy', 'failing-1', 'failing-10', 'failing-30', 'failing-40', 'failing-50', 'failing-70', 'brownout', 'outage-30s', 'outage-5m', 'flapping', 'overload', 'overload-3x', 'queue-latency', 'slow', 'cold-start-dead', 'latency-tail',
     ]);
     for (const s of MATRIX_SCENARIOS) for (const f of s.faults) expect([s.name, f.start >= 0 && f.end <= s.duration && f.start < f.end]).toEqual([s.name, true]);
   });

@@ -1,4 +1,4 @@
-import { type CallEvent, type Policy, PolicyConfigError } from '../../core/index.js';
+import { type CallEvent, Hedge, type Policy, PolicyConfigError } from '../../core/index.js';
 import { checkValue, given, numberRule, POSITIVE_SPAN_RULE } from '../../core/internal.js';
 import { SEED_RULE } from '../seeded-random.js';
 import { AdaptiveThrottle } from './adaptive-throttle.js';
@@ -13,12 +13,17 @@ import { Simulate } from './simulate.js';
  * - `policy`: the policy as given;
  * - `breakerOff`: the same policy without its breaker;
  * - `adaptiveThrottle`: the same policy without its breaker, behind Google SRE's client-side
- *   adaptive throttle (K = 2, two minutes; {@link AdaptiveThrottle}) — the reference to beat.
+ *   adaptive throttle (K = 2, two minutes; {@link AdaptiveThrottle}) — the reference to beat;
+ * - `hedged`: the same policy with `hedge: Hedge.at(0.95)` (its own hedge kept when it has one) and
+ *   every call repeatable.
  */
-export type MatrixVariant = 'policy' | 'breakerOff' | 'adaptiveThrottle';
+export type MatrixVariant = 'policy' | 'breakerOff' | 'adaptiveThrottle' | 'hedged';
 
 /** Every variant, in table order. */
-export const MATRIX_VARIANTS: readonly MatrixVariant[] = Object.freeze(['policy', 'breakerOff', 'adaptiveThrottle']);
+export const MATRIX_VARIANTS: readonly MatrixVariant[] = Object.freeze(['policy', 'breakerOff', 'adaptiveThrottle', 'hedged']);
+
+/** The variants a run has unless told otherwise (`hedged` is asked for by name). */
+const DEFAULT_VARIANTS: readonly MatrixVariant[] = Object.freeze(['policy', 'breakerOff', 'adaptiveThrottle']);
 
 /** Seeds the matrix runs unless told otherwise. */
 export const MATRIX_SEEDS: readonly number[] = Object.freeze([1, 2, 3]);
@@ -36,7 +41,7 @@ export interface MatrixOptions {
    * quick gates over the long steady scenarios. Default: each scenario's own duration.
    */
   readonly maximumDuration?: number;
-  /** Variants to run (default all three). */
+  /** Variants to run (default `policy`, `breakerOff`, `adaptiveThrottle`). */
   readonly variants?: readonly MatrixVariant[];
   /** Told after each run (scenario × variant × seed) finishes, with how many are done of how many. */
   readonly onProgress?: (done: number, total: number, scenario: string, variant: MatrixVariant, seed: number) => void;
@@ -55,6 +60,10 @@ export interface MatrixCell {
   readonly faultAttempts: number | null;
   /** Breaker opens. */
   readonly breakerOpens: number;
+  /** Call latency at the 99th percentile, ms (every settled call, as callers waited). */
+  readonly p99: number;
+  /** Hedges started (`hedged` events) / calls. */
+  readonly hedgedShare: number;
   /** Attempts that had settled (and been recorded) when the breaker first opened; `null` if it never opened. */
   readonly attemptsBeforeFirstOpen: number | null;
   /**
@@ -82,6 +91,7 @@ function attemptsIn(report: SimulationReport, windows: readonly FaultWindow[]): 
 }
 
 function variantPolicy(policy: Policy, variant: MatrixVariant): Policy {
+  if (variant === 'hedged') return policy.with({ hedge: policy.options.hedge ?? Hedge.at(0.95), repeatable: true });
   return variant === 'policy' ? policy : policy.with({ breaker: undefined });
 }
 
@@ -94,11 +104,13 @@ function capped(scenario: MatrixScenario, maximum: number): MatrixScenario {
 
 async function runCell(policy: Policy, scenario: MatrixScenario, variant: MatrixVariant, rate: number, seed: number): Promise<MatrixCell> {
   let attempts = 0;
+  let hedges = 0;
   let beforeOpen: number | null = null;
   const counting = (event: CallEvent): void => {
     if (event.kind === 'attempt') {
       if (event.verdict !== 'Limited') attempts++;
-    } else if (event.kind === 'breakerOpened' && beforeOpen === null) beforeOpen = attempts;
+    } else if (event.kind === 'hedged') hedges++;
+    else if (event.kind === 'breakerOpened' && beforeOpen === null) beforeOpen = attempts;
   };
   let builder = Simulate.policy(variantPolicy(policy, variant).withListener(counting))
     .against(scenario.dependency(rate))
@@ -114,6 +126,8 @@ async function runCell(policy: Policy, scenario: MatrixScenario, variant: Matrix
     worstSecond: report.amplification,
     faultAttempts: scenario.faults.length === 0 ? null : attemptsIn(report, scenario.faults),
     breakerOpens: report.breakerOpens,
+    p99: report.latency(0.99),
+    hedgedShare: report.calls === 0 ? 0 : hedges / report.calls,
     attemptsBeforeFirstOpen: beforeOpen,
     timeToRecover: ends ? (report.timeToRecover ?? 'never') : null,
   });
@@ -133,7 +147,7 @@ function checkOptions(options: MatrixOptions): { seeds: readonly number[]; rate:
   seeds.forEach((seed, index) => checkValue(SEED_RULE, `seeds[${index}]`, seed));
   const rate = checkValue(SIMULATED_RATE_RULE, 'rate', given(options.rate, MATRIX_RATE));
   const scenarios = (options.scenarios === undefined ? MATRIX_SCENARIOS : options.scenarios.map(matrixScenario)).map((s) => capped(s, maximum));
-  const variants = options.variants ?? MATRIX_VARIANTS;
+  const variants = options.variants ?? DEFAULT_VARIANTS;
   for (const v of variants) {
     if (!MATRIX_VARIANTS.includes(v)) throw new PolicyConfigError('variants', v, `must be among ${MATRIX_VARIANTS.join(', ')}`);
   }
@@ -229,7 +243,7 @@ export class MatrixReport {
    */
   toString(): string {
     const header = ['scenario', 'variant', 'availability (min)', 'load ×', 'worst s ×', 'attempts in fault', 'opens (max)', 'first open after', 'recovered after'];
-    const label: Record<MatrixVariant, string> = { policy: this.policy || 'policy', breakerOff: 'breaker off', adaptiveThrottle: 'SRE throttle' };
+    const label: Record<MatrixVariant, string> = { policy: this.policy || 'policy', breakerOff: 'breaker off', adaptiveThrottle: 'SRE throttle', hedged: 'hedged' };
     const rows = this.rows.map(({ scenario, variant, cells }) => {
       const availability = cells.map((c) => c.availability);
       const fault = cells.map((c) => c.faultAttempts);

@@ -157,7 +157,8 @@ export class SimulationBuilder {
     const hasBreaker = o.breaker !== undefined;
     // Nothing can abort an attempt without a timeout or a deadline; reading ctx.signal would build an
     // AbortController per attempt for nothing.
-    const readsSignal = o.attemptTimeout !== undefined || o.deadline !== undefined;
+    // A hedge aborts its losers.
+    const readsSignal = o.attemptTimeout !== undefined || o.deadline !== undefined || o.hedge !== undefined;
 
     const live = dependency.start(clock, stream(seed, 2).next);
     const send = (signal: AbortSignal | undefined): Promise<void> => {
@@ -179,7 +180,7 @@ export class SimulationBuilder {
     // no listener), with the same outcome. Equal bounds still read it: the policy's timer fires first.
     const longest = dependency.capacity.timeout;
     const work = readsSignal
-      ? (context: AttemptContext): Promise<void> => sendThrough(context.bound > longest ? undefined : context.signal)
+      ? (context: AttemptContext): Promise<void> => sendThrough(context.bound > longest && o.hedge === undefined ? undefined : context.signal)
       : (): Promise<void> => sendThrough(undefined);
 
     let calls = 0;
