@@ -3,7 +3,7 @@
  * `bench/allocation-ceilings.json`): the raw awaited call first, then each preset around it.
  */
 import type { BenchTask } from './harness.js';
-import { Breaker, RetryBudget, Resilience } from '@nresilience/nestjs/core';
+import { Breaker, Limit, RetryBudget, Resilience } from '@nresilience/nestjs/core';
 
 /** The trivial async function every bench protects. */
 export const work = async () => 1;
@@ -12,6 +12,17 @@ export const work = async () => 1;
 export const featuresOff = Resilience.default.with({ attempts: 1, budget: RetryBudget.none });
 /** The breaker alone: one attempt, no budget, `Breaker.default`. */
 export const breakerOnly = Resilience.default.with({ attempts: 1, budget: RetryBudget.none, breaker: Breaker.default });
+
+/** The executor's loop with nothing on: two attempts (so the loop runs), no budget, no breaker, no limit. */
+export const loopOnly = Resilience.default.with({ attempts: 2, budget: RetryBudget.none });
+/**
+ * `loopOnly` plus a concurrency limit that always has a free slot. The slot is a counter; what it
+ * adds over `loopOnly` is the attempt's timing (its start and duration, boxed numbers), which the
+ * limiter's hold-time median needs and the breaker needs too: see `breakerFreeSlot`.
+ */
+export const freeSlot = loopOnly.with({ limit: Limit.concurrency(100_000) });
+/** `breakerOnly` plus a free slot: no more than `breakerOnly` (attempts are timed for the breaker already). */
+export const breakerFreeSlot = breakerOnly.with({ limit: Limit.concurrency(100_000) });
 
 /** Tasks in gate order; the names are the keys of the checked-in ceilings. */
 export function allocationTasks(): BenchTask[] {
@@ -23,5 +34,8 @@ export function allocationTasks(): BenchTask[] {
     ['default', () => defaults.run(work)],
     ['breakerOnly', () => breakerOnly.run(work)],
     ['http', () => http.run(work)],
+    ['loopOnly', () => loopOnly.run(work)],
+    ['freeSlot', () => freeSlot.run(work)],
+    ['breakerFreeSlot', () => breakerFreeSlot.run(work)],
   ];
 }

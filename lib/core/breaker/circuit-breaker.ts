@@ -130,18 +130,21 @@ export class CircuitBreaker {
    * @param verdict the attempt's verdict
    * @param durationMs the attempt's duration, ms, measured on the same clock from (at or after) admission
    * @param at the clock reading when the attempt ended, if the caller has it (saves a clock read)
+   * @param timely false while the event loop is saturated (the policy's `saturation`): the duration is
+   *   the loop's as much as the dependency's, so it neither feeds the latency baseline nor counts as
+   *   slow; the outcome still counts. Default true.
    */
-  record(admission: Admission, verdict: VerdictKind, durationMs: number, at?: number): void {
+  record(admission: Admission, verdict: VerdictKind, durationMs: number, at?: number, timely = true): void {
     if (admission === Admission.Refused) return;
     if (admission === Admission.Probe) {
-      this.settleProbe(verdict, durationMs);
+      this.settleProbe(verdict, durationMs, timely);
       return;
     }
     if (verdict !== 'Ok' && verdict !== 'Transient') return;
     const now = at ?? this.clock.now();
     const failure = verdict === 'Transient';
-    const slow = this.trips.isSlow(now, durationMs);
-    if (!failure) this.trips.addSuccess(now, durationMs);
+    const slow = timely && this.trips.isSlow(now, durationMs);
+    if (!failure && timely) this.trips.addSuccess(now, durationMs);
     if (this.current === 'closed') {
       if (this.trips.recordClosed(now, failure, slow)) this.open(now);
     } else if (this.current === 'recovering' && admission === Admission.Recovering) {
@@ -305,12 +308,12 @@ export class CircuitBreaker {
     }
   }
 
-  private settleProbe(verdict: VerdictKind, durationMs: number): void {
+  private settleProbe(verdict: VerdictKind, durationMs: number, timely: boolean): void {
     const now = this.clock.now();
-    if (verdict === 'Ok') this.trips.addSuccess(now, durationMs);
+    if (verdict === 'Ok' && timely) this.trips.addSuccess(now, durationMs);
     if (this.current !== 'halfOpen' || !this.probes.settle(now, durationMs)) return;
     if (verdict !== 'Ok' && verdict !== 'Transient') return;
-    const slow = this.trips.isSlow(now, durationMs);
+    const slow = timely && this.trips.isSlow(now, durationMs);
     this.trips.sample(now, verdict === 'Transient', slow);
     if (verdict === 'Transient' || slow) {
       this.open(now);

@@ -8,6 +8,7 @@ import { BoundedAttempt } from './race.js';
 import { type Call, Slot, Step, stopForDrain } from './call.js';
 import { errorName } from './error-name.js';
 import { SlotOutcome } from '../limits/concurrency-limiter.js';
+import type { Saturation } from '../limits/saturation.js';
 import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
 
 // The executor's rules (DESIGN §3.2), one implementation each: plain synchronous functions over one
@@ -201,6 +202,13 @@ export function timedOut<T>(call: Call<T>, context: AttemptHandle): void {
  * is not retried, a request that is not safe to repeat, attempts used up, a single-shot scope) or
  * goes on to the retry decision.
  */
+/** Whether the loop is saturated; the first attempt recorded in an episode reports `saturationDetected` (the delay, ms, as its duration). */
+function saturatedNow<T>(call: Call<T>, saturation: Saturation): boolean {
+  if (!saturation.saturated) return false;
+  if (saturation.claimEpisode() && call.listener !== undefined) call.emit({ kind: 'saturationDetected', policy: call.options.name, attempt: call.attempts, duration: saturation.probe.delay });
+  return true;
+}
+
 export function record<T>(call: Call<T>): Step {
   const o = call.options;
   const signal = call.signal;
@@ -227,7 +235,9 @@ export function record<T>(call: Call<T>): Step {
   call.duration = duration;
   if (call.log !== undefined) call.log.attempts.push({ attempt: n, verdict: verdict.kind, duration, error: call.error, delay: 0 });
   if (call.listener !== undefined) call.emit({ kind: 'attempt', policy: o.name, attempt: n, verdict: verdict.kind, error: errorName(call.error), duration });
-  call.breaker?.record(call.admission, verdict.kind, duration, attemptEnd);
+  // While the event loop is saturated, durations are the loop's: the breaker's latency terms learn nothing.
+  const timely = o.saturation === undefined || !saturatedNow(call, o.saturation);
+  call.breaker?.record(call.admission, verdict.kind, duration, attemptEnd, timely);
   // Attempt timeouts and failures worth retrying are drops (signs of load); answers are latency samples.
   if (call.slot !== Slot.None) releaseSlot(call, duration, callerAborted || verdict.kind === 'Permanent' || verdict.kind === 'Limited' ? SlotOutcome.Ignored : verdict.kind === 'Ok' ? SlotOutcome.Answered : SlotOutcome.Dropped);
   // The budget's one hook: every attempt's outcome (a token bucket deposits on Ok).

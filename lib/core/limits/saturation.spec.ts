@@ -1,5 +1,9 @@
 import { PolicyConfigError } from '../errors.js';
 import { FakeClock } from '../time/fake-clock.js';
+import { Breaker } from '../breaker/breaker-value.js';
+import type { CallEvent } from '../events/call-events.js';
+import { Resilience } from '../policy/policy.js';
+import { RetryBudget } from '../budget/retry-budget.js';
 import { type DelaySource, EventLoopProbe, Saturation, processProbe } from './saturation.js';
 
 class FakeDelays implements DelaySource {
@@ -85,5 +89,60 @@ describe('Saturation', () => {
     expect(() => Saturation.above(1)).toThrow(new PolicyConfigError('saturation', 1, "must be a finite number > 1 (a multiple of the event loop's normal delay, e.g. 5)"));
     expect(() => Saturation.above(Number.NaN)).toThrow(PolicyConfigError);
     expect(Saturation.above(5).multiple).toBe(5);
+  });
+});
+
+describe('a policy with saturation: measured terms stop learning, one saturationDetected per episode', () => {
+  it("the breaker's latency baseline learns nothing while saturated; the episode is reported once, with the loop's delay", async () => {
+    const probeClock = new FakeClock();
+    const source = new FakeDelays();
+    const probe = new EventLoopProbe(() => source, probeClock);
+    /** One reading of the loop's delay (as the executor would take it). */
+    const loop = async (ms: number): Promise<void> => {
+      source.max = ms * 1e6;
+      await probeClock.advance(250);
+      void probe.saturated(5);
+    };
+    const clock = new FakeClock();
+    const events: CallEvent[] = [];
+    const policy = Resilience.default.with({
+      clock,
+      attempts: 1,
+      budget: RetryBudget.none,
+      breaker: Breaker.with({ latencyBaselineSamples: 5, slowCallMultiple: 3, tripWindow: 1_000, baselineWindow: 100_000 }),
+      saturation: Saturation.above(5, probe),
+      onEvent: (event) => void (event.kind === 'saturationDetected' && events.push(event)),
+    });
+    /** One call whose attempt takes `ms` on the policy's clock. */
+    const call = async (ms: number): Promise<void> => {
+      const done = policy.run(() => new Promise<void>((resolve) => clock.setTimer(ms, resolve)));
+      await clock.advance(ms);
+      await done;
+    };
+    void probe.delay; // starts the measurement
+    for (let i = 0; i < 4; i++) await loop(2);
+    for (let i = 0; i < 5; i++) await call(10);
+    await clock.advance(10_000); // past the trip window: into the baseline
+    expect(policy.breaker()!.snapshot().latencyMedian).toBe(10);
+    expect(events).toEqual([]);
+
+    await loop(60); // saturated: 60 ms against a normal of 2
+    for (let i = 0; i < 20; i++) await call(400);
+    await clock.advance(10_000);
+    expect(policy.breaker()!.snapshot().latencyMedian).toBe(10); // 20 slow successes, none learned
+    expect(policy.breaker()!.state).toBe('closed'); // and none counted slow
+    expect(events.map((event) => [event.kind, event.policy, event.duration])).toEqual([['saturationDetected', '', 60]]);
+
+    for (let i = 0; i < 4; i++) await loop(2); // the episode ends
+    await call(12);
+    expect(events).toHaveLength(1);
+    await loop(90); // a second episode
+    await call(400);
+    expect(events.map((event) => event.duration)).toEqual([60, 90]);
+    // Learning again once the loop is back: successes feed the baseline.
+    for (let i = 0; i < 4; i++) await loop(2);
+    for (let i = 0; i < 10; i++) await call(20);
+    await clock.advance(10_000);
+    expect(policy.breaker()!.snapshot().latencyMedian).toBe(20); // 5 of 10 ms, 1 of 12, 10 of 20
   });
 });

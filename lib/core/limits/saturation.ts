@@ -162,4 +162,19 @@ export class Saturation {
   get saturated(): boolean {
     return this.probe.saturated(this.multiple);
   }
+
+  /**
+   * Whether a saturation episode began that this value has not yet reported: true once per episode
+   * (the executor then emits `saturationDetected`), false otherwise.
+   * @internal
+   */
+  claimEpisode(): boolean {
+    const episode = this.probe.episode;
+    if (episode === this.reported) return false;
+    this.reported = episode;
+    return true;
+  }
+
+  /** The episode last reported by {@link claimEpisode}. */
+  private reported = 0;
 }
