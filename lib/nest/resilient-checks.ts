@@ -1,10 +1,8 @@
-import { CONTROLLER_WATERMARK, INJECTABLE_WATERMARK } from '@nestjs/common/constants.js';
 import { ResilienceWarningCodes } from '../core/index.js';
 import { warnOnce } from '../core/internal.js';
 import { nestWarningSink } from './nest-warnings.js';
+import { isNestManagedClass } from './nest-internals.js';
 
-/** What Nest's `@Injectable()` and `@Controller()` store on a class. */
-const MANAGED_CLASS_WATERMARKS = [INJECTABLE_WATERMARK, CONTROLLER_WATERMARK];
 /** Classes already looked at: the check runs on every call, the metadata is read once per class. */
 const checked = new WeakSet<Function>();
 
@@ -36,7 +34,7 @@ export function checkManagedClass(policy: string, label: string, instance: unkno
   const type = (instance as { constructor?: unknown } | null | undefined)?.constructor;
   if (typeof type !== 'function' || checked.has(type)) return;
   checked.add(type);
-  if (MANAGED_CLASS_WATERMARKS.some((key) => Reflect.getMetadata(key, type) === true)) return;
+  if (isNestManagedClass(type)) return;
   warnOnce(
     ResilienceWarningCodes.resilientMethod,
     type.name || label,

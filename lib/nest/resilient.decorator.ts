@@ -1,5 +1,4 @@
 import { Inject, Optional } from '@nestjs/common';
-import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
 import { Observable, type Subscription, from, isObservable, of } from 'rxjs';
 import type { Policy } from '../core/index.js';
 import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../core/internal.js';
@@ -7,6 +6,7 @@ import { attemptSignalIndex } from './attempt-signal.decorator.js';
 import { BOUND_REGISTRY, registryFor } from './resilient-binding.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { checkManagedClass, checkReturnType } from './resilient-checks.js';
+import { declaresPropertyDependency } from './nest-internals.js';
 import { type Criticality, withCriticality } from './criticality.decorator.js';
 import { MethodClassifier, type ResilientClassifier } from './method-classifier.js';
 import { MethodFallback } from './method-fallback.js';
@@ -134,8 +134,7 @@ interface WrapContext {
 
 /** Declares, once per class, the optional property through which Nest hands each instance its application's registry. */
 function injectRegistry(prototype: object): void {
-  const declared: unknown = Reflect.getMetadata(PROPERTY_DEPS_METADATA, prototype.constructor);
-  if (Array.isArray(declared) && declared.some((dependency: { key?: unknown }) => dependency.key === BOUND_REGISTRY)) return;
+  if (declaresPropertyDependency(prototype.constructor, BOUND_REGISTRY)) return;
   Inject(PolicyRegistry)(prototype, BOUND_REGISTRY);
   Optional()(prototype, BOUND_REGISTRY);
 }

@@ -1,6 +1,5 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { attemptSignalIndex } from './attempt-signal.decorator.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import type { PolicyConfigError } from '../core/index.js';
@@ -9,6 +8,7 @@ import type { MethodFallback } from './method-fallback.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { INJECT_POLICY_METADATA, RESILIENT_CLASSIFIER_METADATA, RESILIENT_FALLBACK_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
 import { bindInstance, bindRegistry, unbindRegistry } from './resilient-binding.js';
+import { staticInstances } from './nest-internals.js';
 
 /**
  * Finds what the application's providers and controllers use of this module, the way
@@ -93,9 +93,3 @@ function checkClassifier(method: object, problems: PolicyConfigError[]): void {
   }
 }
 
-/** The instances a wrapper already holds: its singleton, or the transient ones made for each consumer. */
-function staticInstances(wrapper: InstanceWrapper): object[] {
-  if (!wrapper.isDependencyTreeStatic()) return [];
-  const held = wrapper.isTransient ? wrapper.getStaticTransientInstances().map((entry) => entry?.instance) : [wrapper.instance];
-  return held.filter((instance): instance is object => instance !== null && typeof instance === 'object');
-}
