@@ -8,6 +8,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { createServer } from 'node:net';
 import { firstValueFrom, timeout } from 'rxjs';
 import { CallRejectedError, FakeClock, ResilienceModule, type ResilienceForRootOptions, Resilient } from '../lib/nest/index.js';
+import { markDependencyFailure } from '../lib/core/internal.js';
 import { ECHO_PROTO } from './support/grpc-loopback.js';
 
 // The filters in RPC handlers: the opt-in 502 filter catches every exception, and in a gRPC handler
@@ -22,6 +23,7 @@ class GatewayController {
     if (text === 'rpc') throw new RpcException({ code: grpc.status.NOT_FOUND, message: 'no such order' });
     if (text === 'bug') throw new Error('secret internals of this service');
     if (text === 'refused') throw new CallRejectedError('BudgetExhausted', 1200);
+    if (text === 'dependency') throw dependencyDown();
     return this.flaky();
   }
 
@@ -29,6 +31,13 @@ class GatewayController {
   async flaky(): Promise<never> {
     throw new Error('ledger reset the connection');
   }
+}
+
+/** What the resilient fetch rejects with when its dependency refused every connection. */
+function dependencyDown(): Error {
+  const error = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+  markDependencyFailure(error, { policy: 'ledger', dependency: '127.0.0.1:1', cause: 'ECONNREFUSED', ending: 'attemptsExhausted' });
+  return error;
 }
 
 const running: INestMicroservice[] = [];
@@ -88,6 +97,11 @@ describe.each([
   it("attempts exhausted on the work's own error get Nest's answer (the 502 is HTTP's)", async () => {
     const client = await boot(exceptionFilter);
     expect(await act(client, 'exhausted')).toEqual([grpc.status.UNKNOWN, 'Internal server error']);
+  });
+
+  it("a dependency failure of the library's own client answers UNAVAILABLE naming the dependency (HTTP answers 502), not UNKNOWN", async () => {
+    const client = await boot(exceptionFilter);
+    expect(await act(client, 'dependency')).toEqual([grpc.status.UNAVAILABLE, 'dependency 127.0.0.1:1 failed: ECONNREFUSED']);
   });
 
   it('a refusal still answers UNAVAILABLE', async () => {

@@ -35,8 +35,8 @@ export class DependencyFailureLog {
   /** @param clock the time source of the windows (the module's clock) */
   constructor(private readonly clock: Clock) {}
 
-  /** Counts one answer for `failure`, writing a warning when its window is over. */
-  answered(failure: DependencyFailure, status: number): void {
+  /** Counts one answer for `failure` (`status`: the HTTP status or gRPC code name answered), writing a warning when its window is over. */
+  answered(failure: DependencyFailure, status: number | string): void {
     const key = `${failure.policy}\u0000${failure.dependency}\u0000${failure.cause}`;
     const now = this.clock.now();
     let window = this.windows.get(key);

@@ -1,6 +1,7 @@
 import type { ArgumentsHost } from '@nestjs/common';
 import { type Observable, throwError } from 'rxjs';
 import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, GrpcStatus, PUSHBACK_METADATA, RateLimitedError } from '../core/index.js';
+import type { DependencyFailure } from '../core/internal.js';
 import { findLibraryError } from './library-error.js';
 
 /** The inbound gRPC metadata of an RPC context, as far as answering needs it (no grpc-js import). */
@@ -24,17 +25,22 @@ export interface GrpcRefusal {
  * `CallRejectedError` (and a local `RateLimitedError`) → UNAVAILABLE with `grpc-retry-pushback-ms` =
  * its `retryAfter` rounded up to whole ms (none when unknown), so a gRPC client waits as long as the
  * break or the budget asks (gRFC A6); `DeadlineExceededError`, a final `AttemptTimeoutError` and an
- * `AttemptStalledError` → DEADLINE_EXCEEDED.
+ * `AttemptStalledError` → DEADLINE_EXCEEDED; a call of the library's own clients that ended on its
+ * dependency's failure (what HTTP answers 502: attempts exhausted, not repeatable, a body that broke)
+ * → UNAVAILABLE without a pushback (gRPC's mapping of 502), reported to `onDependencyFailure` for the
+ * once-per-window log. Anything else is no refusal of ours (Nest's RPC handling answers it).
  * The trailers are built with the inbound metadata's own class, so the answer needs no grpc-js import
  * and is always the copy of grpc-js the server runs.
  * @param exception the error the handler threw
  * @param host the RPC arguments host (`[data, metadata, call]` for gRPC)
+ * @param onDependencyFailure told the failure when a dependency failure is answered (the filter logs it once per window)
  */
-export function grpcRefusalAnswer(exception: unknown, host: ArgumentsHost): Observable<never> | undefined {
+export function grpcRefusalAnswer(exception: unknown, host: ArgumentsHost, onDependencyFailure?: (failure: DependencyFailure) => void): Observable<never> | undefined {
   const inbound = host.switchToRpc().getContext<unknown>();
   if (!isMetadata(inbound)) return undefined;
   const trailers = new (inbound.constructor as new () => InboundMetadata & { set(key: string, value: string): void })();
-  const error = findLibraryError(exception)?.error;
+  const found = findLibraryError(exception);
+  const error = found?.error;
   let code: number;
   if (error instanceof CallRejectedError || error instanceof RateLimitedError) {
     code = GrpcStatus.UNAVAILABLE;
@@ -42,6 +48,11 @@ export function grpcRefusalAnswer(exception: unknown, host: ArgumentsHost): Obse
     if (retryAfter !== undefined && Number.isFinite(retryAfter) && retryAfter >= 0) trailers.set(PUSHBACK_METADATA, String(Math.ceil(retryAfter)));
   } else if (error instanceof DeadlineExceededError || error instanceof AttemptTimeoutError || error instanceof AttemptStalledError) {
     code = GrpcStatus.DEADLINE_EXCEEDED;
+  } else if (found?.failure !== undefined) {
+    code = GrpcStatus.UNAVAILABLE;
+    onDependencyFailure?.(found.failure);
+    const refusal: GrpcRefusal = { code, details: `dependency ${found.failure.dependency} failed: ${found.failure.cause}`, metadata: trailers };
+    return throwError(() => refusal);
   } else return undefined;
   const refusal: GrpcRefusal = { code, details: error.message, metadata: trailers };
   return throwError(() => refusal);

@@ -135,7 +135,8 @@ abstract class AnsweredByResilience {
  * exception (the application's own errors, an `HttpException`) is not caught: it gets the application's
  * filters or Nest's handling. In non-HTTP contexts: a gRPC microservice handler (Nest's gRPC transport,
  * also in a hybrid app) answers UNAVAILABLE with `grpc-retry-pushback-ms` for a refusal and
- * DEADLINE_EXCEEDED for a deadline or a stall (see `grpcRefusalAnswer`), never touching HTTP APIs;
+ * DEADLINE_EXCEEDED for a deadline or a stall, and UNAVAILABLE for a dependency failure of the
+ * library's own clients (see `grpcRefusalAnswer`), never touching HTTP APIs;
  * errors with no gRPC answer, and every error over other RPC transports (TCP, Redis, NATS, …), get
  * Nest's own RPC answer (`BaseRpcExceptionFilter`: `Internal server error`), since an exception a filter
  * rethrows there is never answered and the caller waits for ever; other contexts (WebSocket, GraphQL)
@@ -172,7 +173,7 @@ export class ResilienceExceptionFilter implements ExceptionFilter<unknown> {
    */
   catch(exception: unknown, host: ArgumentsHost): void | Observable<never> {
     if (host.getType() === 'rpc') {
-      const answer = grpcRefusalAnswer(exception, host);
+      const answer = grpcRefusalAnswer(exception, host, (failure) => this.failures.answered(failure, 'UNAVAILABLE'));
       if (answer !== undefined) return answer;
     }
     if (host.getType() !== 'http') return this.unanswered(exception, host);
