@@ -33,8 +33,12 @@ export interface ResolvedPolicyConfig {
   readonly useAmbientDeadline: boolean;
   readonly useAmbientCriticality: boolean;
   readonly backoff: ResolvedBackoffConfig;
-  /** `false` for no budget; a token bucket `{ fraction, minimumPerSecond, shared? }`; or a window. */
-  readonly budget: false | { fraction: number; minimumPerSecond: number; shared?: string } | { retryRatio: number; samplingDuration: number; minimumThroughput: number };
+  /**
+   * `false` for no budget; a token bucket `{ fraction, minimumPerSecond, adaptive, shared? }` (a
+   * policy's own bucket is adaptive — credit while retries work, DESIGN §3.5 — a shared one static);
+   * or a window.
+   */
+  readonly budget: false | { fraction: number; minimumPerSecond: number; adaptive: boolean; shared?: string } | { retryRatio: number; samplingDuration: number; minimumThroughput: number };
   /** Every breaker setting, or `false` for none (`recovery` is `false` when off). */
   readonly breaker: false | (Omit<ResolvedBreakerSettings, 'recovery'> & { recovery: false | NonNullable<ResolvedBreakerSettings['recovery']> });
   readonly scope: false | { maximumKeys: number };
@@ -63,7 +67,14 @@ export function describePolicy(plan: PolicyPlan, policy: Policy, codeClassifier 
     useAmbientDeadline: o.useAmbientDeadline,
     useAmbientCriticality: o.useAmbientCriticality,
     backoff: describeBackoff(o.backoff),
-    budget: budget.kind === 'none' ? false : budget.kind === 'shared' ? { ...budget.options, shared: budget.sharedName } : { ...budget.options },
+    budget:
+      budget.kind === 'none'
+        ? false
+        : budget.kind === 'shared'
+          ? { ...budget.options, adaptive: false, shared: budget.sharedName }
+          : budget.kind === 'private'
+            ? { ...budget.options, adaptive: true }
+            : { ...budget.options },
     breaker: plan.breaker === undefined ? false : { ...plan.breaker, recovery: plan.breaker.recovery ?? false },
     scope: plan.scope === undefined ? false : { maximumKeys: plan.scope.maximumKeys },
     limit: plan.limit === undefined ? false : { ...plan.limit },

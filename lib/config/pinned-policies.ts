@@ -15,6 +15,7 @@ import {
   RetryBudget,
   SlidingWindowBudget,
   SystemClock,
+  AdaptiveTokenBucket,
   TokenBucket,
 } from '../core/index.js';
 import { type ResolvedPolicyConfig, describePolicy } from './describe-policy.js';
@@ -153,7 +154,8 @@ export class PinnedPolicies {
         const [pinned, pending, key] = spec.kind === 'shared' ? [this.sharedBuckets, createdShared, spec.sharedName] : [this.buckets, created, plan.name];
         let bucket = pinned.get(key) ?? pending.get(key);
         if (bucket === undefined) {
-          bucket = new TokenBucket(spec.options, this.clock);
+          // A policy's own budget is the adaptive default; a shared one is the static bucket.
+          bucket = spec.kind === 'shared' ? new TokenBucket(spec.options, this.clock) : new AdaptiveTokenBucket(spec.options, this.clock);
           pending.set(key, bucket);
         } else if (pinned.has(key)) reconfigure.push([bucket, spec]);
         budget = RetryBudget.using(bucket);

@@ -55,7 +55,7 @@ describe('presets, extends and defaults in config', () => {
       useAmbientDeadline: false,
       useAmbientCriticality: false,
       backoff: { type: 'exponential', transientBase: 50, throttledBase: 1000, factor: 3, maximumDelay: 30_000, jitter: 'full' },
-      budget: { fraction: 0.2, minimumPerSecond: 3 },
+      budget: { fraction: 0.2, minimumPerSecond: 3, adaptive: true },
       // maximumBreak unset follows a longer breakDuration (no doubling); the explicit run of 8 is taken
       // literally (streakSignificance 1, no floor: DESIGN §3.6).
       breaker: { ...BREAKER_DEFAULTS, breakDuration: 20_000, maximumBreak: 20_000, consecutiveFailures: 8, streakSignificance: 1, failureRateFloor: 0, recovery: false },
@@ -112,7 +112,7 @@ describe('sliding-window budgets in config', () => {
     const policies = pinned({ defaults: { budget: { fraction: 0.2 } }, policies: { a: { budget: { retryRatio: 0.1 } }, b: {} } });
     expect([policies.describe('a')!.budget, policies.describe('b')!.budget]).toEqual([
       { retryRatio: 0.1, samplingDuration: 30_000, minimumThroughput: 100 },
-      { fraction: 0.2, minimumPerSecond: 3 },
+      { fraction: 0.2, minimumPerSecond: 3, adaptive: true },
     ]);
     expect(
       problemsOf({

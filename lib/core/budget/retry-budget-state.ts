@@ -35,12 +35,6 @@ export interface RetryBudgetState {
    */
   recordAttempt(attempt: number, verdict: Verdict, duration: number, error: unknown): void;
   /**
-   * {@link deposit} as a promise continuation: deposits, then returns the value it is given. One per
-   * state, so the executor's success path builds no closure per call.
-   * @internal the executor's
-   */
-  readonly passDeposit: <T>(value: T) => T;
-  /**
    * Funds one retry, or refuses it (nothing spent).
    * @param sheddable Sheddable work (DESIGN §3.5): funded only while at least half the capacity would remain.
    */

@@ -1,168 +1,26 @@
-import type { Verdict } from '../classification/verdict.js';
 import type { Clock } from '../time/clock.js';
-import { BUCKET_RULES } from '../rules/option-rules.js';
-import { NAME_RULE, checkOptions, checkValue, given } from '../rules/value-rule.js';
+import { NAME_RULE, checkValue } from '../rules/value-rule.js';
+import { AdaptiveTokenBucket } from './adaptive-token-bucket.js';
 import type { RetryBudgetState } from './retry-budget-state.js';
+import { TokenBucket, type RetryBudgetOptions, validateBudgetOptions } from './token-bucket.js';
 import { SlidingWindowBudget, type SlidingWindowBudgetOptions, validateSlidingWindowOptions } from './sliding-window-budget.js';
 
 export type { RetryBudgetState } from './retry-budget-state.js';
+export { MINIMUM_CAPACITY, TokenBucket, type RetryBudgetOptions, validateBudgetOptions } from './token-bucket.js';
+export { AdaptiveTokenBucket } from './adaptive-token-bucket.js';
+export { RetryEvidence, type RetryRegime } from './retry-evidence.js';
 
-
-/** Parameters of a token-bucket retry budget (DESIGN §3.5). */
-export interface RetryBudgetOptions {
-  /** Tokens deposited per successful attempt, in [0, 1]. Default 0.1 (retries ≤ 10 % of successes). */
-  fraction?: number;
-  /** Tokens the floor refills per second: 0 (no floor) or in [1/86400 (one a day), 1e6]. Default 3. */
-  minimumPerSecond?: number;
-}
-
-/** Capacity used when the floor is 0 (10 s of a zero floor would hold nothing): deposits still fund retries. */
-export const MINIMUM_CAPACITY = 10;
-
-/** Slack for summed fractions: ten deposits of 0.1 add up to 0.9999999999999999 and must fund a retry. */
-const EPSILON = 1e-9;
-
-/** Seconds of floor the bucket holds (capacity = 10 × `minimumPerSecond`). */
-const CAPACITY_SECONDS = 10;
-
-/**
- * The retry budget's token bucket. A success deposits `fraction`; the floor accrues
- * `minimumPerSecond` per second; each retry spends one whole token. Starts full.
- * Capacity is `10 × minimumPerSecond`, or {@link MINIMUM_CAPACITY} when that is smaller.
- */
-export class TokenBucket implements RetryBudgetState {
-  private fraction: number;
-  private perMs: number;
-  private cap: number;
-  private tokens: number;
-  private refilledAt: number;
-
-  /**
-   * @param options `fraction` (tokens per success, default 0.1) and `minimumPerSecond` (floor, default 3)
-   * @param clock the clock the floor accrues on
-   * @throws PolicyConfigError when `fraction` is outside [0, 1] or `minimumPerSecond` is negative.
-   */
-  constructor(
-    options: RetryBudgetOptions,
-    private readonly clock: Clock,
-  ) {
-    const settings = validateBudgetOptions(options);
-    this.fraction = settings.fraction;
-    this.perMs = settings.minimumPerSecond / 1000;
-    this.cap = capacityFor(settings.minimumPerSecond);
-    this.tokens = this.cap;
-    this.refilledAt = clock.now();
-  }
-
-  /** Largest number of tokens the bucket holds. */
-  get capacity(): number {
-    return this.cap;
-  }
-
-  /** Tokens available now (after refilling from the floor). */
-  get level(): number {
-    this.refill(this.clock.now());
-    return this.tokens;
-  }
-
-  /** Share of the capacity spent, 0..1 (0 = full bucket, 1 = empty). */
-  get utilization(): number {
-    return 1 - this.level / this.cap;
-  }
-
-  /** A static bucket reads no durations. */
-  readonly timesRetries: boolean = false;
-
-  /** Calls fund nothing here (successes do): nothing to count. */
-  recordCall(): void {}
-
-  /** A successful attempt deposits (as {@link deposit}); other outcomes change nothing here. */
-  recordAttempt(_attempt: number, verdict: Verdict): void {
-    if (verdict.kind === 'Ok') this.deposit();
-  }
-
-  /** A successful attempt deposits `fraction` tokens (never beyond capacity). */
-  deposit(): void {
-    const tokens = this.tokens + this.fraction;
-    this.tokens = tokens > this.cap ? this.cap : tokens;
-  }
-
-  /**
-   * {@link deposit} as a promise continuation: deposits, then returns the value it is given. One per
-   * bucket, so a success path that ends in `.then(bucket.passDeposit)` builds no closure per call.
-   * @internal the executor's
-   */
-  readonly passDeposit = <T>(value: T): T => {
-    this.deposit();
-    return value;
-  };
-
-  /**
-   * Spends one token for a retry.
-   * @param sheddable Sheddable work (DESIGN §3.5) spends only while at least half the capacity would
-   *   remain after this token; default false.
-   * @returns false when the bucket cannot fund the retry (nothing is spent then).
-   */
-  tryAcquire(sheddable = false): boolean {
-    this.refill(this.clock.now());
-    const reserve = sheddable ? this.cap / 2 : 0;
-    if (this.tokens - 1 < reserve - EPSILON) return false;
-    const tokens = this.tokens - 1;
-    this.tokens = tokens > 0 ? tokens : 0;
-    return true;
-  }
-
-  /** Gives back the token of a retry that never reached the dependency (a breaker refused it). */
-  refund(): void {
-    const tokens = this.tokens + 1;
-    this.tokens = tokens > this.cap ? this.cap : tokens;
-  }
-
-  /** Whether a retry could be funded now: the test `tryAcquire` applies, without spending. */
-  get canFundRetry(): boolean {
-    return this.level - 1 >= -EPSILON;
-  }
-
-  /**
-   * Milliseconds until the floor accrues the missing part of one token, computed from a freshly
-   * refilled bucket; 0 when a token is already there; `undefined` when the floor is 0 (only
-   * successes can refill it, and when is unknown).
-   */
-  retryAfter(): number | undefined {
-    this.refill(this.clock.now());
-    const missing = 1 - this.tokens;
-    if (missing <= EPSILON) return 0;
-    if (this.perMs === 0) return undefined;
-    return missing / this.perMs;
-  }
-
-  /** Adopts new parameters (a config reload) keeping the current level, clamped to the new capacity. */
-  reconfigure(options: RetryBudgetOptions): void {
-    const settings = validateBudgetOptions(options);
-    this.refill(this.clock.now());
-    this.fraction = settings.fraction;
-    this.perMs = settings.minimumPerSecond / 1000;
-    this.cap = capacityFor(settings.minimumPerSecond);
-    if (this.tokens > this.cap) this.tokens = this.cap;
-  }
-
-  private refill(now: number): void {
-    const elapsed = now - this.refilledAt;
-    // Zero or negative elapsed time accrues nothing; the reading still moves forward only.
-    if (elapsed <= 0) return;
-    this.refilledAt = now;
-    if (this.tokens >= this.cap) return;
-    const tokens = this.tokens + elapsed * this.perMs;
-    this.tokens = tokens > this.cap ? this.cap : tokens;
-  }
-}
 
 /** Process-wide shared budgets: the options of the first declaration of a name, and its bucket once used. */
 const sharedBudgets = new Map<string, { options: Readonly<RetryBudgetOptions>; bucket?: TokenBucket }>();
 
 /**
  * How a policy funds its retries (DESIGN §3.5). A value, resolved to a bucket when a call needs one:
- * - `RetryBudget.automatic` (the default): a bucket private to each policy instance (and scope key);
+ * - `RetryBudget.automatic` (the default): an {@link AdaptiveTokenBucket} private to each policy
+ *   instance (and scope key) — credit while retries work, the static bucket under strain, a call
+ *   ticket as well while retries fail;
+ * - `RetryBudget.tokenBucket(options)`: the static {@link TokenBucket}, private to each policy
+ *   instance (and scope key), whatever retries are doing;
  * - `RetryBudget.of(options)`: one bucket private to this budget value, whichever policies hold it;
  * - `RetryBudget.shared(name, options)`: one process-wide bucket per name; the first declaration's options
  *   win, and the bucket reads the clock of the first policy that uses it (so tests wanting their own
@@ -171,7 +29,10 @@ const sharedBudgets = new Map<string, { options: Readonly<RetryBudgetOptions>; b
  * - `RetryBudget.none`: no budget; retries are limited by `attempts` only.
  */
 export class RetryBudget {
-  /** Default budget: fraction 0.1, floor 3/s, a bucket per policy instance. */
+  /**
+   * Default budget: an adaptive bucket (fraction 0.1 and floor 3/s under strain, credit while
+   * retries work, a call ticket while they fail) per policy instance.
+   */
   static readonly automatic = new RetryBudget('automatic', {});
   /** The one spelling of "no retry budget". */
   static readonly none = new RetryBudget('none', {});
@@ -181,7 +42,7 @@ export class RetryBudget {
 
   private constructor(
     /** How the state is chosen. */
-    readonly kind: 'automatic' | 'none' | 'of' | 'shared' | 'using' | 'slidingWindow',
+    readonly kind: 'automatic' | 'tokenBucket' | 'none' | 'of' | 'shared' | 'using' | 'slidingWindow',
     /** The parameters a new state gets (token-bucket options; sliding-window options for `slidingWindow`). */
     readonly options: Readonly<RetryBudgetOptions> | Readonly<Required<SlidingWindowBudgetOptions>>,
     /** The process-wide name for `shared` budgets. */
@@ -189,7 +50,7 @@ export class RetryBudget {
     bucket?: RetryBudgetState,
   ) {
     this.bucket = bucket;
-    this.perOwner = kind === 'automatic' || kind === 'slidingWindow' ? new WeakMap() : undefined;
+    this.perOwner = kind === 'automatic' || kind === 'tokenBucket' || kind === 'slidingWindow' ? new WeakMap() : undefined;
   }
 
   /**
@@ -233,12 +94,26 @@ export class RetryBudget {
   }
 
   /**
-   * Automatic budgets with non-default parameters (still one bucket per policy instance).
+   * Automatic budgets with non-default parameters (still one adaptive bucket per policy instance):
+   * `fraction` and `minimumPerSecond` are what the bucket keeps under strain and while retries fail.
    * @throws PolicyConfigError for invalid options.
    */
   static automaticWith(options: RetryBudgetOptions): RetryBudget {
     validateBudgetOptions(options);
     return new RetryBudget('automatic', { ...options });
+  }
+
+  /**
+   * The static token bucket, one per policy instance (and per scope key): `fraction` tokens per
+   * successful attempt, `minimumPerSecond` from the floor, 10 s of the floor held, a whole token per
+   * retry whatever retries are doing (the default before the adaptive bucket; retries ≤ `fraction`
+   * of successes plus the floor).
+   * @param options `fraction` (default 0.1), `minimumPerSecond` (default 3)
+   * @throws PolicyConfigError for a fraction outside [0, 1] or a bad floor.
+   */
+  static tokenBucket(options: RetryBudgetOptions = {}): RetryBudget {
+    validateBudgetOptions(options);
+    return new RetryBudget('tokenBucket', { ...options });
   }
 
   /**
@@ -250,10 +125,11 @@ export class RetryBudget {
       case 'none':
         return undefined;
       case 'automatic':
+      case 'tokenBucket':
       case 'slidingWindow': {
         let bucket = this.perOwner!.get(owner);
         if (bucket === undefined) {
-          bucket = this.kind === 'automatic' ? new TokenBucket(this.options as RetryBudgetOptions, clock) : new SlidingWindowBudget(this.options as SlidingWindowBudgetOptions, clock);
+          bucket = this.newState(clock);
           this.perOwner!.set(owner, bucket);
         }
         return bucket;
@@ -266,19 +142,10 @@ export class RetryBudget {
         return (this.bucket ??= new TokenBucket(this.options as RetryBudgetOptions, clock));
     }
   }
+
+  private newState(clock: Clock): RetryBudgetState {
+    if (this.kind === 'slidingWindow') return new SlidingWindowBudget(this.options as SlidingWindowBudgetOptions, clock);
+    return this.kind === 'automatic' ? new AdaptiveTokenBucket(this.options as RetryBudgetOptions, clock) : new TokenBucket(this.options as RetryBudgetOptions, clock);
+  }
 }
 
-function capacityFor(minimumPerSecond: number): number {
-  return Math.max(MINIMUM_CAPACITY, CAPACITY_SECONDS * minimumPerSecond);
-}
-
-/**
- * Fills defaults and checks ranges (`fraction` in [0, 1]; `minimumPerSecond`
- * 0 or in [1/86400, 1e6] tokens per second). Only own properties of a plain object are read; `null`
- * is refused, never read as the default.
- * @throws PolicyConfigError naming `budget`, `budget.fraction`, `budget.minimumPerSecond` or an unknown key.
- */
-export function validateBudgetOptions(options: RetryBudgetOptions): Required<RetryBudgetOptions> {
-  checkOptions(options, BUCKET_RULES, 'budget', 'option');
-  return { fraction: given(options.fraction, 0.1), minimumPerSecond: given(options.minimumPerSecond, 3) };
-}

@@ -117,9 +117,6 @@ export class SlidingWindowBudget implements RetryBudgetState {
   /** Outcomes fund nothing in this shape: the allowance follows calls. */
   recordAttempt(): void {}
 
-  /** @internal the executor's: {@link deposit} as a continuation (here, the value passes untouched). */
-  readonly passDeposit = <T>(value: T): T => value;
-
   /**
    * Counts a retry if the window allows it.
    * @param sheddable Sheddable work (DESIGN §3.5, §3.9) may retry only while at least half the

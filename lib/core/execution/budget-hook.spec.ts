@@ -18,7 +18,6 @@ class Recording implements RetryBudgetState {
   deposit(): void {
     this.told.push('deposit');
   }
-  readonly passDeposit = <T>(value: T): T => (this.deposit(), value);
   recordAttempt(attempt: number, verdict: Verdict, duration: number, error: unknown): void {
     this.told.push(`#${attempt} ${verdict.kind} ${duration}ms ${error instanceof Error ? error.name : String(error)}`);
   }

@@ -3,7 +3,7 @@ import { markUnlabeledScopeKey } from './unlabeled-keys.js';
 import type { Breaker } from '../breaker/breaker-value.js';
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { RetryBudget } from '../budget/retry-budget.js';
-import { TokenBucket } from '../budget/retry-budget.js';
+import { AdaptiveTokenBucket, TokenBucket } from '../budget/retry-budget.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { SlidingWindowBudget } from '../budget/sliding-window-budget.js';
 import type { DependencyLabel } from '../events/call-events.js';
@@ -105,9 +105,9 @@ class KeyEntry {
     const value = o.budget;
     const kind = value.kind;
     // Only a budget resolved per owner is the key's own; `of`, `shared` and `using` stay shared.
-    if (kind !== 'automatic' && kind !== 'slidingWindow') {
+    if (kind !== 'automatic' && kind !== 'tokenBucket' && kind !== 'slidingWindow') {
       this.bucket = undefined;
-    } else if (this.bucket === undefined || !(kind === 'automatic' ? this.bucket instanceof TokenBucket : this.bucket instanceof SlidingWindowBudget)) {
+    } else if (this.bucket === undefined || !sameShape(kind, this.bucket)) {
       this.bucket = value.resolve(this, o.clock);
     } else if (value !== this.budgetValue) {
       (this.bucket as TokenBucket | SlidingWindowBudget).reconfigure(value.options as never);
@@ -303,4 +303,10 @@ function checkTemplate(template: unknown): asserts template is Policy {
   if (!(template instanceof Policy)) {
     throw new PolicyConfigError('template', template, 'must be a Policy (e.g. Resilience.http.with({ name }))');
   }
+}
+
+/** Whether a key's budget state is of the shape `kind` resolves to (else a reload starts it fresh). */
+function sameShape(kind: 'automatic' | 'tokenBucket' | 'slidingWindow', state: RetryBudgetState): boolean {
+  if (kind === 'slidingWindow') return state instanceof SlidingWindowBudget;
+  return kind === 'automatic' ? state instanceof AdaptiveTokenBucket : state instanceof TokenBucket && !(state instanceof AdaptiveTokenBucket);
 }

@@ -239,7 +239,7 @@ function forRun(policy: Policy, k: number, clock: VirtualClock, seed: number): P
   if (policy.options.breaker?.kind === 'using') {
     throw new PolicyConfigError(`hops[${k}].breaker`, 'Breaker.using(instance)', 'cannot be simulated: the breaker belongs to another clock; use Breaker.default or Breaker.with(settings)');
   }
-  const runBudget = budget.kind === 'of' || budget.kind === 'shared' ? RetryBudget.automaticWith(budget.options as RetryBudgetOptions) : budget;
+  const runBudget = budget.kind === 'of' || budget.kind === 'shared' ? RetryBudget.tokenBucket(budget.options as RetryBudgetOptions) : budget;
   const classifier = policy.options.classifier === Classifier.default ? Classifier.http : policy.options.classifier;
   return policy.with({ clock, random: stream(seed, 10 + k).next, budget: runBudget, classifier });
 }

@@ -96,8 +96,8 @@ export class SimulationBuilder {
    * before jumping again. After the last arrival it follows calls in flight up to `drainLimit`.
    *
    * Budgets: an automatic budget gets a fresh bucket per run (the re-created policy is a new
-   * instance); `RetryBudget.of` and `RetryBudget.shared` are replaced by an automatic budget with the
-   * same parameters, so no bucket outlives a run or leaks across runs.
+   * instance); `RetryBudget.of` and `RetryBudget.shared` are replaced by `RetryBudget.tokenBucket` (the
+   * same static bucket per run) with the same parameters, so no bucket outlives a run or leaks across runs.
    *
    * @param seed an integer in [0, 2^32 - 1]; seeds the policy's jitter, the dependency and the arrivals
    * @throws PolicyConfigError when the seed is invalid, the dependency, load or duration is missing,
@@ -128,7 +128,7 @@ export class SimulationBuilder {
     if (this.policy.options.limit?.kind === 'using') {
       throw new PolicyConfigError('limit', 'Limit.using(instance)', 'cannot be simulated: the limiter belongs to another clock; use Limit.concurrency(n) or Limit.adaptive(options)');
     }
-    const runBudget = budget.kind === 'of' || budget.kind === 'shared' ? RetryBudget.automaticWith(budget.options as RetryBudgetOptions) : budget;
+    const runBudget = budget.kind === 'of' || budget.kind === 'shared' ? RetryBudget.tokenBucket(budget.options as RetryBudgetOptions) : budget;
 
     const secondsCount = Math.ceil(duration / 1000);
     const perCalls = new Int32Array(secondsCount);
