@@ -28,12 +28,19 @@ describe('RetryEvidence', () => {
     const low = new RetryEvidence();
     for (let i = 0; i < 50; i++) low.record(2, i % 10 < 3 ? Verdict.ok : Verdict.transient, 10, undefined);
     expect(low.retryEffectiveness).toBeCloseTo(0.3, 10);
+    // Before 100 retries only half the thresholds say failing: 30 % is the static bucket still…
+    expect(low.regime).toBe('strained');
+    for (let i = 0; i < 50; i++) low.record(2, i % 10 < 3 ? Verdict.ok : Verdict.transient, 10, undefined);
     expect(low.regime).toBe('failing');
+    // …and a dead dependency's 0 % says failing at once.
+    const dead = new RetryEvidence();
+    feed(dead, 20, 2, Verdict.transient);
+    expect(dead.regime).toBe('failing');
 
     // Retries at 50 % while 90 % of first attempts succeed: 0.5 < 0.7 × 0.9.
     const relative = new RetryEvidence();
     for (let i = 0; i < 100; i++) relative.record(1, i % 10 === 0 ? Verdict.transient : Verdict.ok, 10, undefined);
-    for (let i = 0; i < 50; i++) relative.record(2, i % 2 === 0 ? Verdict.ok : Verdict.transient, 10, undefined);
+    for (let i = 0; i < 100; i++) relative.record(2, i % 2 === 0 ? Verdict.ok : Verdict.transient, 10, undefined);
     expect(relative.firstAttemptSuccess).toBeCloseTo(0.9, 10);
     expect(relative.regime).toBe('failing');
     // The same retries with first attempts at 60 % work (0.5 ≥ 0.42 and ≥ 0.4).

@@ -6,7 +6,8 @@ import { AttemptTimeoutError } from '../errors.js';
  * funding an {@link AdaptiveTokenBucket} gives them:
  * - `working`: retries succeed about as often as first attempts, and the dependency shows no strain;
  * - `strained`: retries succeed, but the dependency is slower than its baseline or pushing back;
- * - `failing`: retries mostly fail, or first attempts just fell suddenly.
+ * - `failing`: retries mostly fail, or first attempts just fell suddenly (before 100 retries were
+ *   seen, only below half the working thresholds; between half and the full ones, `strained`).
  * Until 20 retries were seen the evidence says `strained` (the static bucket: no credit, no ticket).
  */
 export type RetryRegime = 'working' | 'strained' | 'failing';
@@ -143,7 +144,12 @@ export class RetryEvidence {
     if (this.retries < WARM_UP_RETRIES) return 'strained';
     if (this.suddenFall) return 'failing';
     const effectiveness = this.effectiveness;
-    if (effectiveness < WORKING_EFFECTIVENESS || effectiveness < RELATIVE_EFFECTIVENESS * this.longFirst) return 'failing';
+    const first = RELATIVE_EFFECTIVENESS * this.longFirst;
+    // Until 100 retries the average is a noisy plain mean: only half the thresholds say `failing`
+    // (a dead dependency's 0 % does at once); between half and the full ones, the static bucket.
+    const margin = this.retries < RETRY_HORIZON ? 0.5 : 1;
+    if (effectiveness < margin * WORKING_EFFECTIVENESS || effectiveness < margin * first) return 'failing';
+    if (effectiveness < WORKING_EFFECTIVENESS || effectiveness < first) return 'strained';
     return this.strained ? 'strained' : 'working';
   }
 
