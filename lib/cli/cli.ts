@@ -18,10 +18,15 @@ import { DEFAULT_RATE, SCENARIOS, type ScenarioName, scenario } from './scenario
 import { renderChart } from './svg-chart.js';
 import type { CliIo } from './cli-io.js';
 import { UsageError, UsageMessage } from './usage-error.js';
+import { explainPlan } from './explain-plan.js';
+import type { PolicyPlan } from '../config/policy-config.js';
 
 export type { CliIo } from './cli-io.js';
 
 /** The usage text `nresilience --help` prints. */
+/** Usage of `nresilience explain`. */
+export const EXPLAIN_USAGE = 'Usage: nresilience explain --config <resilience.yaml|json> --policy <name>';
+
 export const USAGE = `Usage: nresilience simulate --config <resilience.yaml|json> --policy <name> [options]
 
 Runs a policy from your ResilienceModule config against a modelled dependency on a virtual clock
@@ -97,6 +102,11 @@ function readConfig(io: CliIo, path: string): Record<string, unknown> {
  * the `--compare` spec whose changes made it invalid).
  */
 function policyFromConfig(config: Record<string, unknown>, name: string, path: string, where: string): Policy {
+  return planFromConfig(config, name, path, where).policy;
+}
+
+/** The named policy of a config document and the plan it was built from (its preset, `extends`). */
+function planFromConfig(config: Record<string, unknown>, name: string, path: string, where: string): { plan: PolicyPlan; policy: Policy } {
   let parsed;
   try {
     parsed = parseResilienceConfig(config);
@@ -108,7 +118,7 @@ function policyFromConfig(config: Record<string, unknown>, name: string, path: s
   if (plan === undefined) {
     throw new UsageError('--policy', name, `must name a policy of ${path} (${[...parsed.policies.keys()].join(', ') || 'none defined'})`);
   }
-  return policyFromPlan(plan);
+  return { plan, policy: policyFromPlan(plan) };
 }
 
 /** `config` with one `--compare` spec applied to policy `name` (its other policies untouched). */
@@ -142,7 +152,7 @@ function summaryTable(runs: readonly { label: string; report: SimulationReport }
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
-    return await simulateCommand(argv, io);
+    return argv[0] === 'explain' ? explainCommand(argv.slice(1), io) : await simulateCommand(argv, io);
   } catch (error) {
     if (error instanceof UsageError || error instanceof UsageMessage) {
       io.stderr(`nresilience: ${error.message}\n`);
@@ -155,6 +165,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     io.stderr(`nresilience: unexpected failure: ${(error as Error)?.stack ?? String(error)}\n`);
     return 1;
   }
+}
+
+/** `nresilience explain --config <file> --policy <name>`: the resolved policy and what each number means. */
+function explainCommand(argv: readonly string[], io: CliIo): number {
+  let values;
+  try {
+    values = parseArgs({ args: [...argv], strict: true, options: { config: { type: 'string' }, policy: { type: 'string' } } }).values;
+  } catch (error) {
+    throw new UsageMessage(`${(error as Error).message}\n\n${EXPLAIN_USAGE}`);
+  }
+  if (values.config === undefined) throw new UsageError('--config', undefined, 'is required: the path of a YAML or JSON config ({ policies, defaults })');
+  if (values.policy === undefined) throw new UsageError('--policy', undefined, 'is required: the name of a policy in the config');
+  const { plan, policy } = planFromConfig(readConfig(io, values.config), values.policy, values.config, values.config);
+  io.stdout(`${explainPlan(plan, policy.with({ name: values.policy }))}\n`);
+  return 0;
 }
 
 async function simulateCommand(argv: readonly string[], io: CliIo): Promise<number> {

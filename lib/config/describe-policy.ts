@@ -1,5 +1,7 @@
-import { Backoff, Classifier, Jitter, type Policy, type ResolvedBreakerSettings, type ResolvedLimitSettings } from '../core/index.js';
+import { Classifier, type Policy, type ResolvedBackoffConfig, describeBackoff, type ResolvedBreakerSettings, type ResolvedLimitSettings } from '../core/index.js';
 import type { ClassifierBase, ClassifierSpec } from './classifier-config.js';
+
+export type { ResolvedBackoffConfig } from '../core/index.js';
 import type { PolicyPlan, PresetName } from './policy-config.js';
 
 /**
@@ -8,13 +10,6 @@ import type { PolicyPlan, PresetName } from './policy-config.js';
  * simple rules with their base, every list filled in (`[]` when empty).
  */
 export type ResolvedClassifierConfig = ClassifierBase | 'custom' | ClassifierSpec;
-
-/** A backoff as resolved (ms). `custom` curves are code: only their cap is known. */
-export type ResolvedBackoffConfig =
-  | { type: 'exponential'; transientBase: number; throttledBase: number; factor: number; maximumDelay: number; jitter: 'full' | 'equal' | 'none' | 'custom' }
-  | { type: 'constant'; delay: number }
-  | { type: 'none' }
-  | { type: 'custom'; maximumDelay: number };
 
 /**
  * What a named policy resolved to after its preset, `extends`, `defaults` and its own settings (every
@@ -93,13 +88,3 @@ function describeClassifier(plan: PolicyPlan): ResolvedClassifierConfig {
   return own === Classifier.default ? 'default' : own === Classifier.http ? 'http' : own === Classifier.grpc ? 'grpc' : 'custom';
 }
 
-function describeBackoff(backoff: Backoff): ResolvedBackoffConfig {
-  if (backoff === Backoff.none) return { type: 'none' };
-  const fields = backoff as Partial<{ delay: number; transientBase: number; throttledBase: number; factor: number; jitter: Jitter }>;
-  if (typeof fields.delay === 'number') return { type: 'constant', delay: fields.delay };
-  if (typeof fields.transientBase === 'number') {
-    const jitter = fields.jitter === Jitter.full ? 'full' : fields.jitter === Jitter.equal ? 'equal' : fields.jitter === Jitter.none ? 'none' : 'custom';
-    return { type: 'exponential', transientBase: fields.transientBase, throttledBase: fields.throttledBase!, factor: fields.factor!, maximumDelay: backoff.maximumDelay, jitter };
-  }
-  return { type: 'custom', maximumDelay: backoff.maximumDelay };
-}

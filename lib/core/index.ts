@@ -30,6 +30,8 @@ export { DEFAULT_OPTIONS, type PolicyOptions } from './policy/policy-options.js'
 export { type ExecutablePolicy, type ResolvedPolicyOptions } from './execution/executable-policy.js';
 export { Policy, type PolicyState, Resilience, type RunOptions, type Streamed } from './policy/policy.js';
 export { ProtectedStream } from './streams/protected-stream.js';
+export { type ResolvedBackoffConfig, describeBackoff } from './backoff/describe-backoff.js';
+export { type ExplainedTerm, PolicyExplanation, type ReadingState, explainPolicy } from './policy/explain.js';
 export { type CheckpointedSource, CheckpointedStream } from './policy/checkpointed-stream.js';
 export { type ObservableLike, type StreamSource, isStreamSource } from './streams/stream-source.js';
 export * from './policy/policy-scope.js';

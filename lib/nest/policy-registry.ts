@@ -3,7 +3,19 @@ import type { ResolvedPolicyConfig } from '../config/describe-policy.js';
 import { PinnedPolicies } from '../config/pinned-policies.js';
 import { type ParsedResilienceConfig, type ResilienceConfig, parseResilienceConfig } from '../config/policy-config.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
-import { type CircuitBreaker, Classifier, Drain, type KeyedFamily, type Policy, PolicyConfigError, type PolicyScope, SystemClock, type RetryBudgetState } from '../core/index.js';
+import {
+  type CircuitBreaker,
+  Classifier,
+  Drain,
+  type KeyedFamily,
+  type Policy,
+  PolicyConfigError,
+  type PolicyExplanation,
+  type PolicyScope,
+  SystemClock,
+  type RetryBudgetState,
+  explainPolicy,
+} from '../core/index.js';
 import { CLOCK_RULE, isPlainObject, NAME_RULE, optionProblems, RANDOM_RULE } from '../core/internal.js';
 import { PolicyHandle } from './policy-handle.js';
 import { httpExceptionRule } from './http-exception.rule.js';
@@ -190,6 +202,20 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   describe(name: string): ResolvedPolicyConfig {
     this.get(name);
     return this.policies.describe(name)!;
+  }
+
+  /**
+   * The configuration of `name` beside its live readings (`Policy.explain`), and for a name with a
+   * `scope` one summary line per key (its breaker state and budget spent, the first 20 keys).
+   * `toString()` prints it. For a live app, log it or put it behind a route of your own: the
+   * library opens no endpoint for it.
+   * @throws UnknownPolicyError when `name` is not registered.
+   */
+  explain(name: string): PolicyExplanation {
+    const policy = this.get(name);
+    const entries = this.policies.scope(name)?.entries(20) ?? [];
+    const keys = entries.map((e) => `${String(e.key)}: breaker ${e.breaker?.state ?? 'none'}, budget ${e.budgetUtilization === undefined ? 'none' : `${Math.round(e.budgetUtilization * 100)} % spent`}`);
+    return explainPolicy(policy, keys);
   }
 
   /**

@@ -21,6 +21,7 @@ import { Ambient } from '../ambient/ambient-context.js';
 import { type CheckpointedSource, type CheckpointedStream, type SegmentRunner, isCheckpointedSource, runCheckpointed } from './checkpointed-stream.js';
 import type { ProtectedStream } from '../streams/protected-stream.js';
 import type { StreamSource } from '../streams/stream-source.js';
+import { type PolicyExplanation, explainPolicy } from './explain.js';
 
 /** Per-call options. */
 export interface RunOptions {
@@ -169,6 +170,15 @@ export class Policy implements ExecutablePolicy {
     const previous = this.options.onEvent;
     if (previous === undefined) return new Policy(added);
     return new Policy(mergeOptions(this.options, { onEvent: composeObservers(previous, added.onEvent!) }));
+  }
+
+  /**
+   * This policy's configuration beside its live readings (budget level, breaker state and trip
+   * readings, limit, hedge threshold), each term marked `warm`, `cold` or `not configured`;
+   * `toString()` prints it. Reading the budget, breaker and limiter resolves them, as a first call would.
+   */
+  explain(): PolicyExplanation {
+    return explainPolicy(this);
   }
 
   /**
