@@ -8,7 +8,10 @@ const root = process.cwd();
 const main = join(root, 'dist/cli/main.js');
 const dir = mkdtempSync(join(tmpdir(), 'nresilience-matrix-'));
 const config = join(dir, 'resilience.json');
-writeFileSync(config, JSON.stringify({ policies: { api: { preset: 'http' }, plain: { attempts: 3 } } }));
+writeFileSync(
+  config,
+  JSON.stringify({ policies: { api: { preset: 'http' }, plain: { attempts: 3 }, bucket: { attempts: 3, budget: { fraction: 0.1, minimumPerSecond: 3 } }, unbudgeted: { attempts: 3, budget: false } } }),
+);
 
 function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -19,7 +22,7 @@ function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr:
 }
 
 describe('nresilience simulate --matrix', () => {
-  it('prints the policy beside breaker off and the SRE throttle, with progress on stderr', async () => {
+  it('prints the policy beside breaker off, budget off and the SRE throttle, with progress on stderr', async () => {
     const result = await cli('--policy', 'api', '--matrix', '--scenarios', 'cold-start-dead', '--seeds', '1');
     expect(result.code).toBe(0);
     const lines = result.stdout.trim().split('\n');
@@ -27,16 +30,35 @@ describe('nresilience simulate --matrix', () => {
     expect(lines.slice(4).map((l) => l.split(/\s{2,}/).slice(0, 2))).toEqual([
       ['cold-start-dead', 'api'],
       ['cold-start-dead', 'breaker off'],
+      ['cold-start-dead', 'budget off'],
       ['cold-start-dead', 'SRE throttle'],
     ]);
-    expect(result.stderr).toContain('matrix 3/3: cold-start-dead · adaptiveThrottle · seed 1');
+    expect(result.stderr).toContain('matrix 4/4: cold-start-dead · adaptiveThrottle · seed 1');
   });
 
-  it('prints JSON with --json, and leaves out "breaker off" for a policy without a breaker', async () => {
-    const result = await cli('--policy', 'plain', '--matrix', '--json', '--scenarios', 'cold-start-dead', '--seeds', '4', '--rate', '50');
+  it('shows what the budget costs and saves: the same policy with budget off, columns with their units', async () => {
+    // A static token bucket (0.1 per success, 3/s floor) pinned in the config, 20 calls/s, seed 1.
+    const result = await cli('--policy', 'bucket', '--matrix', '--scenarios', 'failing-50,outage-30s', '--seeds', '1', '--rate', '20');
+    expect(result.code).toBe(0);
+    const rows = result.stdout.trim().split('\n').slice(2).map((l) => l.trim().split(/\s{2,}/));
+    expect(rows[0]).toEqual(['scenario', 'variant', 'availability (min)', 'load ×', 'worst s ×', 'attempts in fault', 'opens (max)', 'first open after (attempts)', 'recovered after (s)']);
+    expect(rows.slice(2)).toEqual([
+      // Independent failures: the budget costs 27 points of availability for a third less load.
+      ['failing-50', 'bucket', '59.96% (59.96%)', '1.222', '1.90', '2932', '0.0 (0)', '-', '-'],
+      ['failing-50', 'budget off', '86.58% (86.58%)', '1.787', '2.45', '4288', '0.0 (0)', '-', '-'],
+      ['failing-50', 'SRE throttle', '55.92% (55.92%)', '1.149', '1.90', '2757', '0.0 (0)', '-', '-'],
+      // An outage: the budget keeps the dead dependency's load at 1.06× instead of 1.5× for nothing.
+      ['outage-30s', 'bucket', '75.00% (75.00%)', '1.063', '2.60', '719', '0.0 (0)', '-', '0'],
+      ['outage-30s', 'budget off', '75.08% (75.08%)', '1.515', '3.20', '1797', '0.0 (0)', '-', '0'],
+      ['outage-30s', 'SRE throttle', '74.83% (74.83%)', '1.061', '2.60', '716', '0.0 (0)', '-', '6'],
+    ]);
+  });
+
+  it('prints JSON with --json, and leaves out "breaker off" and "budget off" for a policy without them', async () => {
+    const result = await cli('--policy', 'unbudgeted', '--matrix', '--json', '--scenarios', 'cold-start-dead', '--seeds', '4', '--rate', '50');
     expect(result.code).toBe(0);
     const json = JSON.parse(result.stdout) as { policy: string; rate: number; seeds: number[]; rows: { scenario: string; variant: string; cells: { seed: number; breakerOpens: number }[] }[] };
-    expect([json.policy, json.rate, json.seeds]).toEqual(['plain', 50, [4]]);
+    expect([json.policy, json.rate, json.seeds]).toEqual(['unbudgeted', 50, [4]]);
     expect(json.rows.map((r) => [r.scenario, r.variant, r.cells.map((c) => [c.seed, c.breakerOpens])])).toEqual([
       ['cold-start-dead', 'policy', [[4, 0]]],
       ['cold-start-dead', 'adaptiveThrottle', [[4, 0]]],

@@ -1,5 +1,6 @@
 import { MATRIX_SEEDS } from '../testing/simulation/matrix.js';
-import { parseSeeds } from './matrix-command.js';
+import { Resilience, RetryBudget } from '../core/index.js';
+import { commandVariants, parseSeeds } from './matrix-command.js';
 import { UsageError } from './usage-error.js';
 
 describe('--seeds', () => {
@@ -13,5 +14,13 @@ describe('--seeds', () => {
     expect(() => parseSeeds('1,4294967296')).toThrow(new UsageError('--seeds', '1,4294967296', rule));
     expect(() => parseSeeds('1,x')).toThrow(`--seeds: "1,x" is invalid: ${rule}`);
     expect(() => parseSeeds('')).toThrow(`--seeds: "" is invalid: ${rule}`);
+  });
+});
+
+describe('the rows of simulate --matrix', () => {
+  it('puts breaker off and budget off beside the policy only when it has them, then the SRE throttle', () => {
+    expect(commandVariants(Resilience.http)).toEqual(['policy', 'breakerOff', 'budgetOff', 'adaptiveThrottle']);
+    expect(commandVariants(Resilience.default)).toEqual(['policy', 'budgetOff', 'adaptiveThrottle']);
+    expect(commandVariants(Resilience.default.with({ budget: RetryBudget.none }))).toEqual(['policy', 'adaptiveThrottle']);
   });
 });

@@ -1,5 +1,5 @@
 import type { Policy } from '../core/index.js';
-import { MATRIX_SCENARIOS, MATRIX_SEEDS, MATRIX_VARIANTS, ScenarioMatrix, type MatrixVariant } from '../testing/index.js';
+import { MATRIX_SCENARIOS, MATRIX_SEEDS, ScenarioMatrix, type MatrixVariant } from '../testing/index.js';
 import { SEED_RULE } from '../testing/seeded-random.js';
 import type { CliIo } from './cli-io.js';
 import { UsageError } from './usage-error.js';
@@ -38,8 +38,21 @@ export function parseScenarios(text: string | undefined): readonly string[] | un
 }
 
 /**
+ * The rows `simulate --matrix` runs for `policy`: the policy, then the same policy with its breaker
+ * off (when it has one) and with its retry budget off (when it has one), then the SRE throttle.
+ */
+export function commandVariants(policy: Policy): MatrixVariant[] {
+  const variants: MatrixVariant[] = ['policy'];
+  if (policy.options.breaker !== undefined) variants.push('breakerOff');
+  if (policy.options.budget.kind !== 'none') variants.push('budgetOff');
+  variants.push('adaptiveThrottle');
+  return variants;
+}
+
+/**
  * `nresilience simulate --matrix`: the scenario matrix (DESIGN §8.1) for the user's policy beside the
- * same policy with its breaker off (when it has one) and the SRE adaptive-throttle reference.
+ * same policy with its breaker off and with its budget off (each when it has one), so a user sees
+ * what each costs and saves in their own config, and the SRE adaptive-throttle reference.
  * Progress goes to stderr, the table (or `--json`) to stdout.
  * @returns the exit code (0)
  * @throws UsageError for a bad `--seeds` or `--scenarios`
@@ -47,7 +60,7 @@ export function parseScenarios(text: string | undefined): readonly string[] | un
 export async function matrixCommand(policy: Policy, options: MatrixCommandOptions, io: CliIo): Promise<number> {
   const seeds = parseSeeds(options.seeds);
   const scenarios = parseScenarios(options.scenarios);
-  const variants: MatrixVariant[] = MATRIX_VARIANTS.filter((v) => v !== 'hedged' && (v !== 'breakerOff' || policy.options.breaker !== undefined));
+  const variants = commandVariants(policy);
   const report = await ScenarioMatrix.run(policy, {
     seeds,
     scenarios,

@@ -25,11 +25,13 @@ export {
 } from './report.js';
 export { Simulate, SimulationBuilder, type SimulationRunOptions } from './simulate.js';
 export { AdaptiveThrottle, type AdaptiveThrottleOptions } from './adaptive-throttle.js';
+export { AwsRetry, type AwsRetryMode } from './aws-retry.js';
 export { MATRIX_SCENARIOS, MATRIX_RATE, matrixScenario, type MatrixScenario } from './matrix-scenarios.js';
 export {
   ScenarioMatrix,
   MatrixReport,
   MATRIX_VARIANTS,
+  BUDGET_REFERENCES,
   MATRIX_SEEDS,
   type MatrixVariant,
   type MatrixOptions,

@@ -1,7 +1,7 @@
-import { PolicyConfigError, Resilience } from '../../core/index.js';
+import { type Policy, PolicyConfigError, Resilience, RetryBudget } from '../../core/index.js';
 import { Load } from './load.js';
 import { MATRIX_SCENARIOS, matrixScenario } from './matrix-scenarios.js';
-import { ScenarioMatrix } from './matrix.js';
+import { BUDGET_REFERENCES, type MatrixVariant, ScenarioMatrix } from './matrix.js';
 import { Simulate } from './simulate.js';
 
 describe('ScenarioMatrix (mechanics)', () => {
@@ -44,11 +44,35 @@ describe('ScenarioMatrix (mechanics)', () => {
     const matrix = await ScenarioMatrix.run(Resilience.default.with({ name: 'plain' }), { scenarios: ['cold-start-dead'], seeds: [1], variants: ['policy', 'adaptiveThrottle'] });
     const lines = matrix.toString().split('\n');
     expect(lines[0]).toBe('Scenario matrix — policy plain: 500 calls/s, seeds 1');
-    expect(lines[2]).toMatch(/^scenario\s+variant\s+availability \(min\)\s+load ×\s+worst s ×\s+attempts in fault\s+opens \(max\)\s+first open after\s+recovered after$/);
+    expect(lines[2]).toMatch(/^scenario\s+variant\s+availability \(min\)\s+load ×\s+worst s ×\s+attempts in fault\s+opens \(max\)\s+first open after \(attempts\)\s+recovered after \(s\)$/);
     expect(lines.slice(4).map((l) => l.split(/\s{2,}/).slice(0, 2))).toEqual([
       ['cold-start-dead', 'plain'],
       ['cold-start-dead', 'SRE throttle'],
     ]);
+  });
+
+  it('runs the retry-budget references beside the policy, each changing only how retries are funded', async () => {
+    const matrix = await ScenarioMatrix.run(Resilience.default, { scenarios: ['cold-start-dead'], seeds: [1], rate: 50, variants: ['policy', ...BUDGET_REFERENCES] });
+    const direct = (policy: Policy) => Simulate.policy(policy).against(matrixScenario('cold-start-dead').dependency(50)).under(Load.constant({ perSecond: 50 })).for(30_000).run(1);
+    const unbudgeted = await direct(Resilience.default.with({ budget: RetryBudget.none }));
+    const calls = unbudgeted.calls;
+    // Every request of the run, retries after the last arrival included.
+    const sent = (variant: MatrixVariant) => Math.round(matrix.cell('cold-start-dead', variant, 1).loadMultiplier * calls);
+    // A dead dependency (for 30 s): without a budget nearly every call makes its 3 attempts (the
+    // last arrivals' retries find it back up); the AWS quota funds at most 500 / 5 = 100 retries
+    // (only a success refunds it, and only a retry could succeed), the adaptive mode the same (an
+    // error is no throttling answer); the static buckets fund what their 30 tokens and 3/s floor
+    // hold, the same at 10 % and 20 % since nothing succeeds.
+    expect(sent('budgetOff')).toBe(unbudgeted.dependencyRequests);
+    expect(sent('budgetOff')).toBeGreaterThan(2.99 * calls);
+    // 500 tokens at 5 a retry (10 after a timeout: the model's latency tail outlives its server timeout).
+    expect(sent('awsStandard') - calls).toBeGreaterThanOrEqual(50);
+    expect(sent('awsStandard') - calls).toBeLessThanOrEqual(100);
+    expect(sent('awsAdaptive')).toBe(sent('awsStandard'));
+    expect(sent('tokenBucket20')).toBe(sent('tokenBucket10'));
+    expect(sent('tokenBucket10') - calls).toBeGreaterThanOrEqual(30 + 3 * 29);
+    expect(sent('tokenBucket10') - calls).toBeLessThanOrEqual(30 + 3 * 30);
+    expect(matrix.toString().split('\n').slice(4).map((l) => l.split(/\s{2,}/)[1])).toEqual(['policy', 'budget off', 'static 10 %', 'static 20 %', 'AWS standard', 'AWS adaptive']);
   });
 
   it('names every scenario of DESIGN §8.1 once, with fault windows inside the run', () => {

@@ -1,7 +1,8 @@
-import { type CallEvent, Hedge, type Policy, PolicyConfigError } from '../../core/index.js';
+import { type CallEvent, Hedge, type Policy, PolicyConfigError, RetryBudget } from '../../core/index.js';
 import { checkValue, given, numberRule, POSITIVE_SPAN_RULE } from '../../core/internal.js';
 import { SEED_RULE } from '../seeded-random.js';
 import { AdaptiveThrottle } from './adaptive-throttle.js';
+import { AwsRetry } from './aws-retry.js';
 import type { FaultWindow } from './dependency.js';
 import { Load } from './load.js';
 import { MATRIX_RATE, MATRIX_SCENARIOS, matrixScenario, type MatrixScenario } from './matrix-scenarios.js';
@@ -13,17 +14,40 @@ import { Simulate } from './simulate.js';
  * - `policy`: the policy as given;
  * - `breakerOff`: the same policy without its breaker;
  * - `adaptiveThrottle`: the same policy without its breaker, behind Google SRE's client-side
- *   adaptive throttle (K = 2, two minutes; {@link AdaptiveThrottle}) — the reference to beat;
+ *   adaptive throttle (K = 2, two minutes; {@link AdaptiveThrottle}) — the breaker's reference;
  * - `hedged`: the same policy with `hedge: Hedge.at(0.95)` (its own hedge kept when it has one) and
  *   every call repeatable.
+ *
+ * The retry-budget references ({@link BUDGET_REFERENCES}) keep everything of the policy but its budget:
+ * - `budgetOff`: `RetryBudget.none`;
+ * - `tokenBucket10`: the static token bucket, 0.1 token per success (3/s floor), `RetryBudget.of({ fraction: 0.1 })`;
+ * - `tokenBucket20`: the same at 0.2 per success (Finagle's and Envoy's 20 %);
+ * - `awsStandard`: no budget, the AWS SDKs' standard retry quota deciding retries ({@link AwsRetry});
+ * - `awsAdaptive`: no budget, the AWS SDKs' adaptive mode (quota and client send-rate limiter).
  */
-export type MatrixVariant = 'policy' | 'breakerOff' | 'adaptiveThrottle' | 'hedged';
+export type MatrixVariant = 'policy' | 'breakerOff' | 'adaptiveThrottle' | 'hedged' | 'budgetOff' | 'tokenBucket10' | 'tokenBucket20' | 'awsStandard' | 'awsAdaptive';
+
+/** The retry-budget references, in table order (run them with `variants: ['policy', ...BUDGET_REFERENCES]`). */
+export const BUDGET_REFERENCES: readonly MatrixVariant[] = Object.freeze(['budgetOff', 'tokenBucket10', 'tokenBucket20', 'awsStandard', 'awsAdaptive']);
 
 /** Every variant, in table order. */
-export const MATRIX_VARIANTS: readonly MatrixVariant[] = Object.freeze(['policy', 'breakerOff', 'adaptiveThrottle', 'hedged']);
+export const MATRIX_VARIANTS: readonly MatrixVariant[] = Object.freeze(['policy', 'breakerOff', 'adaptiveThrottle', 'hedged', ...BUDGET_REFERENCES]);
 
-/** The variants a run has unless told otherwise (`hedged` is asked for by name). */
+/** The variants a run has unless told otherwise (`hedged` and the budget references are asked for by name). */
 const DEFAULT_VARIANTS: readonly MatrixVariant[] = Object.freeze(['policy', 'breakerOff', 'adaptiveThrottle']);
+
+/** What each variant's row is labelled in the table (`policy` is labelled with the policy's name). */
+const VARIANT_LABELS: Readonly<Record<MatrixVariant, string>> = {
+  policy: 'policy',
+  breakerOff: 'breaker off',
+  adaptiveThrottle: 'SRE throttle',
+  hedged: 'hedged',
+  budgetOff: 'budget off',
+  tokenBucket10: 'static 10 %',
+  tokenBucket20: 'static 20 %',
+  awsStandard: 'AWS standard',
+  awsAdaptive: 'AWS adaptive',
+};
 
 /** Seeds the matrix runs unless told otherwise. */
 export const MATRIX_SEEDS: readonly number[] = Object.freeze([1, 2, 3]);
@@ -41,7 +65,7 @@ export interface MatrixOptions {
    * quick gates over the long steady scenarios. Default: each scenario's own duration.
    */
   readonly maximumDuration?: number;
-  /** Variants to run (default `policy`, `breakerOff`, `adaptiveThrottle`). */
+  /** Variants to run, in this order (default `policy`, `breakerOff`, `adaptiveThrottle`). */
   readonly variants?: readonly MatrixVariant[];
   /** Told after each run (scenario × variant × seed) finishes, with how many are done of how many. */
   readonly onProgress?: (done: number, total: number, scenario: string, variant: MatrixVariant, seed: number) => void;
@@ -91,8 +115,29 @@ function attemptsIn(report: SimulationReport, windows: readonly FaultWindow[]): 
 }
 
 function variantPolicy(policy: Policy, variant: MatrixVariant): Policy {
-  if (variant === 'hedged') return policy.with({ hedge: policy.options.hedge ?? Hedge.at(0.95), repeatable: true });
-  return variant === 'policy' ? policy : policy.with({ breaker: undefined });
+  switch (variant) {
+    case 'policy':
+      return policy;
+    case 'hedged':
+      return policy.with({ hedge: policy.options.hedge ?? Hedge.at(0.95), repeatable: true });
+    case 'breakerOff':
+    case 'adaptiveThrottle':
+      return policy.with({ breaker: undefined });
+    case 'tokenBucket10':
+      return policy.with({ budget: RetryBudget.of({ fraction: 0.1 }) });
+    case 'tokenBucket20':
+      return policy.with({ budget: RetryBudget.of({ fraction: 0.2 }) });
+    default:
+      return policy.with({ budget: RetryBudget.none });
+  }
+}
+
+/** The reference in front of the dependency for `variant`, if it has one. */
+function variantGate(variant: MatrixVariant): AdaptiveThrottle | AwsRetry | undefined {
+  if (variant === 'adaptiveThrottle') return AdaptiveThrottle.sre();
+  if (variant === 'awsStandard') return AwsRetry.standard;
+  if (variant === 'awsAdaptive') return AwsRetry.adaptive;
+  return undefined;
 }
 
 /** `scenario` run for at most `maximum` ms, its fault windows clipped to the shorter run. */
@@ -116,7 +161,8 @@ async function runCell(policy: Policy, scenario: MatrixScenario, variant: Matrix
     .against(scenario.dependency(rate))
     .under(Load.constant({ perSecond: rate }))
     .for(scenario.duration);
-  if (variant === 'adaptiveThrottle') builder = builder.throttledBy(AdaptiveThrottle.sre());
+  const gate = variantGate(variant);
+  if (gate !== undefined) builder = builder.throttledBy(gate);
   const report = await builder.run(seed);
   const ends = scenario.faults.length > 0 && scenario.faults[scenario.faults.length - 1]!.end < scenario.duration;
   return Object.freeze({
@@ -156,8 +202,9 @@ function checkOptions(options: MatrixOptions): { seeds: readonly number[]; rate:
 
 /**
  * The scenario matrix (DESIGN §8.1): every scenario of {@link MATRIX_SCENARIOS} for a policy, the
- * same policy with its breaker off and the adaptive-throttle reference, over several seeds, in the
- * simulator (deterministic: the same options give the same report).
+ * same policy with its breaker off and the adaptive-throttle reference (and, when asked, the
+ * retry-budget references of {@link BUDGET_REFERENCES}), over several seeds, in the simulator
+ * (deterministic: the same options give the same report).
  *
  * ```ts
  * const matrix = await ScenarioMatrix.run(Resilience.http, { scenarios: ['outage-30s'], seeds: [1] });
@@ -242,8 +289,8 @@ export class MatrixReport {
    * mean (most in brackets), attempts before the first open and time to recover as the worst seed.
    */
   toString(): string {
-    const header = ['scenario', 'variant', 'availability (min)', 'load ×', 'worst s ×', 'attempts in fault', 'opens (max)', 'first open after', 'recovered after'];
-    const label: Record<MatrixVariant, string> = { policy: this.policy || 'policy', breakerOff: 'breaker off', adaptiveThrottle: 'SRE throttle', hedged: 'hedged' };
+    const header = ['scenario', 'variant', 'availability (min)', 'load ×', 'worst s ×', 'attempts in fault', 'opens (max)', 'first open after (attempts)', 'recovered after (s)'];
+    const label: Record<MatrixVariant, string> = { ...VARIANT_LABELS, policy: this.policy || 'policy' };
     const rows = this.rows.map(({ scenario, variant, cells }) => {
       const availability = cells.map((c) => c.availability);
       const fault = cells.map((c) => c.faultAttempts);
@@ -259,7 +306,7 @@ export class MatrixReport {
         fault[0] === null ? '-' : String(Math.round(mean(fault as number[]))),
         `${mean(opens).toFixed(1)} (${Math.max(...opens)})`,
         first.every((f) => f === null) ? '-' : first.some((f) => f === null) ? `${Math.max(...(first.filter((f) => f !== null) as number[]))}, never` : String(Math.max(...(first as number[]))),
-        ttr.some((t) => t === null) ? '-' : ttr.some((t) => t === 'never') ? 'never' : `${(Math.max(...(ttr as number[])) / 1000).toFixed(0)} s`,
+        ttr.some((t) => t === null) ? '-' : ttr.some((t) => t === 'never') ? 'never' : (Math.max(...(ttr as number[])) / 1000).toFixed(0),
       ];
     });
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));

@@ -1,7 +1,8 @@
 import { type AttemptContext, type CallEvent, type CallResult, type Policy, PolicyConfigError, RetryBudget, type RetryBudgetOptions, type StopReason } from '../../core/index.js';
 import { BOUND_RULE, checkValue, given, POSITIVE_SPAN_RULE, SPAN_RULE } from '../../core/internal.js';
 import { SEED_RULE } from '../seeded-random.js';
-import { THROTTLE_REFUSAL, type AdaptiveThrottle } from './adaptive-throttle.js';
+import { AdaptiveThrottle, THROTTLE_REFUSAL } from './adaptive-throttle.js';
+import { AwsRetry } from './aws-retry.js';
 import type { Dependency } from './dependency.js';
 import type { Load } from './load.js';
 import { BREAKER_STATES, SimulationReport } from './report.js';
@@ -51,8 +52,8 @@ export class SimulationBuilder {
     readonly load: Load | undefined,
     /** Simulated duration in ms, once given. */
     readonly duration: number | undefined,
-    /** A reference client-side throttle in front of the dependency, if given. */
-    readonly throttle: AdaptiveThrottle | undefined = undefined,
+    /** A reference client-side throttle or retry strategy in front of the dependency, if given. */
+    readonly throttle: AdaptiveThrottle | AwsRetry | undefined = undefined,
   ) {}
 
   /** The same simulation against `dependency`. */
@@ -66,14 +67,15 @@ export class SimulationBuilder {
   }
 
   /**
-   * The same simulation with `throttle` deciding every attempt before it is sent (the reference row
-   * of the scenario matrix; DESIGN §3.6): a refused attempt never reaches the dependency and fails
-   * with a `RateLimitedError`.
-   * @throws PolicyConfigError naming `throttle` unless it is an {@link AdaptiveThrottle}.
+   * The same simulation with `throttle` deciding every attempt before it is sent (the reference rows
+   * of the scenario matrix; DESIGN §3.6): an {@link AdaptiveThrottle} refuses attempts, an
+   * {@link AwsRetry} refuses retries its quota cannot fund and (adaptive mode) holds attempts for a
+   * send token. A refused attempt never reaches the dependency and fails with a `RateLimitedError`.
+   * @throws PolicyConfigError naming `throttle` unless it is an {@link AdaptiveThrottle} or an {@link AwsRetry}.
    */
-  throttledBy(throttle: AdaptiveThrottle): SimulationBuilder {
-    if (throttle === null || typeof throttle !== 'object' || typeof (throttle as AdaptiveThrottle).start !== 'function') {
-      throw new PolicyConfigError('throttle', throttle, 'must be an AdaptiveThrottle (AdaptiveThrottle.sre())');
+  throttledBy(throttle: AdaptiveThrottle | AwsRetry): SimulationBuilder {
+    if (!(throttle instanceof AdaptiveThrottle) && !(throttle instanceof AwsRetry)) {
+      throw new PolicyConfigError('throttle', throttle, 'must be an AdaptiveThrottle (AdaptiveThrottle.sre()) or an AwsRetry (AwsRetry.standard, AwsRetry.adaptive)');
     }
     return new SimulationBuilder(this.policy, this.dependency, this.load, this.duration, throttle);
   }
@@ -167,7 +169,7 @@ export class SimulationBuilder {
       if (second < secondsCount) perRequests[second]!++;
       return live.request(signal);
     };
-    const gate = this.throttle?.start(stream(seed, 4).next);
+    const gate = this.throttle instanceof AdaptiveThrottle ? this.throttle.start(stream(seed, 4).next) : undefined;
     const accepted = (): void => gate!.accept(clock.now());
     const sendThrough = (signal: AbortSignal | undefined): Promise<void> => {
       if (gate === undefined) return send(signal);
@@ -182,6 +184,16 @@ export class SimulationBuilder {
     const work = readsSignal
       ? (context: AttemptContext): Promise<void> => sendThrough(context.bound > longest && o.hedge === undefined ? undefined : context.signal)
       : (): Promise<void> => sendThrough(undefined);
+    // The AWS references keep state per call (what its retry cost, whether its attempt timed out),
+    // so each call gets its own work; an attempt may wait for a send token, so its signal is read.
+    const aws = this.throttle instanceof AwsRetry ? this.throttle.start(clock) : undefined;
+    const awsWork = (): ((context: AttemptContext) => Promise<void>) => {
+      const through = aws!.call();
+      return (context) => {
+        activity++;
+        return through(context.attempt, readsSignal ? context.signal : undefined, send);
+      };
+    };
 
     let calls = 0;
     let settled = 0;
@@ -196,7 +208,7 @@ export class SimulationBuilder {
       const second = Math.floor(clock.now() / 1000);
       perCalls[second]!++;
       calls++;
-      void policy.tryRun(work).then((result: CallResult<void>) => {
+      void policy.tryRun(aws === undefined ? work : awsWork()).then((result: CallResult<void>) => {
         activity++;
         if (settled === durations.length) {
           const grown = new Float64Array(durations.length * 2);
