@@ -31,8 +31,10 @@ describe('testing kit entry point', () => {
         'Load',
         'RECOVERY_LEVEL',
         'RECOVERY_SECONDS',
-        // The scenario matrix and its reference throttle.
+        // The scenario matrix and its references (the SRE throttle, the AWS SDKs' retry modes).
         'AdaptiveThrottle',
+        'AwsRetry',
+        'BUDGET_REFERENCES',
         'ScenarioMatrix',
         'MatrixReport',
         'MATRIX_SCENARIOS',
