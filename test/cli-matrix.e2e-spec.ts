@@ -10,7 +10,7 @@ const dir = mkdtempSync(join(tmpdir(), 'nresilience-matrix-'));
 const config = join(dir, 'resilience.json');
 writeFileSync(
   config,
-  JSON.stringify({ policies: { api: { preset: 'http' }, plain: { attempts: 3 }, bucket: { attempts: 3, budget: { fraction: 0.1, minimumPerSecond: 3 } }, unbudgeted: { attempts: 3, budget: false } } }),
+  JSON.stringify({ policies: { api: { preset: 'http' }, plain: { attempts: 3 }, budgeted: { attempts: 3, budget: { fraction: 0.1, minimumPerSecond: 3 } }, unbudgeted: { attempts: 3, budget: false } } }),
 );
 
 function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -37,20 +37,20 @@ describe('nresilience simulate --matrix', () => {
   });
 
   it('shows what the budget costs and saves: the same policy with budget off, columns with their units', async () => {
-    // A static token bucket (0.1 per success, 3/s floor) pinned in the config, 20 calls/s, seed 1.
-    const result = await cli('--policy', 'bucket', '--matrix', '--scenarios', 'failing-50,outage-30s', '--seeds', '1', '--rate', '20');
+    // The policy's own budget (the default, 0.1 per success and a 3/s floor written out), 20 calls/s, seed 1.
+    const result = await cli('--policy', 'budgeted', '--matrix', '--scenarios', 'failing-50,outage-30s', '--seeds', '1', '--rate', '20');
     expect(result.code).toBe(0);
     const rows = result.stdout.trim().split('\n').slice(2).map((l) => l.trim().split(/\s{2,}/));
     expect(rows[0]).toEqual(['scenario', 'variant', 'availability (min)', 'load ×', 'worst s ×', 'attempts in fault', 'opens (max)', 'first open after (attempts)', 'recovered after (s)']);
     expect(rows.slice(2)).toEqual([
-      // Independent failures: the budget costs 27 points of availability for a third less load.
-      ['failing-50', 'bucket', '59.96% (59.96%)', '1.222', '1.90', '2932', '0.0 (0)', '-', '-'],
+      // Independent failures: the budget costs 4.5 points of availability for 5 % less load.
+      ['failing-50', 'budgeted', '82.08% (82.08%)', '1.692', '2.45', '4062', '0.0 (0)', '-', '-'],
       ['failing-50', 'budget off', '86.58% (86.58%)', '1.787', '2.45', '4288', '0.0 (0)', '-', '-'],
-      ['failing-50', 'SRE throttle', '55.92% (55.92%)', '1.149', '1.90', '2757', '0.0 (0)', '-', '-'],
-      // An outage: the budget keeps the dead dependency's load at 1.06× instead of 1.5× for nothing.
-      ['outage-30s', 'bucket', '75.00% (75.00%)', '1.063', '2.60', '719', '0.0 (0)', '-', '0'],
+      ['failing-50', 'SRE throttle', '76.71% (76.71%)', '1.590', '2.45', '3816', '0.0 (0)', '-', '-'],
+      // An outage: the budget keeps the dead dependency's load at 1.05× instead of 1.5× for nothing.
+      ['outage-30s', 'budgeted', '75.00% (75.00%)', '1.050', '2.50', '687', '0.0 (0)', '-', '0'],
       ['outage-30s', 'budget off', '75.08% (75.08%)', '1.515', '3.20', '1797', '0.0 (0)', '-', '0'],
-      ['outage-30s', 'SRE throttle', '74.83% (74.83%)', '1.061', '2.60', '716', '0.0 (0)', '-', '6'],
+      ['outage-30s', 'SRE throttle', '74.75% (74.75%)', '1.049', '2.50', '686', '0.0 (0)', '-', '5'],
     ]);
   });
 

@@ -20,7 +20,7 @@ import { Simulate } from './simulate.js';
  *
  * The retry-budget references ({@link BUDGET_REFERENCES}) keep everything of the policy but its budget:
  * - `budgetOff`: `RetryBudget.none`;
- * - `tokenBucket10`: the static token bucket, 0.1 token per success (3/s floor), `RetryBudget.of({ fraction: 0.1 })`;
+ * - `tokenBucket10`: the static token bucket, 0.1 token per success (3/s floor), `RetryBudget.tokenBucket({ fraction: 0.1 })`;
  * - `tokenBucket20`: the same at 0.2 per success (Finagle's and Envoy's 20 %);
  * - `awsStandard`: no budget, the AWS SDKs' standard retry quota deciding retries ({@link AwsRetry});
  * - `awsAdaptive`: no budget, the AWS SDKs' adaptive mode (quota and client send-rate limiter).
@@ -124,9 +124,9 @@ function variantPolicy(policy: Policy, variant: MatrixVariant): Policy {
     case 'adaptiveThrottle':
       return policy.with({ breaker: undefined });
     case 'tokenBucket10':
-      return policy.with({ budget: RetryBudget.of({ fraction: 0.1 }) });
+      return policy.with({ budget: RetryBudget.tokenBucket({ fraction: 0.1 }) });
     case 'tokenBucket20':
-      return policy.with({ budget: RetryBudget.of({ fraction: 0.2 }) });
+      return policy.with({ budget: RetryBudget.tokenBucket({ fraction: 0.2 }) });
     default:
       return policy.with({ budget: RetryBudget.none });
   }
