@@ -27,15 +27,21 @@ export interface GrpcRefusal {
  * break or the budget asks (gRFC A6); `DeadlineExceededError`, a final `AttemptTimeoutError` and an
  * `AttemptStalledError` → DEADLINE_EXCEEDED; a call of the library's own clients that ended on its
  * dependency's failure (what HTTP answers 502: attempts exhausted, not repeatable, a body that broke)
- * → UNAVAILABLE without a pushback (gRPC's mapping of 502), reported to `onDependencyFailure` for the
- * once-per-window log. Anything else is no refusal of ours (Nest's RPC handling answers it).
+ * → UNAVAILABLE without a pushback (gRPC's mapping of 502). Anything else is no refusal of ours (Nest's RPC handling answers it).
  * The trailers are built with the inbound metadata's own class, so the answer needs no grpc-js import
  * and is always the copy of grpc-js the server runs.
  * @param exception the error the handler threw
  * @param host the RPC arguments host (`[data, metadata, call]` for gRPC)
- * @param onDependencyFailure told the failure when a dependency failure is answered (the filter logs it once per window)
  */
-export function grpcRefusalAnswer(exception: unknown, host: ArgumentsHost, onDependencyFailure?: (failure: DependencyFailure) => void): Observable<never> | undefined {
+export function grpcRefusalAnswer(exception: unknown, host: ArgumentsHost): Observable<never> | undefined {
+  return grpcAnswer(exception, host, undefined);
+}
+
+/**
+ * {@link grpcRefusalAnswer}, telling `onDependencyFailure` the failure when it answers a dependency
+ * failure (the exception filter logs it once per window). @internal
+ */
+export function grpcAnswer(exception: unknown, host: ArgumentsHost, onDependencyFailure: ((failure: DependencyFailure) => void) | undefined): Observable<never> | undefined {
   const inbound = host.switchToRpc().getContext<unknown>();
   if (!isMetadata(inbound)) return undefined;
   const trailers = new (inbound.constructor as new () => InboundMetadata & { set(key: string, value: string): void })();

@@ -4,7 +4,7 @@ import { type Observable, defer, mergeMap } from 'rxjs';
 import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, formatRetryAfter, RateLimitedError, type RejectionReason, stopReasonOf, SystemClock } from '../core/index.js';
 import type { DependencyFailure } from '../core/internal.js';
 import { DependencyFailureLog } from './dependency-failure-log.js';
-import { grpcRefusalAnswer } from './grpc-refusal-answer.js';
+import { grpcAnswer } from './grpc-refusal-answer.js';
 import { findLibraryError } from './library-error.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
@@ -173,7 +173,7 @@ export class ResilienceExceptionFilter implements ExceptionFilter<unknown> {
    */
   catch(exception: unknown, host: ArgumentsHost): void | Observable<never> {
     if (host.getType() === 'rpc') {
-      const answer = grpcRefusalAnswer(exception, host, (failure) => this.failures.answered(failure, 'UNAVAILABLE'));
+      const answer = grpcAnswer(exception, host, (failure) => this.failures.answered(failure, 'UNAVAILABLE'));
       if (answer !== undefined) return answer;
     }
     if (host.getType() !== 'http') return this.unanswered(exception, host);
