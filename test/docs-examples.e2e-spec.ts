@@ -15,6 +15,7 @@ import { fetchPrices } from '../docs/examples/http-fetch.js';
 import { plainPolicy } from '../docs/examples/plain-policy.js';
 import { drainBudget } from '../docs/examples/retry-budget.js';
 import { bulkhead } from '../docs/examples/limits.js';
+import { hedgedRead } from '../docs/examples/hedging.js';
 import { countCalls } from '../docs/examples/telemetry.js';
 import { LoopbackGrpc } from './support/grpc-loopback.js';
 
@@ -85,6 +86,15 @@ describe('docs/limits.md', () => {
     const { answers, limiter } = await bulkhead();
     expect(answers).toEqual(['fresh price', 'fresh price', 'fresh price', 'cached price']);
     expect(limiter).toMatchObject({ kind: 'concurrency', limit: 2, inflight: 0, queued: 0, queue: 1 });
+  });
+});
+
+describe('docs/hedging.md', () => {
+  it('answers a call whose first attempt hangs from its hedge, started at the live p95 (~20 ms)', async () => {
+    const { answer, attempts, threshold } = await hedgedRead();
+    expect(answer).toBe('price');
+    expect(attempts).toBe(2);
+    expect(Math.abs(threshold! / 20 - 1)).toBeLessThan(0.05);
   });
 });
 

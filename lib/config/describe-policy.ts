@@ -1,4 +1,4 @@
-import { Classifier, type Policy, type ResolvedBackoffConfig, describeBackoff, type ResolvedBreakerSettings, type ResolvedLimitSettings } from '../core/index.js';
+import { Classifier, type Policy, type ResolvedBackoffConfig, describeBackoff, type ResolvedBreakerSettings, type ResolvedHedgeSettings, type ResolvedLimitSettings } from '../core/index.js';
 import type { ClassifierBase, ClassifierSpec } from './classifier-config.js';
 
 export type { ResolvedBackoffConfig } from '../core/index.js';
@@ -41,6 +41,8 @@ export interface ResolvedPolicyConfig {
   readonly limit: false | ResolvedLimitSettings;
   /** The saturation multiple, or `false` when off. */
   readonly saturation: false | number;
+  /** The hedge's settings, or `false` for none. */
+  readonly hedge: false | ResolvedHedgeSettings;
   /** The classifier (see {@link ResolvedClassifierConfig}). In Nest, `'default'` and `'grpc'` also judge a thrown `HttpException` by its status. */
   readonly classifier: ResolvedClassifierConfig;
 }
@@ -74,6 +76,7 @@ export function describePolicy(plan: PolicyPlan, policy: Policy, codeClassifier 
     scope: plan.scope === undefined ? false : { maximumKeys: plan.scope.maximumKeys },
     limit: plan.limit === undefined ? false : { ...plan.limit },
     saturation: o.saturation?.multiple ?? false,
+    hedge: plan.hedge === undefined ? false : { ...plan.hedge },
     classifier: codeClassifier ? 'custom' : describeClassifier(plan),
   };
 }

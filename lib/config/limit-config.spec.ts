@@ -107,3 +107,58 @@ describe('limit and saturation in config', () => {
     expect(a.limit).toBe(2);
   });
 });
+
+describe('hedge in config', () => {
+  it('builds a hedge in a policy and from defaults; a policy’s own replaces the default, false turns it off', () => {
+    const policies = new PinnedPolicies({ clock: new FakeClock() });
+    policies.apply(
+      parseResilienceConfig({
+        defaults: { hedge: { quantile: 0.95 } },
+        policies: { prices: { hedge: { quantile: 0.9, maximumConcurrent: 3, suppressAt: 0.4, winRate: 0.1 }, repeatable: true }, search: {}, plain: { hedge: false } },
+      }),
+    );
+    expect(policies.get('prices')!.options.hedge!.settings).toEqual({ quantile: 0.9, maximumConcurrent: 3, suppressAt: 0.4, winRate: 0.1 });
+    expect(policies.get('prices')!.options.repeatable).toBe(true);
+    expect(policies.describe('search')).toMatchObject({ hedge: { quantile: 0.95, maximumConcurrent: 2, suppressAt: 0.5, winRate: undefined } });
+    expect(policies.get('search')!.options.repeatable).toBe(false);
+    expect(policies.describe('plain')).toMatchObject({ hedge: false });
+    expect(policies.get('plain')!.hedger()).toBeUndefined();
+  });
+
+  it('pins what the hedge learnt to the name: a reload keeps the latency window and takes the new settings', () => {
+    const clock = new FakeClock();
+    const policies = new PinnedPolicies({ clock });
+    policies.apply(parseResilienceConfig({ policies: { prices: { hedge: { quantile: 0.95 } } } }));
+    const state = policies.get('prices')!.hedger()!;
+    for (let i = 0; i < 20; i++) state.latency.add(0, 40);
+    policies.apply(parseResilienceConfig({ policies: { prices: { hedge: { quantile: 0.5 }, attempts: 4 } } }));
+    const after = policies.get('prices')!.hedger()!;
+    expect(after).toBe(state);
+    expect(after.settings.quantile).toBe(0.5);
+    expect(after.threshold(0)).toBeCloseTo(40, -1);
+  });
+
+  it('refuses bad values at start-up naming the path, the value and the rule', () => {
+    expect(
+      problemsOf({
+        defaults: { hedge: { quantile: 1.5 } },
+        policies: {
+          a: { hedge: { quantile: 0.95, maximumConcurrent: 1 } },
+          b: { hedge: { quantile: 0.95, suppressAt: 0 } },
+          c: { hedge: { maximumConcurrent: 2 } },
+          d: { hedge: { quantile: 0.95, delay: '1s' } },
+          e: { hedge: 0.95 },
+          f: { repeatable: 'yes' },
+        },
+      }),
+    ).toEqual([
+      'defaults.hedge.quantile: 1.5 is invalid: must be a number in (0, 1), e.g. 0.95',
+      'policies.a.hedge.maximumConcurrent: 1 is invalid: must be an integer in [2, 10] (attempts in flight at once, the first counted)',
+      'policies.b.hedge.suppressAt: 0 is invalid: must be a number in (0, 1]',
+      'policies.c.hedge.quantile: undefined is invalid: must be a number in (0, 1), e.g. 0.95',
+      'policies.d.hedge.delay: "1s" is invalid: is not a known hedge setting (quantile, maximumConcurrent, suppressAt, winRate)',
+      'policies.e.hedge: 0.95 is invalid: must be { quantile, maximumConcurrent?, suppressAt?, winRate? }, or false',
+      'policies.f.repeatable: "yes" is invalid: must be true or false',
+    ]);
+  });
+});

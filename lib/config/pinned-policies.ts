@@ -5,6 +5,9 @@ import {
   type Classifier,
   ConcurrencyLimiter,
   Limit,
+  Hedge,
+  HedgeState,
+  type ResolvedHedgeSettings,
   type ResolvedLimitSettings,
   type ClassifierRule,
   type Clock,
@@ -20,7 +23,7 @@ import {
 } from '../core/index.js';
 import { type ResolvedPolicyConfig, describePolicy } from './describe-policy.js';
 import type { BudgetPlan, ParsedResilienceConfig, PolicyPlan } from './policy-config.js';
-import { policyFromPlan, unpinnedBreaker, unpinnedBudget, unpinnedLimit } from './policy-from-plan.js';
+import { policyFromPlan, unpinnedBreaker, unpinnedBudget, unpinnedHedge, unpinnedLimit } from './policy-from-plan.js';
 
 /** What every policy built by a {@link PinnedPolicies} runs on. */
 export interface PinnedPoliciesOptions {
@@ -63,6 +66,7 @@ export class PinnedPolicies {
   private readonly sharedBuckets = new Map<string, TokenBucket>();
   private readonly breakers = new Map<string, CircuitBreaker>();
   private readonly limiters = new Map<string, ConcurrencyLimiter>();
+  private readonly hedges = new Map<string, HedgeState>();
   private readonly windows = new Map<string, SlidingWindowBudget>();
   private plans: ReadonlyMap<string, PolicyPlan> = new Map();
   private readonly clock: Clock;
@@ -133,6 +137,8 @@ export class PinnedPolicies {
     const reconfigureBreakers: [CircuitBreaker, ResolvedBreakerSettings][] = [];
     const createdLimiters = new Map<string, ConcurrencyLimiter>();
     const reconfigureLimiters: [ConcurrencyLimiter, ResolvedLimitSettings][] = [];
+    const createdHedges = new Map<string, HedgeState>();
+    const reconfigureHedges: [HedgeState, ResolvedHedgeSettings][] = [];
     const createdWindows = new Map<string, SlidingWindowBudget>();
     const reconfigureWindows: [SlidingWindowBudget, BudgetPlan & { kind: 'window' }][] = [];
     const next = new Map<string, Policy>();
@@ -178,7 +184,17 @@ export class PinnedPolicies {
         } else reconfigureLimiters.push([instance, plan.limit]);
         limit = Limit.using(instance);
       }
-      const policy = policyFromPlan(plan, { budget, breaker, limit, clock: this.clock, random: this.random, drain: this.drain, classifier: this.classifiers.get(plan.name), defaultRules: this.defaultRules });
+      // What a hedge learnt (its latency window, win rate) is pinned to the name: a reload keeps it.
+      let hedge: Hedge | undefined;
+      if (plan.hedge !== undefined) {
+        let state = this.hedges.get(plan.name);
+        if (state === undefined) {
+          state = new HedgeState(plan.hedge);
+          createdHedges.set(plan.name, state);
+        } else reconfigureHedges.push([state, plan.hedge]);
+        hedge = Hedge.using(state);
+      }
+      const policy = policyFromPlan(plan, { budget, breaker, limit, hedge, clock: this.clock, random: this.random, drain: this.drain, classifier: this.classifiers.get(plan.name), defaultRules: this.defaultRules });
       const registered = this.instrument?.(plan.name, policy) ?? policy;
       next.set(plan.name, registered);
       const fingerprint = planFingerprint(plan);
@@ -198,6 +214,8 @@ export class PinnedPolicies {
     // A resized limiter keeps its slots held and its queue: a larger limit starts queued callers now.
     for (const [instance, settings] of reconfigureLimiters) instance.reconfigure(settings);
     for (const [name, instance] of createdLimiters) this.limiters.set(name, instance);
+    for (const [state, settings] of reconfigureHedges) state.reconfigure(settings);
+    for (const [name, state] of createdHedges) this.hedges.set(name, state);
     for (const [window, spec] of reconfigureWindows) window.reconfigure(spec.options);
     for (const [name, window] of createdWindows) this.windows.set(name, window);
     for (const [name, instance] of createdBreakers) this.breakers.set(name, instance);
@@ -240,12 +258,13 @@ function keyedTemplate(registered: Policy, plan: PolicyPlan): Policy {
     budget: plan.budget.kind === 'private' || plan.budget.kind === 'window' ? unpinnedBudget(plan.budget) : registered.options.budget,
     breaker: unpinnedBreaker(plan),
     limit: unpinnedLimit(plan),
+    hedge: unpinnedHedge(plan),
   });
 }
 
 /** Equal for two plans that build the same policy: a reload keeps the keyed template (and every key's instance) of an unchanged name. */
 function planFingerprint(plan: PolicyPlan): string {
-  const described = { preset: plan.presetName, changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope, classifier: plan.classifier, limit: plan.limit };
+  const described = { preset: plan.presetName, changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope, classifier: plan.classifier, limit: plan.limit, hedge: plan.hedge };
   // Functions (jitter curves) by their source; an explicit undefined (a removed bound) stays distinct from an absent key.
   return JSON.stringify(described, (_key, value: unknown) => (typeof value === 'function' ? `fn:${String(value)}` : value === undefined ? null : value));
 }

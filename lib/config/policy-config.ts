@@ -1,4 +1,4 @@
-import { Backoff, BREAKER_DEFAULTS, type BreakerSettings, DEFAULT_MAXIMUM_KEYS, type LimitConfig, type Policy, PolicyConfigError, type PolicyOptions, resolveBreakerSettings, type ResolvedBreakerSettings, type ResolvedLimitSettings, type RetryBudgetOptions, Saturation, type SlidingWindowBudgetOptions, validateBudgetOptions, validateSlidingWindowOptions } from '../core/index.js';
+import { Backoff, BREAKER_DEFAULTS, type BreakerSettings, DEFAULT_MAXIMUM_KEYS, type HedgeConfig, type LimitConfig, type Policy, PolicyConfigError, type PolicyOptions, resolveBreakerSettings, type ResolvedBreakerSettings, type ResolvedHedgeSettings, type ResolvedLimitSettings, type RetryBudgetOptions, Saturation, type SlidingWindowBudgetOptions, validateBudgetOptions, validateSlidingWindowOptions } from '../core/index.js';
 import { BOUND_RULE, DELAY_RULE } from '../core/internal.js';
 import type { ClassifierConfig, ClassifierSpec } from './classifier-config.js';
 import { Problems, checkKeys, checkName, join, readDuration, readObject } from './config-reading.js';
@@ -97,6 +97,15 @@ export interface PolicyConfig {
    */
   limit?: LimitConfig | false;
   /**
+   * Hedging (DESIGN §3.8): `{ quantile: 0.95, maximumConcurrent?: 2, suppressAt?: 0.5, winRate? }` —
+   * a repeatable call's next attempt starts when the running one outlasts the live `quantile` of
+   * recent successful latency — or `false` (none, the default of every preset). What it has learnt is
+   * pinned to the name: a reload keeps it. A policy's own replaces the one in `defaults`.
+   */
+  hedge?: HedgeConfig | false;
+  /** Every call of this policy is safe to send twice at once (hedging applies to it). Default false; the HTTP and gRPC clients decide per request. */
+  repeatable?: boolean;
+  /**
    * `Saturation.above(n)`: while the event loop's delay is above `n` × its normal (and above 20 ms),
    * measured terms stop learning; a finite number > 1, or `false` (off, the default).
    */
@@ -166,6 +175,8 @@ export interface PolicyPlan {
   readonly classifier?: ClassifierSpec;
   /** The limit to pin to the name, or `undefined` for none. */
   readonly limit?: ResolvedLimitSettings;
+  /** The hedge to pin to the name, or `undefined` for none. */
+  readonly hedge?: ResolvedHedgeSettings;
 }
 
 /** A validated configuration: one plan per policy name, in config order. */
@@ -219,6 +230,7 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
   if (section.attemptTimeout !== undefined) changes.attemptTimeout = section.attemptTimeout ?? undefined;
   if (section.useAmbientDeadline !== undefined) changes.useAmbientDeadline = section.useAmbientDeadline;
   if (section.useAmbientCriticality !== undefined) changes.useAmbientCriticality = section.useAmbientCriticality;
+  if (section.repeatable !== undefined) changes.repeatable = section.repeatable;
   if (section.saturation !== undefined) changes.saturation = section.saturation === false ? undefined : Saturation.above(section.saturation);
   // Every field passed the core's own rule when its section was read: nothing here can be refused.
   const backoff = section.backoff;
@@ -249,7 +261,8 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
   }
   const scope = section.scope ? { maximumKeys: section.scope.maximumKeys ?? DEFAULT_MAXIMUM_KEYS } : undefined;
   const limit = section.limit === undefined || section.limit === false ? undefined : section.limit;
-  return { name, preset, presetName, extends: chain, changes, budget, breaker, scope, classifier: section.classifier, limit };
+  const hedge = section.hedge === undefined || section.hedge === false ? undefined : section.hedge;
+  return { name, preset, presetName, extends: chain, changes, budget, breaker, scope, classifier: section.classifier, limit, hedge };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Breaker, Classifier, type ClassifierRule, type Clock, type Drain, Limit, type Policy, RetryBudget } from '../core/index.js';
+import { Breaker, Classifier, type ClassifierRule, type Clock, type Drain, Hedge, Limit, type Policy, RetryBudget } from '../core/index.js';
 import { classifierFromSpec } from './classifier-config.js';
 import type { BudgetPlan, PolicyPlan } from './policy-config.js';
 
@@ -10,6 +10,8 @@ export interface PlanState {
   readonly breaker?: Breaker | undefined;
   /** The concurrency limit; default {@link unpinnedLimit} of the plan. */
   readonly limit?: Limit | undefined;
+  /** The hedge; default {@link unpinnedHedge} of the plan. */
+  readonly hedge?: Hedge | undefined;
   /** Time source; default the preset's (`SystemClock.instance`). */
   readonly clock?: Clock;
   /** Uniform [0, 1) source; default the preset's (`Math.random`). */
@@ -37,7 +39,8 @@ export function policyFromPlan(plan: PolicyPlan, state: PlanState = {}): Policy 
   const budget = 'budget' in state ? state.budget : unpinnedBudget(plan.budget);
   const breaker = 'breaker' in state ? state.breaker : unpinnedBreaker(plan);
   const limit = 'limit' in state ? state.limit : unpinnedLimit(plan);
-  return plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, limit, clock: state.clock, random: state.random, drain: state.drain, classifier: planClassifier(plan, state) });
+  const hedge = 'hedge' in state ? state.hedge : unpinnedHedge(plan);
+  return plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, limit, hedge, clock: state.clock, random: state.random, drain: state.drain, classifier: planClassifier(plan, state) });
 }
 
 /** The classifier of a built policy: the code one, else the configured one, else the preset's (with the framework's default rules under `Classifier.default`). */
@@ -61,6 +64,11 @@ export function unpinnedBudget(plan: BudgetPlan): RetryBudget {
 /** A breaker private to each policy instance with the plan's settings, or `undefined` when it has none. */
 export function unpinnedBreaker(plan: PolicyPlan): Breaker | undefined {
   return plan.breaker === undefined ? undefined : Breaker.from(plan.breaker);
+}
+
+/** A hedge whose state is private to each policy instance (each key of a scope), or `undefined` when the plan has none. */
+export function unpinnedHedge(plan: PolicyPlan): Hedge | undefined {
+  return plan.hedge === undefined ? undefined : Hedge.of(plan.hedge);
 }
 
 /** A limiter private to each policy instance (each key of a scope) with the plan's settings, or `undefined` when it has none. */

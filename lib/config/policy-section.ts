@@ -1,4 +1,4 @@
-import { breakerSettingProblems, type ExponentialBackoffOptions, Limit, PolicyConfigError, type ResolvedLimitSettings } from '../core/index.js';
+import { breakerSettingProblems, type ExponentialBackoffOptions, Hedge, Limit, PolicyConfigError, type ResolvedHedgeSettings, type ResolvedLimitSettings } from '../core/index.js';
 import { ATTEMPTS_RULE, BOOLEAN_RULE, RESTARTS_RULE, BREAKER_DURATION_KEYS, BREAKER_RULES, BUCKET_RULES, CALL_BOUND_RULE, DELAY_RULE, JITTER_NAME_RULE, MAXIMUM_KEYS_RULE, MULTIPLIER_RULE, NAME_RULE, SATURATION_RULE, WINDOW_RULES } from '../core/internal.js';
 import { type ClassifierSpec, parseClassifier } from './classifier-config.js';
 import { Problems, checkKeys, join, readDuration, readObject } from './config-reading.js';
@@ -19,6 +19,8 @@ export const POLICY_KEYS = [
   'useAmbientCriticality',
   'classifier',
   'limit',
+  'hedge',
+  'repeatable',
   'saturation',
   'restarts',
 ] as const;
@@ -48,6 +50,9 @@ export interface Section {
   classifier?: ClassifierSpec;
   /** `false` (none) or the validated limit settings. */
   limit?: false | ResolvedLimitSettings;
+  /** `false` (none) or the validated hedge settings. */
+  hedge?: false | ResolvedHedgeSettings;
+  repeatable?: boolean;
   /** `false` (off) or the multiple of the event loop's normal delay. */
   saturation?: false | number;
 }
@@ -96,7 +101,7 @@ export function parseSection(problems: Problems, value: unknown, path: string): 
     // Infinity (YAML `.inf`) says "no bound" as null does; 0 is refused.
     else if (fields[key] !== undefined) section[key] = readDuration(problems, fields[key], at(key), CALL_BOUND_RULE);
   }
-  for (const key of ['useAmbientDeadline', 'useAmbientCriticality'] as const) {
+  for (const key of ['useAmbientDeadline', 'useAmbientCriticality', 'repeatable'] as const) {
     if (fields[key] !== undefined) section[key] = problems.check(BOOLEAN_RULE, at(key), fields[key]);
   }
   if (fields.backoff !== undefined) section.backoff = parseBackoff(problems, fields.backoff, at('backoff'));
@@ -104,6 +109,7 @@ export function parseSection(problems: Problems, value: unknown, path: string): 
   if (fields.breaker !== undefined) section.breaker = parseBreaker(problems, fields.breaker, at('breaker'));
   if (fields.scope !== undefined) section.scope = parseScope(problems, fields.scope, at('scope'));
   if (fields.limit !== undefined) section.limit = parseLimit(problems, fields.limit, at('limit'));
+  if (fields.hedge !== undefined) section.hedge = parseHedge(problems, fields.hedge, at('hedge'));
   if (fields.saturation !== undefined) {
     section.saturation = fields.saturation === false ? false : problems.check(SATURATION_RULE, at('saturation'), fields.saturation);
   }
@@ -188,6 +194,16 @@ function parseScope(problems: Problems, value: unknown, path: string): Section['
   if (fields.maximumKeys === undefined) return {};
   const maximumKeys = problems.check(MAXIMUM_KEYS_RULE, join(path, 'maximumKeys'), fields.maximumKeys);
   return maximumKeys === undefined ? undefined : { maximumKeys };
+}
+
+/** Reads the hedge section (`{ quantile, maximumConcurrent?, suppressAt?, winRate? }` or `false`) with the core's rules. */
+function parseHedge(problems: Problems, value: unknown, path: string): Section['hedge'] {
+  try {
+    return Hedge.settingsFrom(value, path) ?? false;
+  } catch (error) {
+    if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
+    throw error;
+  }
 }
 
 /** Reads the limit section (`{ concurrency, queue? }`, `{ adaptive, queue? }` or `false`) with the core's rules. */

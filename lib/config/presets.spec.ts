@@ -62,6 +62,7 @@ describe('presets, extends and defaults in config', () => {
       scope: false,
       limit: false,
       saturation: false,
+      hedge: false,
       classifier: 'http', // the http preset's
     });
     expect(policies.describe('base')).toMatchObject({ attempts: 4, deadline: 5000, extends: [] });
