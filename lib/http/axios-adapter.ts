@@ -84,6 +84,7 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
         // As the resilient fetch: a POST that failed once without an answer says why it was not sent
         // again; a failed answer (a 5xx) is the usual axios error, as fetch returns the Response.
         const final = call.finalError(error, (cause) => (isFailedAnswer(config, cause) ? cause : new AxiosNotRepeatableError(method, instance.getUri(config), cause, config)));
+        call.abandon((final as { response?: { data?: unknown } } | undefined)?.response?.data);
         markHttpFailure(final, call.last, call.policy, origin);
         throw final;
       });

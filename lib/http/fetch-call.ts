@@ -88,6 +88,7 @@ export class FetchCall {
     const response = await policy.run((ctx) => this.attempt(ctx), { signal, hold: held }).catch((error: unknown) => {
       // Say why a POST that failed once was not sent again, and how to let it (stop reason `notRepeatable`).
       const final = call.finalError(error, (cause) => new NotRepeatableError(method, this.url, { cause }));
+      call.abandon();
       markHttpFailure(final, call.last, policy, this.origin);
       throw final;
     });

@@ -86,6 +86,17 @@ export class OutboundCall<B> {
   }
 
   /**
+   * The call rejected (aborted or refused in backoff, attempts over): a failed answer nobody will read
+   * is released now rather than at a next attempt that never comes (a one-socket keep-alive agent
+   * would wait on it for ever). `carried` is the answer the final error hands to the caller (an
+   * axios error's `response.data`): that one is kept.
+   */
+  abandon(carried?: unknown): void {
+    if (this.pending !== undefined && this.pending === carried) this.pending = undefined;
+    else this.settleAnswer();
+  }
+
+  /**
    * The error the call rejects with: `notRepeatable(error)` (the transport's "why this was not sent
    * again") when the classifier stopped the call only because the request is not repeatable and
    * attempts were left, else `error` itself.
