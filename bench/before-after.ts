@@ -9,9 +9,10 @@
  * Method: per preset, `BENCH_ROUNDS` (80) pairs of runs of `BENCH_CALLS` (10,000) awaited calls,
  * the order within a pair alternating. Each run is timed in CPU time of this process (user + system),
  * not wall time, so the load other processes put on a shared machine moves it much less. Reported:
- * the 10th-percentile ns per call of each side and their ratio, and the median of the pairs' ratios
- * with its 25th–75th percentile. Without `BENCH_BEFORE` the build is compared with itself (every
- * ratio then reads how much the machine's noise alone moves it).
+ * the 10th-percentile ns per call of each side, each side's ratio to the raw awaited call (the first
+ * row, measured the same way), their ratio, and the median of the pairs' ratios with its 25th–75th
+ * percentile. Without `BENCH_BEFORE` the build is compared with itself (every ratio then reads how
+ * much the machine's noise alone moves it).
  */
 import { pathToFileURL } from 'node:url';
 import * as current from '@nresilience/nestjs/core';
@@ -38,6 +39,8 @@ function presets(core: Core): Record<string, () => Promise<unknown>> {
     return 1;
   };
   return {
+    // The same call on both sides: its ns are the denominator of the '× raw' columns.
+    raw: () => work(),
     featuresOff: () => featuresOff.run(work),
     default: () => Resilience.default.run(work),
     breakerOnly: () => breakerOnly.run(work),
@@ -56,6 +59,8 @@ function quantile(values: readonly number[], q: number): number {
 const old = presets(before);
 const now = presets(current);
 const rows = [];
+let rawBefore = 0;
+let rawAfter = 0;
 for (const name of Object.keys(now)) {
   const runBefore = compileLoop(old[name]!, cpuTime);
   const runAfter = compileLoop(now[name]!, cpuTime);
@@ -77,10 +82,16 @@ for (const name of Object.keys(now)) {
   }
   const p10Before = quantile(beforeNs, 0.1);
   const p10After = quantile(afterNs, 0.1);
+  if (name === 'raw') {
+    rawBefore = p10Before;
+    rawAfter = p10After;
+  }
   rows.push({
     preset: name,
     'before ns (p10)': p10Before.toFixed(0),
     'after ns (p10)': p10After.toFixed(0),
+    'before × raw': (p10Before / rawBefore).toFixed(2),
+    'after × raw': (p10After / rawAfter).toFixed(2),
     'after / before (p10)': (p10After / p10Before).toFixed(3),
     'pair ratio median (p25–p75)': `${quantile(ratios, 0.5).toFixed(3)} (${quantile(ratios, 0.25).toFixed(3)}–${quantile(ratios, 0.75).toFixed(3)})`,
   });

@@ -331,6 +331,15 @@ export class Call<T> {
     this.flags = (this.flags & ~REFUSAL_MASK) | (refusal === undefined ? 0 : REFUSALS.indexOf(refusal) << REFUSAL_SHIFT);
   }
 
+  /**
+   * A clean outcome for the next attempt to fill (no value, no error, not cut off by the deadline),
+   * and whether `attemptTimeout` rather than the deadline bounds it.
+   */
+  clearOutcome(byAttemptTimeout: boolean): void {
+    this.outcome = undefined;
+    this.flags = (this.flags & ~(THREW | DEADLINE_HIT | BY_ATTEMPT_TIMEOUT)) | (byAttemptTimeout ? BY_ATTEMPT_TIMEOUT : 0);
+  }
+
   /** Stops the call with `error` as its outcome (cancellation, a deadline, a bug in a curve). */
   fail(reason: StopReason, error: unknown): Step {
     this.reason = reason;
@@ -347,7 +356,7 @@ export class Call<T> {
    */
   settle(): T | Promise<T> {
     const reason = this.reason;
-    const fallback = this.options.fallback;
+    const fallback = this.plan.options.fallback;
     if (fallback !== undefined && reason !== 'succeeded' && fallback.answers(reason)) return this.fallBack(fallback);
     this.report(reason === 'succeeded' ? undefined : errorName(this.error), false);
     if (reason !== 'succeeded' && this.threw) {
@@ -360,21 +369,21 @@ export class Call<T> {
   /** The log and the terminal event (held for a success when `hold` says so). */
   private report(error: string | undefined, fallback: boolean): void {
     const log = this.log;
-    if (this.listener === undefined && log === undefined) return;
+    if (this.plan.listener === undefined && log === undefined) return;
     const reason = this.reason;
     const succeeded = reason === 'succeeded';
-    const duration = this.clock.now() - this.start;
+    const duration = this.plan.clock.now() - this.start;
     if (log !== undefined) {
       log.reason = reason;
       log.duration = duration;
       log.fallback = fallback;
     }
-    if (this.listener !== undefined) {
+    if (this.plan.listener !== undefined) {
       const kind: CallEventKind = succeeded ? 'succeeded' : this.refusal !== undefined && reason !== 'cancelled' ? 'rejected' : 'failed';
-      const init: CallEventInit = { kind, policy: this.options.name, attempt: this.attempts, verdict: this.verdict?.kind, error, duration, reason, isTerminal: true, fallback, hedgeWon: this.hedgeWon };
-      const terminal = CallEvent.of(init, this.policy.dependency);
+      const init: CallEventInit = { kind, policy: this.plan.options.name, attempt: this.attempts, verdict: this.verdict?.kind, error, duration, reason, isTerminal: true, fallback, hedgeWon: this.hedgeWon };
+      const terminal = CallEvent.of(init, this.plan.policy.dependency);
       if (succeeded && this.hold !== undefined) this.hold.hold(this, terminal);
-      else ended(this.listener, this.state, terminal);
+      else ended(this.plan.listener, this.state, terminal);
     }
   }
 
@@ -406,7 +415,7 @@ export class Call<T> {
 
   /** Tells the observer (the caller checks there is one, so no event is built for nobody). */
   emit(init: CallEventInit): void {
-    tell(this.listener!, CallEvent.of(init, this.policy.dependency), this.state);
+    tell(this.plan.listener!, CallEvent.of(init, this.plan.policy.dependency), this.state);
   }
 }
 

@@ -43,14 +43,14 @@ function retry<T>(call: Call<T>): Promise<T> {
 async function backoff<T>(call: Call<T>): Promise<T> {
   let cut: boolean;
   try {
-    cut = await sleep(call.clock, call.delay, call.signal, call.options.drain);
+    cut = await sleep(call.plan.clock, call.delay, call.signal, call.plan.options.drain);
   } catch (reason) {
     call.fail('cancelled', reason);
     return call.settle();
   }
   if (cut) {
     // The retry decided before the drain never happens: its token goes back.
-    call.bucket?.refund();
+    call.plan.bucket?.refund();
     return drained(call);
   }
   return attempt(call);
@@ -79,7 +79,7 @@ function attempt<T>(call: Call<T>): Promise<T> {
     pending = attemptWork(call, context);
   } catch (thrown) {
     // A synchronous throw is recorded now, as an awaited one would be on its turn.
-    if (bounded !== undefined) call.clock.clearTimer(bounded.timer!);
+    if (bounded !== undefined) call.plan.clock.clearTimer(bounded.timer!);
     context.end();
     call.threw = true;
     call.error = thrown;
@@ -125,7 +125,7 @@ function won(this: BoundedAttempt, result: unknown): void {
     streamHead(call, this, result).then(won.bind(this), lost.bind(this));
     return;
   }
-  call.clock.clearTimer(timer);
+  call.plan.clock.clearTimer(timer);
   this.timer = undefined;
   call.value = result;
   this.end();
@@ -137,7 +137,7 @@ function lost(this: BoundedAttempt, thrown: unknown): void {
   const timer = this.timer;
   if (timer === undefined) return;
   const call = this.call as Call<unknown>;
-  call.clock.clearTimer(timer);
+  call.plan.clock.clearTimer(timer);
   this.timer = undefined;
   this.end();
   call.threw = true;
@@ -200,8 +200,8 @@ async function refuse<T>(call: Call<T>): Promise<T> {
     return drained(call);
   }
   // A breaker's refusal always has a hint, half-open ones included (see refusalRetryAfter).
-  const retryAfter = refusal === 'BudgetExhausted' ? call.bucket!.retryAfter() : refusal === 'Limited' ? call.plan.limiter!.refusalRetryAfter() : call.breaker!.refusalRetryAfter();
-  call.fail(REFUSAL_REASONS[refusal], new CallRejectedError(refusal, retryAfter, { cause: call.error, policy: call.options.name || undefined }));
+  const retryAfter = refusal === 'BudgetExhausted' ? call.plan.bucket!.retryAfter() : refusal === 'Limited' ? call.plan.limiter!.refusalRetryAfter() : call.plan.breaker!.refusalRetryAfter();
+  call.fail(REFUSAL_REASONS[refusal], new CallRejectedError(refusal, retryAfter, { cause: call.error, policy: call.plan.options.name || undefined }));
   return call.settle();
 }
 
@@ -215,12 +215,12 @@ async function queued<T>(call: Call<T>): Promise<T> {
   try {
     exit = await call.plan.limiter!.wait(call.deadlineAt, call.signal);
   } catch (reason) {
-    if (call.attempts > 0) call.bucket?.refund();
+    if (call.attempts > 0) call.plan.bucket?.refund();
     call.fail('cancelled', reason);
     return call.settle();
   }
   if (exit === QueueExit.Expired) {
-    if (call.attempts > 0) call.bucket?.refund();
+    if (call.attempts > 0) call.plan.bucket?.refund();
     call.fail('deadlineExceeded', new DeadlineExceededError(call.deadline!, { cause: call.error }));
     return call.settle();
   }
@@ -233,8 +233,8 @@ async function queued<T>(call: Call<T>): Promise<T> {
  * ended at once by a drain (then `true`).
  */
 function guardedPause<T>(call: Call<T>): Promise<boolean> {
-  const pause = Math.min(GUARDED_PAUSE_MS, Math.max(0, call.deadlineAt - call.clock.now()));
-  return sleep(call.clock, pause, call.signal, call.options.drain);
+  const pause = Math.min(GUARDED_PAUSE_MS, Math.max(0, call.deadlineAt - call.plan.clock.now()));
+  return sleep(call.plan.clock, pause, call.signal, call.plan.options.drain);
 }
 
 /** Ends a call the drain stopped, with the outcome it already had. */

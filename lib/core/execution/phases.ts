@@ -34,8 +34,8 @@ export function begin<T>(call: Call<T>): Step {
       call.reason = 'attemptsExhausted';
       return Step.Stop;
     }
-  } else if (call.listener !== undefined && call.maxAttempts > 1 && Ambient.current()?.nestedRetry === true) {
-    call.emit({ kind: 'nestedRetry', policy: call.options.name });
+  } else if (call.plan.listener !== undefined && call.maxAttempts > 1 && Ambient.current()?.nestedRetry === true) {
+    call.emit({ kind: 'nestedRetry', policy: call.plan.options.name });
   }
   return Step.Go;
 }
@@ -46,12 +46,12 @@ export function begin<T>(call: Call<T>): Step {
  * `call.delay` holds the backoff to wait (ms) and the `retrying` event has been sent.
  */
 export function decideRetry<T>(call: Call<T>): Step {
-  const o = call.options;
+  const o = call.plan.options;
   // Shutting down: no new retry; the call ends with the failure it has.
   if (o.drain?.draining) return stopForDrain(call);
   const verdict = call.verdict!;
   const next = call.attempts + 1;
-  const remaining = call.deadlineAt === Infinity ? Infinity : call.deadlineAt - call.clock.now();
+  const remaining = call.deadlineAt === Infinity ? Infinity : call.deadlineAt - call.plan.clock.now();
   let delay: number;
   try {
     const pushback = verdict.retryAfter;
@@ -69,12 +69,12 @@ export function decideRetry<T>(call: Call<T>): Step {
     call.reason = 'deadlineExceeded';
     return Step.Stop;
   }
-  const breaker = call.breaker;
+  const breaker = call.plan.breaker;
   if (breaker !== undefined && breaker.retryAfter() > 0) {
     call.refusal = 'DependencyUnavailable';
     return Step.Refuse;
   }
-  const bucket = call.bucket;
+  const bucket = call.plan.bucket;
   if (bucket !== undefined && !bucket.tryAcquire(o.useAmbientCriticality && Ambient.criticality() === 'sheddable')) {
     call.refusal = 'BudgetExhausted';
     return Step.Refuse;
@@ -82,7 +82,7 @@ export function decideRetry<T>(call: Call<T>): Step {
   // A continuation's log starts empty: the attempt that failed belongs to the call it carries on.
   const last = call.log?.attempts.at(-1);
   if (last !== undefined) last.delay = delay;
-  if (call.listener !== undefined) {
+  if (call.plan.listener !== undefined) {
     call.emit({ kind: 'retrying', policy: o.name, attempt: call.attempts, verdict: verdict.kind, error: errorName(call.error), duration: call.duration, delay });
   }
   call.delay = delay;
@@ -99,12 +99,12 @@ export function admit<T>(call: Call<T>): Step {
   // with no wait in between nothing else would notice, and no attempt may start after the caller aborted.
   const signal = call.signal;
   if (signal?.aborted === true) {
-    if (next > 1) call.bucket?.refund();
+    if (next > 1) call.plan.bucket?.refund();
     releaseSlot(call, 0, SlotOutcome.Ignored);
     return call.fail('cancelled', signal.reason);
   }
   // The first attempt starts when the call does (unless it queued for a slot); later ones after a wait.
-  const attemptStart = next === 1 && call.callTimed && call.slot !== Slot.Queued ? call.start : call.callTimed || call.timed || (next > 1 && call.timesRetries) ? call.clock.now() : 0;
+  const attemptStart = next === 1 && call.callTimed && call.slot !== Slot.Queued ? call.start : call.callTimed || call.timed || (next > 1 && call.plan.timesRetries) ? call.plan.clock.now() : 0;
   if (attemptStart >= call.deadlineAt) {
     releaseSlot(call, 0, SlotOutcome.Ignored);
     return call.fail('deadlineExceeded', new DeadlineExceededError(call.deadline!, { cause: call.error }));
@@ -114,18 +114,18 @@ export function admit<T>(call: Call<T>): Step {
   if (limiter !== undefined && call.slot === Slot.None) {
     if (!limiter.tryAcquire()) {
       if (limiter.canWait) return Step.Queue;
-      if (next > 1) call.bucket?.refund();
+      if (next > 1) call.plan.bucket?.refund();
       call.refusal = 'Limited';
       return Step.Refuse;
     }
     call.slot = Slot.Held;
   }
-  const breaker = call.breaker;
+  const breaker = call.plan.breaker;
   if (breaker !== undefined) {
     const admission = breaker.admit();
     if (admission === Admission.Refused) {
       // The retry never reaches the dependency: the token it spent goes back, and the slot it took.
-      if (next > 1) call.bucket?.refund();
+      if (next > 1) call.plan.bucket?.refund();
       releaseSlot(call, 0, SlotOutcome.Ignored);
       call.refusal = 'DependencyUnavailable';
       return Step.Refuse;
@@ -152,14 +152,10 @@ export function releaseSlot<T>(call: Call<T>, heldFor: number, outcome: SlotOutc
  * the shared context of unbound first attempts: the success path allocates none.
  */
 export function attemptContext<T>(call: Call<T>): AttemptHandle {
-  const o = call.options;
+  const o = call.plan.options;
   const untilDeadline = call.deadlineAt - call.attemptStart;
   const byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
-  call.byAttemptTimeout = byAttemptTimeout;
-  call.value = undefined;
-  call.error = undefined;
-  call.threw = false;
-  call.deadlineHit = false;
+  call.clearOutcome(byAttemptTimeout);
   const bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
   if (bound === Infinity) return call.signal === undefined && call.attempts === 1 ? UNBOUND_FIRST_ATTEMPT : new Attempt(call.attempts, call.signal);
   return new BoundedAttempt(call.attempts, call.signal, bound, untilDeadline);
@@ -170,7 +166,7 @@ export function attemptContext<T>(call: Call<T>): AttemptHandle {
  * A bounded attempt's timer is armed first ({@link boundedAttempt}).
  */
 export function attemptWork<T>(call: Call<T>, context: AttemptContext): T | PromiseLike<T> {
-  const observer = call.listener;
+  const observer = call.plan.listener;
   return observer?.runAttempt === undefined ? call.work(context) : observer.runAttempt(call.state, call.work, context);
 }
 
@@ -179,7 +175,7 @@ export function attemptWork<T>(call: Call<T>, context: AttemptContext): T | Prom
  * timer counts from the attempt's start reading when the call has one.
  */
 export function boundedAttempt<T>(call: Call<T>, context: BoundedAttempt, passed: () => void): void {
-  context.timer = call.clock.setTimer(context.bound, passed, false, call.callTimed ? call.attemptStart : undefined);
+  context.timer = call.plan.clock.setTimer(context.bound, passed, false, call.callTimed ? call.attemptStart : undefined);
 }
 
 /**
@@ -205,12 +201,12 @@ export function timedOut<T>(call: Call<T>, context: AttemptHandle): void {
 /** Whether the loop is saturated; the first attempt recorded in an episode reports `saturationDetected` (the delay, ms, as its duration). */
 function saturatedNow<T>(call: Call<T>, saturation: Saturation): boolean {
   if (!saturation.saturated) return false;
-  if (saturation.claimEpisode() && call.listener !== undefined) call.emit({ kind: 'saturationDetected', policy: call.options.name, attempt: call.attempts, duration: saturation.probe.delay });
+  if (saturation.claimEpisode() && call.plan.listener !== undefined) call.emit({ kind: 'saturationDetected', policy: call.plan.options.name, attempt: call.attempts, duration: saturation.probe.delay });
   return true;
 }
 
 export function record<T>(call: Call<T>): Step {
-  const o = call.options;
+  const o = call.plan.options;
   const signal = call.signal;
   const callerAborted = signal?.aborted === true;
   let verdict: Verdict;
@@ -227,21 +223,21 @@ export function record<T>(call: Call<T>): Step {
     call.threw = true;
     call.error = bug;
   }
-  const timed = call.timed || (call.attempts > 1 && call.timesRetries);
-  const attemptEnd = timed ? call.clock.now() : 0;
+  const timed = call.timed || (call.attempts > 1 && call.plan.timesRetries);
+  const attemptEnd = timed ? call.plan.clock.now() : 0;
   const duration = timed ? attemptEnd - call.attemptStart : 0;
   const n = call.attempts;
   call.verdict = verdict;
   call.duration = duration;
   if (call.log !== undefined) call.log.attempts.push({ attempt: n, verdict: verdict.kind, duration, error: call.error, delay: 0 });
-  if (call.listener !== undefined) call.emit({ kind: 'attempt', policy: o.name, attempt: n, verdict: verdict.kind, error: errorName(call.error), duration });
+  if (call.plan.listener !== undefined) call.emit({ kind: 'attempt', policy: o.name, attempt: n, verdict: verdict.kind, error: errorName(call.error), duration });
   // While the event loop is saturated, durations are the loop's: the breaker's latency terms learn nothing.
   const timely = o.saturation === undefined || !saturatedNow(call, o.saturation);
-  call.breaker?.record(call.admission, verdict.kind, duration, attemptEnd, timely);
+  call.plan.breaker?.record(call.admission, verdict.kind, duration, attemptEnd, timely);
   // Attempt timeouts and failures worth retrying are drops (signs of load); answers are latency samples.
   if (call.slot !== Slot.None) releaseSlot(call, duration, callerAborted || verdict.kind === 'Permanent' || verdict.kind === 'Limited' ? SlotOutcome.Ignored : verdict.kind === 'Ok' ? SlotOutcome.Answered : SlotOutcome.Dropped);
   // The budget's one hook: every attempt's outcome (a token bucket deposits on Ok).
-  call.bucket?.recordAttempt(n, verdict, duration, call.threw ? call.error : undefined);
+  call.plan.bucket?.recordAttempt(n, verdict, duration, call.threw ? call.error : undefined);
 
   if (verdict.kind === 'Ok') {
     call.reason = 'succeeded';
