@@ -1,9 +1,11 @@
+import { Ambient } from '../ambient/ambient-context.js';
 import { isRetryable } from '../classification/verdict.js';
 import { PolicyConfigError } from '../errors.js';
 import type { AttemptContext } from '../execution/attempt-context.js';
 import { HeldCall } from '../execution/held-call.js';
 import type { ExecutablePolicy } from '../execution/executable-policy.js';
 import { RESTARTS_RULE } from '../rules/option-rules.js';
+import { subscribeAbort, unsubscribeAbort } from '../signals/abort-link.js';
 import { checkValue } from '../rules/value-rule.js';
 import { ProtectedStream } from '../streams/protected-stream.js';
 import { checkStreamable } from '../streams/stream-head.js';
@@ -79,6 +81,8 @@ export class CheckpointedStream<T> implements AsyncIterableIterator<T> {
   private delivered = 0;
   private restartCount = 0;
   private ended = false;
+  /** Aborts the restart in progress (its backoff or its wait for a first element) when the consumer stops. */
+  private restarting: AbortController | undefined;
   private readonly held = new HeldCall();
 
   /**
@@ -153,6 +157,7 @@ export class CheckpointedStream<T> implements AsyncIterableIterator<T> {
     if (!this.ended) {
       const segment = this.segment;
       this.end(undefined);
+      this.restarting?.abort(new DOMException('The stream was stopped by its consumer', 'AbortError'));
       await segment?.return();
     }
     return { done: true, value: undefined };
@@ -184,12 +189,21 @@ export class CheckpointedStream<T> implements AsyncIterableIterator<T> {
     this.restartCount++;
     this.segment = undefined;
     const o = this.policy.options;
-    const deadlineAt = o.deadline === undefined ? Infinity : o.clock.now() + o.deadline;
+    const deadline = restartDeadline(o.deadline, o.useAmbientDeadline);
+    const deadlineAt = deadline === undefined ? Infinity : o.clock.now() + deadline;
+    // The consumer may stop while the restart waits (backoff, first element): nothing re-opens then.
+    const restarting = (this.restarting = new AbortController());
+    const caller = this.signal;
+    const link = caller === undefined ? undefined : subscribeAbort(caller, () => restarting.abort(caller.reason));
     let value: unknown;
     try {
-      value = await this.run(this.work, { signal: this.signal, hold: this.held, continuing: { attempts: 1, error, deadlineAt, held: this.held } });
+      value = await this.run(this.work, { signal: restarting.signal, hold: this.held, continuing: { attempts: 1, error, deadlineAt, held: this.held } });
     } catch (final) {
+      if (this.ended) return;
       throw this.end(final);
+    } finally {
+      if (link !== undefined) unsubscribeAbort(link);
+      this.restarting = undefined;
     }
     const segment = this.accept(value);
     if (this.ended) {
@@ -209,4 +223,14 @@ export class CheckpointedStream<T> implements AsyncIterableIterator<T> {
     }
     return error;
   }
+}
+
+/**
+ * A restart's deadline, counted from the restart: the policy's own, or under `useAmbientDeadline` the
+ * inbound caller's time left when that is tighter (0 once it has passed, so no attempt starts).
+ */
+function restartDeadline(own: number | undefined, useAmbient: boolean): number | undefined {
+  const left = useAmbient ? Ambient.remaining() : undefined;
+  if (left === undefined || (own !== undefined && own <= left)) return own;
+  return Math.max(0, left);
 }
