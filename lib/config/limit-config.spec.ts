@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { FakeClock } from '../core/index.js';
+import { type ConcurrencyLimiter, FakeClock, RateLimiter } from '../core/index.js';
+import { MemoryRateStore } from '../testing/index.js';
 import { PinnedPolicies } from './pinned-policies.js';
 import { parseResilienceConfig } from './policy-config.js';
 import { ResilienceConfigError } from './resilience-config.error.js';
@@ -49,8 +50,8 @@ describe('limit and saturation in config', () => {
       'policies.a.limit.concurrency: 2.5 is invalid: must be an integer in [1, 100000] (calls in flight at once)',
       'policies.b.limit.queue: -1 is invalid: must be an integer >= 0 (or Infinity)',
       'policies.c.limit.minimum: 10 is invalid: must be <= maximum (5)',
-      'policies.d.limit.size: 3 is invalid: is not a known limit setting (concurrency, adaptive, queue)',
-      'policies.e.limit: 20 is invalid: must be { concurrency, queue? } or { adaptive: { initial?, minimum?, maximum? } | true, queue? }, a Limit, or false',
+      'policies.d.limit.size: 3 is invalid: is not a known limit setting (concurrency, adaptive, queue, rate)',
+      'policies.e.limit: 20 is invalid: must be { concurrency, queue? }, { adaptive: { initial?, minimum?, maximum? } | true, queue? } or { rate: { limit, per, burst?, maximumWait? } }, a Limit, or false',
       "policies.f.saturation: 1 is invalid: must be a finite number > 1 (a multiple of the event loop's normal delay, e.g. 5)",
     ]);
   });
@@ -60,7 +61,7 @@ describe('limit and saturation in config', () => {
     const policies = new PinnedPolicies({ clock });
     policies.apply(parseResilienceConfig({ policies: { prices: { limit: { concurrency: 1, queue: 5 } } } }));
     const before = policies.get('prices')!;
-    const limiter = before.limiter()!;
+    const limiter = before.limiter() as ConcurrencyLimiter;
     const release: (() => void)[] = [];
     const work = () => new Promise<string>((resolve) => release.push(() => resolve('ok')));
     const running = before.run(work);
@@ -90,7 +91,7 @@ describe('limit and saturation in config', () => {
   it('a reload with a bad value keeps the old limiter as it was', () => {
     const policies = new PinnedPolicies({ clock: new FakeClock() });
     policies.apply(parseResilienceConfig({ policies: { prices: { limit: { concurrency: 4 } } } }));
-    const limiter = policies.get('prices')!.limiter()!;
+    const limiter = policies.get('prices')!.limiter() as ConcurrencyLimiter;
     expect(() => policies.apply(parseResilienceConfig({ policies: { prices: { limit: { concurrency: -4 } } } }))).toThrow(ResilienceConfigError);
     expect(policies.get('prices')!.limiter()).toBe(limiter);
     expect(limiter.limit).toBe(4);
@@ -160,5 +161,76 @@ describe('hedge in config', () => {
       'policies.e.hedge: 0.95 is invalid: must be { quantile, maximumConcurrent?, suppressAt?, winRate? }, or false',
       'policies.f.repeatable: "yes" is invalid: must be true or false',
     ]);
+  });
+});
+
+describe('rate limits in config', () => {
+  it('reads { rate: { limit, per, burst } } with per as a duration string, pinned to the name', async () => {
+    const clock = new FakeClock();
+    const policies = new PinnedPolicies({ clock });
+    policies.apply(parseResilienceConfig({ policies: { stripe: { attempts: 1, budget: false, limit: { rate: { limit: 100, per: '1s', burst: 20, maximumWait: '50ms' } } } } }));
+    expect(policies.describe('stripe')).toMatchObject({ limit: { kind: 'rate', limit: 100, per: 1000, burst: 20, maximumWait: 50 } });
+    const policy = policies.get('stripe')!;
+    const limiter = policy.limiter() as RateLimiter;
+    expect(limiter).toBeInstanceOf(RateLimiter);
+    const results = await Promise.all(Array.from({ length: 20 }, () => policy.run(() => 'ok')));
+    expect(results).toHaveLength(20);
+    expect(limiter.snapshot()).toMatchObject({ available: 0, granted: 20 });
+  });
+
+  it('a reload that changes the rate adopts it on the same bucket without refilling it; a change of kind starts the other limiter', () => {
+    const clock = new FakeClock();
+    const policies = new PinnedPolicies({ clock });
+    policies.apply(parseResilienceConfig({ policies: { stripe: { limit: { rate: { limit: 10, per: '1s', burst: 10 } } } } }));
+    const limiter = policies.get('stripe')!.limiter() as RateLimiter;
+    for (let i = 0; i < 10; i++) limiter.tryAcquire();
+    expect(limiter.refusalRetryAfter()).toBe(100);
+    policies.apply(parseResilienceConfig({ policies: { stripe: { limit: { rate: { limit: 20, per: '1s', burst: 10 } } } } }));
+    expect(policies.get('stripe')!.limiter()).toBe(limiter);
+    expect(limiter.snapshot()).toMatchObject({ limit: 20, available: 0 });
+    expect(limiter.refusalRetryAfter()).toBe(50);
+    // A bad reload keeps it as it was.
+    expect(() => policies.apply(parseResilienceConfig({ policies: { stripe: { limit: { rate: { limit: 20, per: 'soon' } } } } }))).toThrow(ResilienceConfigError);
+    expect(policies.get('stripe')!.limiter()).toBe(limiter);
+    policies.apply(parseResilienceConfig({ policies: { stripe: { limit: { concurrency: 4 } } } }));
+    expect(policies.get('stripe')!.limiter()!.snapshot()).toMatchObject({ kind: 'concurrency', limit: 4 });
+  });
+
+  it('refuses bad rate values, a store in config and a rate combined with a concurrency limit', () => {
+    expect(
+      problemsOf({
+        policies: {
+          a: { limit: { rate: { limit: 0, per: '1s' } } },
+          b: { limit: { rate: { limit: 10, per: 'soon' } } },
+          c: { limit: { rate: { limit: 10 } } },
+          d: { limit: { concurrency: 5, rate: { limit: 10, per: '1s' } } },
+          e: { limit: { rate: { limit: 10, per: '1s', store: 'redis' } } },
+          f: { limit: { rate: 100 } },
+        },
+      }),
+    ).toEqual([
+      'policies.a.limit.rate.limit: 0 is invalid: must be an integer in [1, 1000000] (calls per period)',
+      'policies.b.limit.rate.per: "soon" is invalid: must be a duration in ms > 0 and at most a day (86400000), written as a ms number or a string such as "250ms", "10s", "2m"',
+      'policies.c.limit.rate.per: undefined is invalid: is required: must be a duration in ms > 0 and at most a day (86400000)',
+      'policies.d.limit.concurrency: 5 is invalid: cannot be combined with rate: a policy has one limit, a concurrency limit or a rate limit (a rate limit waits up to rate.maximumWait instead of queueing)',
+      'policies.e.limit.rate.store: "redis" is invalid: cannot be written in config: a store is given in code (ResilienceModule.forRoot({ redis }) and rate.shared: true)',
+      'policies.f.limit.rate: 100 is invalid: must be { limit, per, burst?, maximumWait?, store?, shared?, key?, expectedInstances?, lease?, storeWait?, storeTimeout? }',
+    ]);
+  });
+
+  it('shared: true shares the limit through the store the application gave, keyed by the name; without one the build names the field', async () => {
+    const clock = new FakeClock();
+    const store = new MemoryRateStore(clock);
+    const config = { policies: { openai: { attempts: 1, budget: false, limit: { rate: { limit: 50, per: '1s', burst: 10, shared: true, expectedInstances: 5, storeWait: '5ms' } } } } };
+    const policies = new PinnedPolicies({ clock, rateStore: store });
+    policies.apply(parseResilienceConfig(config));
+    const policy = policies.get('openai')!;
+    const first = policy.run(() => 'ok');
+    await clock.advance(0);
+    await expect(first).resolves.toBe('ok');
+    expect((policy.limiter() as RateLimiter).snapshot().shared).toMatchObject({ store: 'memory', key: 'openai', degraded: false, roundTrips: 1 });
+    expect(store.requests).toBe(1);
+    const without = new PinnedPolicies({ clock });
+    expect(() => without.apply(parseResilienceConfig(config))).toThrow('policies.openai.limit.rate.shared: true is invalid: needs a store: give the module one (ResilienceModule.forRoot({ redis: { url } }) with @nresilience/nestjs/redis)');
   });
 });

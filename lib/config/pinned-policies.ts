@@ -8,13 +8,19 @@ import {
   Hedge,
   HedgeState,
   type ResolvedHedgeSettings,
+  type Limiter,
+  RateLimiter,
   type ResolvedLimitSettings,
   type ClassifierRule,
   type Clock,
   type Drain,
   type Policy,
   PolicyScope,
+  type ResolvedRateSettings,
+  storeStateReporter,
+  type RateStore,
   type ResolvedBreakerSettings,
+  PolicyConfigError,
   RetryBudget,
   SlidingWindowBudget,
   SystemClock,
@@ -39,6 +45,8 @@ export interface PinnedPoliciesOptions {
   readonly classifiers?: ReadonlyMap<string, Classifier>;
   /** Error rules the hosting framework puts under every default classifier (see `PlanState.defaultRules`). */
   readonly defaultRules?: readonly ClassifierRule[];
+  /** The store a configured `limit.rate.shared: true` shares its limit through (the Redis store). Default none. */
+  readonly rateStore?: RateStore;
 }
 
 /** The per-key template of a name, and the config it was built from. */
@@ -65,7 +73,7 @@ export class PinnedPolicies {
   private readonly buckets = new Map<string, TokenBucket>();
   private readonly sharedBuckets = new Map<string, TokenBucket>();
   private readonly breakers = new Map<string, CircuitBreaker>();
-  private readonly limiters = new Map<string, ConcurrencyLimiter>();
+  private readonly limiters = new Map<string, Limiter>();
   private readonly hedges = new Map<string, HedgeState>();
   private readonly windows = new Map<string, SlidingWindowBudget>();
   private plans: ReadonlyMap<string, PolicyPlan> = new Map();
@@ -75,6 +83,7 @@ export class PinnedPolicies {
   private readonly drain: Drain | undefined;
   private readonly classifiers: ReadonlyMap<string, Classifier>;
   private readonly defaultRules: readonly ClassifierRule[];
+  private readonly rateStore: RateStore | undefined;
 
   constructor(options: PinnedPoliciesOptions = {}) {
     this.clock = options.clock ?? SystemClock.instance;
@@ -83,6 +92,7 @@ export class PinnedPolicies {
     this.drain = options.drain;
     this.classifiers = options.classifiers ?? new Map();
     this.defaultRules = options.defaultRules ?? [];
+    this.rateStore = options.rateStore;
   }
 
   /** The current policy of `name`, or `undefined` when it is not in the configuration. */
@@ -135,8 +145,8 @@ export class PinnedPolicies {
     const reconfigure: [TokenBucket, BudgetPlan & { kind: 'private' | 'shared' }][] = [];
     const createdBreakers = new Map<string, CircuitBreaker>();
     const reconfigureBreakers: [CircuitBreaker, ResolvedBreakerSettings][] = [];
-    const createdLimiters = new Map<string, ConcurrencyLimiter>();
-    const reconfigureLimiters: [ConcurrencyLimiter, ResolvedLimitSettings][] = [];
+    const createdLimiters = new Map<string, Limiter>();
+    const reconfigureLimiters: [Limiter, ResolvedLimitSettings][] = [];
     const createdHedges = new Map<string, HedgeState>();
     const reconfigureHedges: [HedgeState, ResolvedHedgeSettings][] = [];
     const createdWindows = new Map<string, SlidingWindowBudget>();
@@ -176,12 +186,14 @@ export class PinnedPolicies {
         breaker = Breaker.using(instance);
       }
       let limit: Limit | undefined;
-      if (plan.limit !== undefined) {
+      const limitSettings = this.withStore(plan);
+      if (limitSettings !== undefined) {
         let instance = this.limiters.get(plan.name);
-        if (instance === undefined) {
-          instance = this.createLimiter(plan.name, plan.limit);
+        // A change between a concurrency and a rate limit (or a local and a shared one) starts a new limiter.
+        if (instance === undefined || instance instanceof RateLimiter !== (limitSettings.kind === 'rate') || (instance instanceof RateLimiter && instance.settings.shared !== (limitSettings as ResolvedRateSettings).shared)) {
+          instance = this.createLimiter(plan.name, limitSettings);
           createdLimiters.set(plan.name, instance);
-        } else reconfigureLimiters.push([instance, plan.limit]);
+        } else reconfigureLimiters.push([instance, limitSettings]);
         limit = Limit.using(instance);
       }
       // What a hedge learnt (its latency window, win rate) is pinned to the name: a reload keeps it.
@@ -199,7 +211,7 @@ export class PinnedPolicies {
       next.set(plan.name, registered);
       const fingerprint = planFingerprint(plan);
       const kept = this.keyed.get(plan.name);
-      const keyed = kept?.fingerprint === fingerprint ? kept : { fingerprint, template: keyedTemplate(registered, plan) };
+      const keyed = kept?.fingerprint === fingerprint ? kept : { fingerprint, template: keyedTemplate(registered, plan, limitSettings) };
       nextKeyed.set(plan.name, keyed);
       if (plan.scope !== undefined) {
         const scope = this.scopes.get(plan.name);
@@ -212,7 +224,8 @@ export class PinnedPolicies {
     for (const [bucket, spec] of reconfigure) bucket.reconfigure(spec.options);
     for (const [instance, settings] of reconfigureBreakers) instance.reconfigure(settings);
     // A resized limiter keeps its slots held and its queue: a larger limit starts queued callers now.
-    for (const [instance, settings] of reconfigureLimiters) instance.reconfigure(settings);
+    // A rate limiter keeps the tokens owed and adopts the new rate (no refill, no reset).
+    for (const [instance, settings] of reconfigureLimiters) reconfigureLimiter(instance, settings);
     for (const [name, instance] of createdLimiters) this.limiters.set(name, instance);
     for (const [state, settings] of reconfigureHedges) state.reconfigure(settings);
     for (const [name, state] of createdHedges) this.hedges.set(name, state);
@@ -231,11 +244,25 @@ export class PinnedPolicies {
   }
 
   /**
-   * A limiter pinned to `name`. Its adaptive limit pauses learning while the saturation of whatever
+   * A limiter pinned to `name`. An adaptive limit pauses learning while the saturation of whatever
    * policy holds the name now says the event loop is saturated.
    */
-  private createLimiter(name: string, settings: ResolvedLimitSettings): ConcurrencyLimiter {
+  private createLimiter(name: string, settings: ResolvedLimitSettings): Limiter {
+    if (settings.kind === 'rate') return new RateLimiter(settings, this.clock, { name, onStoreState: storeStateReporter(() => this.policies.get(name)) });
     return new ConcurrencyLimiter(settings, this.clock, () => this.policies.get(name)?.options.saturation?.saturated === true);
+  }
+
+  /**
+   * The plan's limit settings, a configured `rate.shared: true` given the application's store.
+   * @throws PolicyConfigError (field `policies.<name>.limit.rate.shared`) when no store was given
+   */
+  private withStore(plan: PolicyPlan): ResolvedLimitSettings | undefined {
+    const settings = plan.limit;
+    if (settings?.kind !== 'rate' || !settings.shared || settings.store !== undefined) return settings;
+    if (this.rateStore === undefined) {
+      throw new PolicyConfigError(`policies.${plan.name}.limit.rate.shared`, true, 'needs a store: give the module one (ResilienceModule.forRoot({ redis: { url } }) with @nresilience/nestjs/redis)');
+    }
+    return { ...settings, store: this.rateStore };
   }
 
   /** A breaker pinned to `name`; its state changes reach the listener of whatever policy holds the name now. */
@@ -248,16 +275,23 @@ export class PinnedPolicies {
   }
 }
 
+/** Gives a pinned limiter its new settings (of its own kind: a change of kind built a new one). */
+function reconfigureLimiter(instance: Limiter, settings: ResolvedLimitSettings): void {
+  if (instance instanceof RateLimiter) {
+    if (settings.kind === 'rate') instance.reconfigure(settings);
+  } else if (settings.kind !== 'rate') instance.reconfigure(settings);
+}
+
 /**
  * The template of a scoped name's keys: the registered policy (settings, listeners) with a budget and
  * a breaker resolved per key instead of the ones pinned to the name. A `budget.shared` bucket and
  * `budget: false` stay as they are.
  */
-function keyedTemplate(registered: Policy, plan: PolicyPlan): Policy {
+function keyedTemplate(registered: Policy, plan: PolicyPlan, limit: ResolvedLimitSettings | undefined): Policy {
   return registered.with({
     budget: plan.budget.kind === 'private' || plan.budget.kind === 'window' ? unpinnedBudget(plan.budget) : registered.options.budget,
     breaker: unpinnedBreaker(plan),
-    limit: unpinnedLimit(plan),
+    limit: limit === undefined ? unpinnedLimit(plan) : Limit.of(limit),
     hedge: unpinnedHedge(plan),
   });
 }

@@ -1,5 +1,5 @@
 import { breakerSettingProblems, type ExponentialBackoffOptions, Hedge, Limit, PolicyConfigError, type ResolvedHedgeSettings, type ResolvedLimitSettings } from '../core/index.js';
-import { ATTEMPTS_RULE, BOOLEAN_RULE, RESTARTS_RULE, BREAKER_DURATION_KEYS, BREAKER_RULES, BUCKET_RULES, CALL_BOUND_RULE, DELAY_RULE, JITTER_NAME_RULE, MAXIMUM_KEYS_RULE, MULTIPLIER_RULE, NAME_RULE, SATURATION_RULE, WINDOW_RULES } from '../core/internal.js';
+import { ATTEMPTS_RULE, BOOLEAN_RULE, RESTARTS_RULE, BREAKER_DURATION_KEYS, BREAKER_RULES, BUCKET_RULES, CALL_BOUND_RULE, DELAY_RULE, JITTER_NAME_RULE, MAXIMUM_KEYS_RULE, MULTIPLIER_RULE, NAME_RULE, RATE_RULES, SATURATION_RULE, WINDOW_RULES, isPlainObject } from '../core/internal.js';
 import { type ClassifierSpec, parseClassifier } from './classifier-config.js';
 import { Problems, checkKeys, join, readDuration, readObject } from './config-reading.js';
 import { PRESET_NAMES, type PresetName } from './presets.js';
@@ -206,10 +206,26 @@ function parseHedge(problems: Problems, value: unknown, path: string): Section['
   }
 }
 
-/** Reads the limit section (`{ concurrency, queue? }`, `{ adaptive, queue? }` or `false`) with the core's rules. */
+/**
+ * Reads the limit section (`{ concurrency, queue? }`, `{ adaptive, queue? }`, `{ rate: { limit, per,
+ * burst?, maximumWait?, shared?, key?, … } }` or `false`) with the core's rules; a rate's durations may
+ * be strings (`'1s'`).
+ */
 function parseLimit(problems: Problems, value: unknown, path: string): Section['limit'] {
+  let read = value;
+  if (isPlainObject(value) && isPlainObject(value.rate)) {
+    const rate: Record<string, unknown> = { ...value.rate };
+    if (rate.store !== undefined) return problems.add(`${path}.rate.store`, rate.store, 'cannot be written in config: a store is given in code (ResilienceModule.forRoot({ redis }) and rate.shared: true)');
+    for (const key of ['per', 'maximumWait', 'storeWait', 'storeTimeout'] as const) {
+      if (rate[key] === undefined) continue;
+      const ms = readDuration(problems, rate[key], `${path}.rate.${key}`, RATE_RULES[key]);
+      if (ms === undefined) return undefined;
+      rate[key] = ms;
+    }
+    read = { ...value, rate };
+  }
   try {
-    return Limit.settingsFrom(value, path) ?? false;
+    return Limit.settingsFrom(read, path) ?? false;
   } catch (error) {
     if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
     throw error;

@@ -6,7 +6,7 @@
  * file. Everything public is imported from `./index.ts`, never from here.
  *
  * - the rules module: value rules, the shared option rules and how a value is described in an error;
- * - the clock rule, the saturation rule;
+ * - the clock rule, the saturation rule, the rate limit's rules and its shared lease arithmetic (`reserveLease`);
  * - one listener per caller signal (`subscribeAbort`);
  * - marking an error as the dependency's failure (for exception filters and logs);
  * - `warnOnce`, the one-time warning channel;
@@ -19,6 +19,8 @@ export * from './rules/option-rules.js';
 export { describeValue } from './rules/describe-value.js';
 export { CLOCK_RULE } from './time/clock-rule.js';
 export { SATURATION_RULE } from './limits/saturation.js';
+export { RATE_RULES } from './limits/rate-settings.js';
+export { reserveLease, type LeaseDecision } from './limits/gcra-bucket.js';
 export * from './signals/abort-link.js';
 export * from './diagnostics/dependency-failure.js';
 export { warnOnce } from './diagnostics/warnings.js';

@@ -7,7 +7,7 @@
 export {
   type BreakerHealth,
   type GuardedReadable,
-  type LimiterHealth,
+  type LimiterHealth, type RateLimitHealth,
   DEFAULT_HEALTH_KEYS,
   type PolicyHealth,
   type PolicyHealthStatus,

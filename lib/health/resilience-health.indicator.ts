@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import type { BreakerState, CircuitBreaker, ConcurrencyLimiter, RetryBudgetState } from '../core/index.js';
+import { type BreakerState, type CircuitBreaker, type Limiter, RateLimiter, type RetryBudgetState } from '../core/index.js';
 import { PolicyRegistry } from '../nest/policy-registry.js';
 
 /** Default of {@link ResilienceHealthOptions.maximumKeys}: scope keys listed per scoped entry. */
@@ -29,10 +29,26 @@ export interface BreakerHealth {
   /** Spent share of the retry budget, 0..1 (0 = full bucket); `null` when the budget is off. */
   budgetUtilization: number | null;
   /**
-   * The concurrency limit's state, present only when the policy has a `limit`. A full limiter is
-   * not trouble (it is doing its job): it never makes the entry `degraded`.
+   * The limit's state, present only when the policy has a `limit`. A full limiter (or a spent rate
+   * limit) is not trouble (it is doing its job): it never makes the entry `degraded`; nor does a
+   * shared rate limit's store being down (calls carry on under the local share: see `store`).
    */
-  limiter?: LimiterHealth;
+  limiter?: LimiterHealth | RateLimitHealth;
+}
+
+/** A rate limiter's reading in health details. */
+export interface RateLimitHealth {
+  kind: 'rate';
+  /** Calls allowed per `per` ms. */
+  limit: number;
+  /** ms */
+  per: number;
+  /** Calls that may start at once. */
+  burst: number;
+  /** Whole tokens that could be taken now. */
+  available: number;
+  /** A shared limit's store: its name, its state (`ready`, `down`, …) and whether calls run on the local share; absent for a local limit. */
+  store?: { name: string; state: string; degraded: boolean };
 }
 
 /** A concurrency limiter's reading in health details. */
@@ -82,7 +98,7 @@ export interface GuardedReadable {
   breaker(): CircuitBreaker | undefined;
   bucket(): RetryBudgetState | undefined;
   /** The concurrency limiter; leave it out for a policy without one. */
-  limiter?(): ConcurrencyLimiter | undefined;
+  limiter?(): Limiter | undefined;
   /** The host or service the key stands for: it makes the key count in the entry's summary. */
   readonly dependency?: object | undefined;
   /** The policy's options; a policy whose `limit` is undefined is not asked for a limiter (that would create one). */
@@ -262,8 +278,14 @@ function readGuards(policy: GuardedReadable): BreakerHealth {
   const read = health(state, breakRemaining, utilization, bucket !== undefined && !bucket.canFundRetry);
   const limiter = policy.options?.limit === undefined ? undefined : policy.limiter?.();
   if (limiter !== undefined) {
-    const { kind, limit, inflight, queued, queue } = limiter.snapshot();
-    read.limiter = { kind, limit, inflight, queued, queue };
+    if (limiter instanceof RateLimiter) {
+      const { limit, per, burst, available, shared } = limiter.snapshot();
+      read.limiter = { kind: 'rate', limit, per, burst, available };
+      if (shared !== undefined) read.limiter.store = { name: shared.store, state: shared.state, degraded: shared.degraded };
+    } else {
+      const { kind, limit, inflight, queued, queue } = limiter.snapshot();
+      read.limiter = { kind, limit, inflight, queued, queue };
+    }
   }
   return read;
 }

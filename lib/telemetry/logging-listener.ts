@@ -190,7 +190,10 @@ export class LoggingListener implements CallObserver<undefined> {
       case 'breakerOpened':
       case 'nestedRetry':
       case 'saturationDetected':
+      case 'limiterDegraded':
         return this.incident(state, event, event.kind);
+      case 'limiterRecovered':
+        return this.write('log', event, '');
       case 'breakerHalfOpened':
         return this.write('debug', event, '');
       case 'breakerClosed':
@@ -281,6 +284,10 @@ function describeKind(event: CallEvent): string {
       return `[${event.policy}] Breaker half-open: probing`;
     case 'breakerClosed':
       return `[${event.policy}] Breaker closed`;
+    case 'limiterDegraded':
+      return `[${event.policy}] Shared rate limit degraded: the store failed (${event.error ?? 'unknown'}), running on this process's share`;
+    case 'limiterRecovered':
+      return `[${event.policy}] Shared rate limit shared again: the store answers`;
     default:
       return event.toString();
   }

@@ -1,5 +1,5 @@
 import { type Attributes, type Counter, type Histogram, type Meter, type ObservableResult, ValueType } from '@opentelemetry/api';
-import type { ExecutablePolicy } from '../core/index.js';
+import { ConcurrencyLimiter, type ExecutablePolicy } from '../core/index.js';
 import { BREAKER_STATE_VALUES, CALL_DURATION_BUCKETS_MS, MetricNames, TelemetryAttributes } from './telemetry-names.js';
 
 // The instruments of one meter and the attribute sets they record with (DESIGN §7): every set built
@@ -108,6 +108,7 @@ export class Instruments {
   readonly stalls: Counter;
   readonly streamResumed: Counter;
   readonly nestedRetries: Counter;
+  readonly limiterDegraded: Counter;
   readonly configReloads: Counter;
   readonly duration: Histogram;
   private readonly observed = new Map<string, Observed>();
@@ -137,6 +138,7 @@ export class Instruments {
       unit: '{call}',
       description: 'Calls that may retry made while serving a request an upper hop may retry (X-NResilience-Retrying: 1): retries multiply across hops.',
     });
+    this.limiterDegraded = meter.createCounter(MetricNames.limiterDegraded, { ...int, unit: '{episode}', description: 'Episodes of a shared rate limit running on the local share because its store failed.' });
     this.configReloads = meter.createCounter(MetricNames.configReloads, { ...int, unit: '{reload}', description: 'Config reloads, applied (reloaded) or refused (reloadFailed).' });
     this.duration = meter.createHistogram(MetricNames.callDuration, {
       unit: 'ms',
@@ -154,10 +156,10 @@ export class Instruments {
       .addCallback((result) => this.observeEach(result, (policy) => policy.bucket()?.utilization));
     meter
       .createObservableGauge(MetricNames.limit, { ...int, unit: '{call}', description: 'Calls the concurrency limit allows in flight now (the adaptive limit as it stands).' })
-      .addCallback((result) => this.observeOwn(result, (policy) => (policy.options.limit === undefined ? undefined : policy.limiter()?.limit)));
+      .addCallback((result) => this.observeOwn(result, (policy) => concurrencyLimiter(policy)?.limit));
     meter
       .createObservableGauge(MetricNames.inflight, { ...int, unit: '{call}', description: 'Calls holding a slot of the concurrency limit now.' })
-      .addCallback((result) => this.observeOwn(result, (policy) => (policy.options.limit === undefined ? undefined : policy.limiter()?.inflight)));
+      .addCallback((result) => this.observeOwn(result, (policy) => concurrencyLimiter(policy)?.inflight));
   }
 
   /** The attribute sets of (policy, host, service), shared by every observer of this meter. */
@@ -279,4 +281,11 @@ function tallyOf(tallies: Map<string, Tally>, attributes: Attributes): Tally {
     tallies.set(key, tally);
   }
   return tally;
+}
+
+/** The policy's concurrency limiter, if its `limit` is one (a rate limit has no slots to gauge); never creates one for a policy without a limit. */
+function concurrencyLimiter(policy: ExecutablePolicy): ConcurrencyLimiter | undefined {
+  if (policy.options.limit === undefined) return undefined;
+  const limiter = policy.limiter();
+  return limiter instanceof ConcurrencyLimiter ? limiter : undefined;
 }

@@ -95,6 +95,9 @@ export class TelemetryObserver implements CallObserver<CallState> {
       case 'nestedRetry':
         instruments.nestedRetries.add(1, sets.base);
         break;
+      case 'limiterDegraded':
+        instruments.limiterDegraded.add(1, sets.base);
+        break;
     }
     if (event.isTerminal) {
       const call = sets.call(outcomeOf(event), event.reason ?? event.kind);

@@ -24,6 +24,8 @@ export const MetricNames = {
    * `nestedRetry` event: `X-NResilience-Retrying: 1` inbound), one per call (`policy`, host or service).
    */
   nestedRetries: 'nresilience.nested_retries',
+  /** Counter: degraded episodes of a shared rate limit (its store failed; calls ran on the local share) (`policy`). */
+  limiterDegraded: 'nresilience.limiter.degraded',
   /** Histogram: duration of a logical call, ms (`policy`, `outcome`, `reason`). */
   callDuration: 'nresilience.call.duration',
   /** Observable gauge: breaker state per policy, coded by {@link BREAKER_STATE_VALUES}. */

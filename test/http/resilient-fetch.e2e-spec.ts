@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { Ambient, AttemptStalledError, Backoff, Breaker, DeadlineExceededError, RateLimitedError, Resilience, RetryBudget, SystemClock } from '../../lib/core/index.js';
+import { Ambient, AttemptStalledError, Backoff, Breaker, CallRejectedError, DeadlineExceededError, Limit, RateLimitedError, Resilience, RetryBudget, SystemClock } from '../../lib/core/index.js';
 import { BodyNotReplayableError, NotRepeatableError, createResilientFetch, markRepeatable, type ResilientFetchOptions } from '../../lib/http/index.js';
 import { type Script, answer, loopbackServers, reset } from '../support/loopback-server.js';
 import { type PolicyChanges, jumpingPolicy } from '../support/jumping-policy.js';
@@ -500,6 +500,26 @@ describe('published quota', () => {
     const { http } = setup();
     for (let i = 0; i < 3; i++) expect((await http(`${server.url}/x`)).status).toBe(200);
     expect(server.seen).toHaveLength(3);
+  });
+
+  it('beside a rate limit, whichever is tighter refuses: the published quota first, then the rate', async () => {
+    const generous = { 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '900', 'x-ratelimit-reset': '60' };
+    const spent = { 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '60' };
+    const server = await serve((_n, req, res) => answer(res, 200, {}, req.url === '/spent' ? spent : generous));
+    // The rate allows 100 at once: the quota the host published (none left) is the tighter.
+    const loose = setup({}, { limit: Limit.rate({ limit: 100, per: 1000 }) });
+    expect((await loose.http(`${server.url}/spent`)).status).toBe(200);
+    const byQuota = loose.http(`${server.url}/spent`).catch((e: unknown) => e);
+    await loose.clock.advance(100);
+    expect(await byQuota).toBeInstanceOf(RateLimitedError);
+    // One per second: the rate is the tighter, the host's 900 left do not matter; the request is never sent.
+    const tight = setup({}, { limit: Limit.rate({ limit: 1, per: 1000 }) });
+    expect((await tight.http(`${server.url}/x`)).status).toBe(200);
+    const byRate = tight.http(`${server.url}/x`).catch((e: unknown) => e);
+    await tight.clock.advance(100);
+    const refused = (await byRate) as CallRejectedError;
+    expect([refused.name, refused.reason, refused.retryAfter]).toEqual(['CallRejectedError', 'Limited', 900]);
+    expect(server.seen.map((r) => r.url)).toEqual(['/spent', '/x']);
   });
 
   it('reads no headers with quota: false', async () => {

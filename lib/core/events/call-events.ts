@@ -31,6 +31,8 @@ export type CallEventKind =
   | 'breakerClosed'
   | 'nestedRetry'
   | 'saturationDetected'
+  | 'limiterDegraded'
+  | 'limiterRecovered'
   | 'rejectedByQuota'
   | 'streamResumed'
   | 'draining';

@@ -8,7 +8,7 @@ import type { CallEvent, CallEventListener, DependencyLabel } from '../events/ca
 import type { Fallback } from '../fallback/fallback.js';
 import type { Hedge } from '../hedging/hedge-value.js';
 import type { HedgeState } from '../hedging/hedge-state.js';
-import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
+import type { Limiter } from '../limits/limit-value.js';
 import type { Limit } from '../limits/limit-value.js';
 import type { Saturation } from '../limits/saturation.js';
 import type { Drain } from '../signals/drain.js';
@@ -75,8 +75,8 @@ export interface ExecutablePolicy {
   bucket(): RetryBudgetState | undefined;
   /** The circuit breaker for this policy instance, or undefined when off. */
   breaker(): CircuitBreaker | undefined;
-  /** The concurrency limiter for this policy instance, or undefined when off. */
-  limiter(): ConcurrencyLimiter | undefined;
+  /** The limiter (concurrency or rate) for this policy instance, or undefined when off. */
+  limiter(): Limiter | undefined;
   /** What this policy instance's hedge has learnt, or undefined without a `hedge`. */
   hedger(): HedgeState | undefined;
 }

@@ -206,9 +206,10 @@ async function refuse<T>(call: Call<T>): Promise<T> {
 }
 
 /**
- * Waits in the limiter's queue for a slot, then admits the attempt again (holding the slot). The
- * caller's abort ends the call as cancelled, the deadline passing while it waits as
- * `deadlineExceeded`: time spent queued counts against the deadline; a retry's token goes back.
+ * Waits in the limiter's queue for a slot (or for a rate limit's token), then admits the attempt again
+ * (holding it). The caller's abort ends the call as cancelled, the deadline passing while it waits as
+ * `deadlineExceeded`: time spent queued counts against the deadline; a retry's token goes back. A
+ * wait that ends without a token (a shared rate limit's store answered too late) is a refusal.
  */
 async function queued<T>(call: Call<T>): Promise<T> {
   let exit: QueueExit;
@@ -218,6 +219,11 @@ async function queued<T>(call: Call<T>): Promise<T> {
     if (call.attempts > 0) call.plan.bucket?.refund();
     call.fail('cancelled', reason);
     return call.settle();
+  }
+  if (exit === QueueExit.Refused) {
+    if (call.attempts > 0) call.plan.bucket?.refund();
+    call.refusal = 'Limited';
+    return refuse(call);
   }
   if (exit === QueueExit.Expired) {
     if (call.attempts > 0) call.plan.bucket?.refund();

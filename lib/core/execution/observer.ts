@@ -1,6 +1,8 @@
 import type { BreakerTransitionListener } from '../breaker/breaker-state.js';
 import type { CallObserver, ExecutablePolicy } from './executable-policy.js';
 import { CallEvent, type CallEventInit, breakerTransitionEvent } from '../events/call-events.js';
+import type { StoreStateListener } from '../limits/leased-rate.js';
+import { errorName } from './error-name.js';
 
 // The telemetry seam's plumbing (DESIGN §7): composing observers, telling them safely, and the one
 // place breaker transitions become events. The `CallObserver` interface itself lives beside the
@@ -111,6 +113,19 @@ export function reportEvent(policy: ExecutablePolicy, init: Omit<CallEventInit, 
   const observer = policy.options.onEvent;
   if (observer?.event === undefined) return;
   tell(observer, CallEvent.of({ ...init, policy: policy.name, dependency: policy.dependency }), undefined);
+}
+
+/**
+ * A shared rate limit's store-state listener that reports each change to the observer of whatever
+ * policy `holder()` returns then: `limiterDegraded` (the store failed: calls run on the local share;
+ * `error` names why) once per episode, `limiterRecovered` when the store grants again.
+ */
+export function storeStateReporter(holder: () => ExecutablePolicy | undefined): StoreStateListener {
+  return (state, error) => {
+    const policy = holder();
+    if (policy === undefined) return;
+    reportEvent(policy, state === 'degraded' ? { kind: 'limiterDegraded', error: errorName(error) } : { kind: 'limiterRecovered' });
+  };
 }
 
 /**

@@ -113,7 +113,7 @@ export function admit<T>(call: Call<T>): Step {
   const limiter = call.plan.limiter;
   if (limiter !== undefined && call.slot === Slot.None) {
     if (!limiter.tryAcquire()) {
-      if (limiter.canWait) return Step.Queue;
+      if (limiter.canWaitUntil(call.deadlineAt)) return Step.Queue;
       if (next > 1) call.plan.bucket?.refund();
       call.refusal = 'Limited';
       return Step.Refuse;

@@ -1,7 +1,7 @@
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import type { HedgeState } from '../hedging/hedge-state.js';
-import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
+import type { Limiter } from '../limits/limit-value.js';
 import type { CallObserver, ExecutablePolicy, ResolvedPolicyOptions } from './executable-policy.js';
 import type { Clock } from '../time/clock.js';
 
@@ -18,7 +18,7 @@ export class CallPlan {
   readonly listener: CallObserver | undefined;
   readonly breaker: CircuitBreaker | undefined;
   readonly bucket: RetryBudgetState | undefined;
-  readonly limiter: ConcurrencyLimiter | undefined;
+  readonly limiter: Limiter | undefined;
   /** What the policy's hedge has learnt, or `undefined` without a `hedge`. */
   readonly hedge: HedgeState | undefined;
   /**

@@ -4,6 +4,7 @@ import { RetryBudget } from '../budget/retry-budget.js';
 import { Ambient } from '../ambient/ambient-context.js';
 import { AttemptSupersededError } from '../errors.js';
 import type { CallEvent } from '../events/call-events.js';
+import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
 import { Limit } from '../limits/limit-value.js';
 import { type Policy, Resilience } from '../policy/policy.js';
 import type { PolicyOptions } from '../policy/policy-options.js';
@@ -273,20 +274,20 @@ describe('hedging (Hedge.at)', () => {
     const call = policy.run(g.work);
     await clock.advance(5_000);
     expect(g.pending).toHaveLength(1);
-    expect(policy.limiter()!.inflight).toBe(1);
+    expect((policy.limiter() as ConcurrencyLimiter).inflight).toBe(1);
     g.pending[0].resolve('x');
     await call;
-    expect(policy.limiter()!.inflight).toBe(0);
+    expect((policy.limiter() as ConcurrencyLimiter).inflight).toBe(0);
 
     const two = hedged({ limit: Limit.concurrency(2) });
     const h = gate();
     const hedgedCall = two.policy.run(h.work);
     await two.clock.advance(two.T);
-    expect(two.policy.limiter()!.inflight).toBe(2);
+    expect((two.policy.limiter() as ConcurrencyLimiter).inflight).toBe(2);
     h.pending[1].resolve('hedge');
     await hedgedCall;
     // The loser's slot came back with the race's end.
-    expect(two.policy.limiter()!.inflight).toBe(0);
+    expect((two.policy.limiter() as ConcurrencyLimiter).inflight).toBe(0);
   });
 
   it('learns the threshold from the race: a hedged call still counts above it', async () => {

@@ -202,7 +202,7 @@ describe('Limit', () => {
     expect(Limit.settingsFrom(false)).toBeUndefined();
     expect(() => Limit.settingsFrom({ concurrency: 0 }, 'policies.p.limit')).toThrow(new PolicyConfigError('policies.p.limit.concurrency', 0, 'must be an integer in [1, 100000] (calls in flight at once)'));
     expect(() => Limit.settingsFrom({ concurrency: 2, adaptive: true }, 'policies.p.limit')).toThrow(/exactly one of concurrency, adaptive/);
-    expect(() => Limit.settingsFrom({ conccurency: 2 }, 'policies.p.limit')).toThrow('policies.p.limit.conccurency: 2 is invalid: is not a known limit setting (concurrency, adaptive, queue)');
+    expect(() => Limit.settingsFrom({ conccurency: 2 }, 'policies.p.limit')).toThrow('policies.p.limit.conccurency: 2 is invalid: is not a known limit setting (concurrency, adaptive, queue, rate)');
     expect(() => Limit.settingsFrom({ adaptive: { minimum: 0 } }, 'policies.p.limit')).toThrow(new PolicyConfigError('policies.p.limit.minimum', 0, 'must be an integer in [1, 100000] (the lowest limit)'));
     expect(() => Limit.settingsFrom(20, 'policies.p.limit')).toThrow(/policies\.p\.limit: 20 is invalid: must be \{ concurrency, queue\? \}/);
   });

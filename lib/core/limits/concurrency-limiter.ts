@@ -2,7 +2,7 @@ import type { Clock } from '../time/clock.js';
 import { AdaptiveLimit } from './adaptive-limit.js';
 import { HoldTimes } from './hold-times.js';
 import { LimitQueue, type QueueExit } from './limit-queue.js';
-import type { ResolvedLimitSettings } from './limit-settings.js';
+import type { ResolvedConcurrencySettings } from './limit-settings.js';
 
 /** What an attempt that held a slot tells the limiter when it gives the slot back. */
 export const SlotOutcome = Object.freeze({
@@ -50,7 +50,7 @@ export class ConcurrencyLimiter {
   private readonly holds = new HoldTimes();
   private adaptive: AdaptiveLimit | undefined;
   private kindName: 'concurrency' | 'adaptive';
-  private configured: ResolvedLimitSettings;
+  private configured: ResolvedConcurrencySettings;
 
   /**
    * @param settings the limit (from `Limit.concurrency` / `Limit.adaptive`)
@@ -58,7 +58,7 @@ export class ConcurrencyLimiter {
    * @param paused while it answers true, the adaptive limit learns nothing (event-loop saturation)
    */
   constructor(
-    settings: ResolvedLimitSettings,
+    settings: ResolvedConcurrencySettings,
     private readonly clock: Clock,
     private readonly paused: () => boolean = never,
   ) {
@@ -75,7 +75,7 @@ export class ConcurrencyLimiter {
   }
 
   /** The settings it runs on now (the latest {@link reconfigure}'s). */
-  get settings(): ResolvedLimitSettings {
+  get settings(): ResolvedConcurrencySettings {
     return this.configured;
   }
 
@@ -119,6 +119,14 @@ export class ConcurrencyLimiter {
   }
 
   /**
+   * {@link ConcurrencyLimiter.canWait}: the queue has room (a queued caller's deadline ends its wait).
+   * @param _deadlineAt the caller's deadline, clock ms
+   */
+  canWaitUntil(_deadlineAt: number): boolean {
+    return this.canWait;
+  }
+
+  /**
    * Waits in the queue for a slot (call after {@link tryAcquire} said no and {@link canWait} yes).
    * Resolves `QueueExit.Granted` once the caller holds a slot (give it back with `release`), or
    * `QueueExit.Expired` when `deadlineAt` passed first (it holds nothing); rejects with the signal's
@@ -154,7 +162,7 @@ export class ConcurrencyLimiter {
    * kind's limit (a fixed `concurrency`, or the adaptive `initial`). A smaller queue keeps the callers
    * already waiting and turns away newcomers until it has room.
    */
-  reconfigure(settings: ResolvedLimitSettings): void {
+  reconfigure(settings: ResolvedConcurrencySettings): void {
     this.configured = settings;
     this.queueCapacity = settings.queue;
     if (settings.kind === 'adaptive') {

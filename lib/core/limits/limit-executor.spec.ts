@@ -6,6 +6,7 @@ import { Drain } from '../signals/drain.js';
 import type { CallEvent } from '../events/call-events.js';
 import { Resilience } from '../policy/policy.js';
 import { FakeClock } from '../time/fake-clock.js';
+import type { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { Limit } from './limit-value.js';
 
 class Down extends Error {
@@ -36,7 +37,7 @@ function policyWith(limit: Limit, extra: Parameters<typeof Resilience.default.wi
   const clock = new FakeClock();
   const events: CallEvent[] = [];
   const policy = Resilience.default.with({ name: 'prices', clock, random: () => 0.5, budget: RetryBudget.none, backoff: Backoff.none, limit, ...extra }).withListener((e) => events.push(e));
-  return { clock, events, policy, limiter: policy.limiter()! };
+  return { clock, events, policy, limiter: policy.limiter() as ConcurrencyLimiter };
 }
 
 describe('executor with a concurrency limit (bulkhead)', () => {
@@ -212,7 +213,7 @@ describe('executor with a concurrency limit (bulkhead)', () => {
           const clock = new FakeClock();
           const limit = adaptive ? Limit.adaptive({ initial: n, maximum: 5, queue }) : Limit.concurrency(n, { queue });
           const policy = Resilience.default.with({ clock, random: () => 0.3, limit, attemptTimeout: 100, deadline: 400, budget: RetryBudget.none, backoff: Backoff.constant(20) });
-          const limiter = policy.limiter()!;
+          const limiter = policy.limiter() as ConcurrencyLimiter;
           const results: Promise<unknown>[] = [];
           for (const step of plan) {
             const controller = new AbortController();

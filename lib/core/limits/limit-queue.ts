@@ -1,8 +1,11 @@
 import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../signals/abort-link.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 
-/** How a wait in a limiter's queue ended: a slot was handed over, or the caller's deadline passed. */
-export const QueueExit = Object.freeze({ Granted: 0, Expired: 1 } as const);
+/**
+ * How a wait for a limiter ended: a slot or token was handed over, the caller's deadline passed, or
+ * no token came within the wait allowed (a shared rate limit whose store answered too late: Limited).
+ */
+export const QueueExit = Object.freeze({ Granted: 0, Expired: 1, Refused: 2 } as const);
 /** One of the {@link QueueExit} values. */
 export type QueueExit = (typeof QueueExit)[keyof typeof QueueExit];
 

@@ -1,6 +1,7 @@
 import { PolicyConfigError } from '../errors.js';
 import { integerRule, isPlainObject, optionProblems, sectionRule, unboundedIntegerRule } from '../rules/value-rule.js';
 import type { AdaptiveBounds } from './adaptive-limit.js';
+import type { ResolvedRateSettings } from './rate-settings.js';
 
 /** Options of `Limit.concurrency(n, options)`. */
 export interface ConcurrencyLimitOptions {
@@ -24,10 +25,13 @@ export interface AdaptiveLimitOptions {
   queue?: number;
 }
 
-/** A limit's settings, validated and filled in. */
-export type ResolvedLimitSettings =
+/** A concurrency limit's settings (fixed or adaptive), validated and filled in. */
+export type ResolvedConcurrencySettings =
   | { readonly kind: 'concurrency'; readonly limit: number; readonly queue: number }
   | ({ readonly kind: 'adaptive'; readonly queue: number } & AdaptiveBounds);
+
+/** A limit's settings, validated and filled in: a concurrency limit or a rate limit. */
+export type ResolvedLimitSettings = ResolvedConcurrencySettings | ResolvedRateSettings;
 
 /** The most concurrent calls a limit may allow (a library bound, against a typo: a duration in the count). */
 export const MAXIMUM_LIMIT = 100_000;
@@ -52,7 +56,7 @@ const ADAPTIVE_OPTION_RULES = { initial: LIMIT_RULES.initial, minimum: LIMIT_RUL
  * @param field the path the errors name (`limit` from `with()`, `policies.x.limit` from config)
  * @throws PolicyConfigError naming `<field>.concurrency` or `<field>.queue`, the value and the rule
  */
-export function concurrencySettings(limit: unknown, options: unknown, field: string): ResolvedLimitSettings {
+export function concurrencySettings(limit: unknown, options: unknown, field: string): ResolvedConcurrencySettings {
   if (!LIMIT_RULES.limit.accepts(limit)) throw new PolicyConfigError(`${field}.concurrency`, limit, LIMIT_RULES.limit.rule);
   const o = checkSection(options ?? {}, CONCURRENCY_OPTION_RULES, field, 'concurrency limit option', '{ queue? }');
   return Object.freeze({ kind: 'concurrency', limit, queue: (o.queue as number | undefined) ?? 0 });
@@ -62,7 +66,7 @@ export function concurrencySettings(limit: unknown, options: unknown, field: str
  * Validates `Limit.adaptive(options)`: each field's rule, then `minimum <= initial <= maximum`.
  * @throws PolicyConfigError naming `<field>.<key>`, the value and the rule
  */
-export function adaptiveSettings(options: unknown, field: string): ResolvedLimitSettings {
+export function adaptiveSettings(options: unknown, field: string): ResolvedConcurrencySettings {
   const o = checkSection(options ?? {}, ADAPTIVE_OPTION_RULES, field, 'adaptive limit option', '{ initial?, minimum?, maximum?, queue? }');
   const minimum = (o.minimum as number | undefined) ?? ADAPTIVE_DEFAULTS.minimum;
   const maximum = (o.maximum as number | undefined) ?? Math.max(ADAPTIVE_DEFAULTS.maximum, minimum);

@@ -3,28 +3,40 @@ import { isPlainObject, sectionRule } from '../rules/value-rule.js';
 import type { Clock } from '../time/clock.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { type AdaptiveLimitOptions, type ConcurrencyLimitOptions, type ResolvedLimitSettings, adaptiveSettings, concurrencySettings } from './limit-settings.js';
-
-/** The config form of a limit: `{ concurrency, queue? }` or `{ adaptive: { initial?, minimum?, maximum? }, queue? }`. */
-export type LimitConfig = { concurrency: number; queue?: number } | { adaptive: AdaptiveLimitOptions | true; queue?: number };
-
-const CONFIG_SHAPE = 'must be { concurrency, queue? } or { adaptive: { initial?, minimum?, maximum? } | true, queue? }, a Limit, or false';
+import { RateLimiter, type RateLimiterContext } from './rate-limiter.js';
+import { type RateLimitOptions, rateSettings } from './rate-settings.js';
 
 /**
- * A policy's `limit` option as a value (DESIGN §3.8), resolved to a {@link ConcurrencyLimiter} when
- * a call needs one:
- * - `Limit.concurrency(n, { queue })` (a bulkhead) and `Limit.adaptive({ initial, minimum, maximum,
- *   queue })`: one limiter per owner (a policy instance or a scope key), created on first use, so a
- *   keyed instance (per host, per service, per key) has its own;
+ * The config form of a limit: `{ concurrency, queue? }`, `{ adaptive: { initial?, minimum?, maximum? }, queue? }`
+ * or `{ rate: { limit, per, burst?, maximumWait? } }` (`per` and `maximumWait` in ms, or a duration
+ * string such as `'1s'` in a config file).
+ */
+export type LimitConfig = { concurrency: number; queue?: number } | { adaptive: AdaptiveLimitOptions | true; queue?: number } | { rate: RateLimitOptions };
+
+/** What a policy's `limit` resolves to: a concurrency limiter or a rate limiter. */
+export type Limiter = ConcurrencyLimiter | RateLimiter;
+
+const CONFIG_SHAPE = 'must be { concurrency, queue? }, { adaptive: { initial?, minimum?, maximum? } | true, queue? } or { rate: { limit, per, burst?, maximumWait? } }, a Limit, or false';
+
+/**
+ * A policy's `limit` option as a value (DESIGN §3.8), resolved to a {@link ConcurrencyLimiter} or a
+ * {@link RateLimiter} when a call needs one:
+ * - `Limit.concurrency(n, { queue })` (a bulkhead), `Limit.adaptive({ initial, minimum, maximum,
+ *   queue })` and `Limit.rate({ limit, per, burst })`: one limiter per owner (a policy instance or a
+ *   scope key), created on first use, so a keyed instance (per host, per service, per key) has its own;
  * - `Limit.using(instance)`: always that limiter (the config layer pins one per policy name so a
- *   reload resizes it live; resize it with {@link ConcurrencyLimiter.reconfigure}).
+ *   reload resizes it live, with `reconfigure`).
+ *
+ * A policy has one limit: a concurrency limit or a rate limit, not both (a rate token spent by a call
+ * that then waits for a slot would be spent on nothing when the wait ends in a deadline).
  */
 export class Limit {
-  private readonly perOwner: WeakMap<object, ConcurrencyLimiter> | undefined;
+  private readonly perOwner: WeakMap<object, Limiter> | undefined;
 
   private constructor(
     /** The settings a new limiter gets (the pinned instance's at the time, for `using`). */
     readonly settings: ResolvedLimitSettings,
-    private readonly instance?: ConcurrencyLimiter,
+    private readonly instance?: Limiter,
   ) {
     this.perOwner = instance === undefined ? new WeakMap() : undefined;
   }
@@ -54,8 +66,23 @@ export class Limit {
     return new Limit(adaptiveSettings(options, 'limit'));
   }
 
+  /**
+   * At most `limit` attempts start per `per` ms, `burst` at once after a quiet spell (GCRA). An attempt
+   * finding no token is refused (Limited, `retryAfter` the ms until the next token) after the guarded
+   * pause — its work never starts — or, with `maximumWait`, waits for its token when it comes that
+   * soon and before the deadline (the caller's abort ends the wait). Every attempt takes a token (a
+   * retry is a request too). With `store`, the limit is shared by every process using it (tokens
+   * leased `lease` at a time; while the store fails, each process runs on `limit / expectedInstances`).
+   * @throws PolicyConfigError naming `limit.rate.<field>`, the value and the rule
+   */
+  static rate(options: RateLimitOptions): Limit {
+    const settings = rateSettings(options, 'limit');
+    if (settings.shared && settings.store === undefined) throw new PolicyConfigError('limit.rate.shared', true, 'needs a store in code: pass store (e.g. new RedisRateStore(client)); shared: true is config\'s way to use the application\'s store');
+    return new Limit(settings);
+  }
+
   /** A value that always resolves to `instance` (its clock is the one it was built with). */
-  static using(instance: ConcurrencyLimiter): Limit {
+  static using(instance: Limiter): Limit {
     return new Limit(instance.settings, instance);
   }
 
@@ -74,9 +101,16 @@ export class Limit {
     const hasConcurrency = Object.hasOwn(value, 'concurrency');
     const hasAdaptive = Object.hasOwn(value, 'adaptive');
     for (const key of Object.keys(value)) {
-      if (key !== 'concurrency' && key !== 'adaptive' && key !== 'queue') throw new PolicyConfigError(`${field}.${key}`, value[key], 'is not a known limit setting (concurrency, adaptive, queue)');
+      if (key !== 'concurrency' && key !== 'adaptive' && key !== 'queue' && key !== 'rate') throw new PolicyConfigError(`${field}.${key}`, value[key], 'is not a known limit setting (concurrency, adaptive, queue, rate)');
     }
-    if (hasConcurrency === hasAdaptive) throw new PolicyConfigError(field, value, `${CONFIG_SHAPE} (exactly one of concurrency, adaptive)`);
+    if (Object.hasOwn(value, 'rate')) {
+      if (hasConcurrency || hasAdaptive || Object.hasOwn(value, 'queue')) {
+        const other = hasConcurrency ? 'concurrency' : hasAdaptive ? 'adaptive' : 'queue';
+        throw new PolicyConfigError(`${field}.${other}`, value[other], 'cannot be combined with rate: a policy has one limit, a concurrency limit or a rate limit (a rate limit waits up to rate.maximumWait instead of queueing)');
+      }
+      return rateSettings(value.rate, field);
+    }
+    if (hasConcurrency === hasAdaptive) throw new PolicyConfigError(field, value, `${CONFIG_SHAPE} (exactly one of concurrency, adaptive, rate)`);
     const queue = value.queue === undefined ? {} : { queue: value.queue };
     if (hasConcurrency) return concurrencySettings(value.concurrency, queue, field);
     const adaptive = value.adaptive === true ? {} : value.adaptive;
@@ -93,14 +127,17 @@ export class Limit {
   /**
    * The limiter for `owner`, created on first use with these settings.
    * @param owner the policy instance or scope key object it belongs to
-   * @param clock the owner's clock (queued deadlines, adaptive windows)
+   * @param clock the owner's clock (queued deadlines, adaptive windows, rate tokens)
    * @param paused while it answers true the adaptive limit learns nothing (`Saturation.above`)
+   * @param context a rate limit's shared key (the policy's name) and store-state listener
+   * @throws PolicyConfigError (field `limit.rate.key`) for a shared rate limit with no key and no name
    */
-  resolve(owner: object, clock: Clock, paused?: () => boolean): ConcurrencyLimiter {
+  resolve(owner: object, clock: Clock, paused?: () => boolean, context?: RateLimiterContext): Limiter {
     if (this.instance !== undefined) return this.instance;
     let limiter = this.perOwner!.get(owner);
     if (limiter === undefined) {
-      limiter = new ConcurrencyLimiter(this.settings, clock, paused);
+      const settings = this.settings;
+      limiter = settings.kind === 'rate' ? new RateLimiter(settings, clock, context) : new ConcurrencyLimiter(settings, clock, paused);
       this.perOwner!.set(owner, limiter);
     }
     return limiter;

@@ -5,6 +5,7 @@ import { CallRejectedError } from '../errors.js';
 import { FALLBACK_REASONS, Fallback } from '../fallback/fallback.js';
 import { Resilience } from '../policy/policy.js';
 import { FakeClock } from '../time/fake-clock.js';
+import type { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { Limit } from './limit-value.js';
 
 // The bulkhead, concurrency-limiter and fallback scenarios of cockatiel (src/BulkheadPolicy.test.ts),
@@ -34,7 +35,7 @@ function script(clock: FakeClock) {
 function bulkhead(limit: number, queue = 0) {
   const clock = new FakeClock();
   const policy = Resilience.default.with({ clock, attempts: 1, budget: RetryBudget.none, backoff: Backoff.none, limit: Limit.concurrency(limit, { queue }) });
-  return { clock, policy, limiter: policy.limiter()! };
+  return { clock, policy, limiter: policy.limiter() as ConcurrencyLimiter };
 }
 
 describe('cockatiel: Bulkhead', () => {
@@ -174,7 +175,7 @@ describe('Polly: fallback', () => {
 describe('resilience4j: Bulkhead (maxConcurrentCalls, maxWaitDuration)', () => {
   it('a caller waits for a permit at most until its deadline (ours: the call deadline bounds the wait; resilience4j: maxWaitDuration)', async () => {
     const clock = new FakeClock();
-    const limiter = Resilience.default.with({ clock, limit: Limit.concurrency(1, { queue: 1 }) }).limiter()!;
+    const limiter = Resilience.default.with({ clock, limit: Limit.concurrency(1, { queue: 1 }) }).limiter() as ConcurrencyLimiter;
     const patient = Resilience.default.with({ clock, attempts: 1, budget: RetryBudget.none, limit: Limit.using(limiter) });
     const bounded = patient.with({ deadline: 50 });
     const s = script(clock);

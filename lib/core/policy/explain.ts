@@ -125,6 +125,10 @@ function limitTerm(policy: ExecutablePolicy): ExplainedTerm {
   const limiter = policy.options.limit === undefined ? undefined : policy.limiter();
   if (limiter === undefined) return { term: 'limit', configured: OFF, reading: '', state: OFF };
   const l = limiter.snapshot();
+  if (l.kind === 'rate') {
+    const store = l.shared === undefined ? '' : `, shared through ${l.shared.store} (${l.shared.degraded ? 'degraded: on the local share' : l.shared.state})`;
+    return { term: 'limit', configured: `rate, ${l.limit} per ${l.per} ms, burst ${l.burst}${store}`, reading: `${l.available} tokens now, ${l.granted} granted, ${l.refused} refused`, state: 'warm' };
+  }
   const reading = `limit ${l.limit}, ${l.inflight} in flight, ${l.queued} queued`;
   const cold = l.kind === 'adaptive' && l.noLoadLatency === undefined;
   return { term: 'limit', configured: `${l.kind}, queue of ${l.queue}`, reading: cold ? `${reading} (no latency measured yet)` : reading, state: cold ? 'cold' : 'warm' };

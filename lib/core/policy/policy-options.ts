@@ -82,6 +82,8 @@ export interface PolicyOptions {
    * bulkhead) or `Limit.adaptive({ initial, minimum, maximum, queue })`; a slot is held per attempt.
    * An attempt finding no free slot waits in the FIFO queue or is refused (`CallRejectedError`
    * reason `Limited`, stop reason `limited`) after the guarded pause; refused work never starts.
+   * Or bounds the attempts started per period: `Limit.rate({ limit, per, burst, maximumWait })`, a
+   * token per attempt, refused the same way (or waiting up to `maximumWait` for its token).
    * `undefined` (the default) = no limit.
    */
   limit?: Limit;
@@ -158,7 +160,7 @@ const OPTION_RULES: Record<keyof PolicyOptions, ValueRule> = {
   drain: instance('a Drain (new Drain())', (v) => v instanceof Drain),
   classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
   onEvent: instance('a function (event) => void or a CallObserver { callStarted?, runAttempt?, event?, callEnded? }', isEventSink),
-  limit: instance('a Limit (Limit.concurrency(n, { queue }), Limit.adaptive({ initial, minimum, maximum, queue }))', (v) => v instanceof Limit),
+  limit: instance('a Limit (Limit.concurrency(n, { queue }), Limit.adaptive({ initial, minimum, maximum, queue }), Limit.rate({ limit, per, burst }))', (v) => v instanceof Limit),
   fallback: instance('a function (stop) => value, or Fallback.to(fn, { on })', (v) => typeof v === 'function' || v instanceof Fallback),
   hedge: instance('a Hedge (Hedge.at(quantile, { maximumConcurrent, suppressAt, winRate }))', (v) => v instanceof Hedge),
   repeatable: BOOLEAN_RULE,

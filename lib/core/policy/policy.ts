@@ -1,7 +1,7 @@
 import type { AttemptContext } from '../execution/attempt-context.js';
 import { type CallResult, CallLog } from '../execution/call-result.js';
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
-import type { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
+import type { Limiter } from '../limits/limit-value.js';
 import type { HedgeState } from '../hedging/hedge-state.js';
 import { Classifier } from '../classification/classifier.js';
 import { Breaker } from '../breaker/breaker-value.js';
@@ -10,7 +10,7 @@ import type { DependencyLabel } from '../events/call-events.js';
 import { type CallContinuation, type Work, execute } from '../execution/executor.js';
 import { HeldCall } from '../execution/held-call.js';
 import { CallPlan } from '../execution/plan.js';
-import { type CallEventSink, breakerTransitionReporter, composeObservers } from '../execution/observer.js';
+import { type CallEventSink, breakerTransitionReporter, composeObservers, storeStateReporter } from '../execution/observer.js';
 import { DEFAULT_OPTIONS, type PolicyOptions, mergeOptions } from './policy-options.js';
 import { type ExecutablePolicy, type ResolvedPolicyOptions } from '../execution/executable-policy.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
@@ -74,7 +74,7 @@ export interface PolicyState {
 export class Policy implements ExecutablePolicy {
   private resolvedBucket: RetryBudgetState | undefined | null = null;
   private resolvedBreaker: CircuitBreaker | undefined | null = null;
-  private resolvedLimiter: ConcurrencyLimiter | undefined | null = null;
+  private resolvedLimiter: Limiter | undefined | null = null;
   private resolvedHedger: HedgeState | undefined | null = null;
   private resolvedPlan: CallPlan | undefined = undefined;
 
@@ -120,15 +120,15 @@ export class Policy implements ExecutablePolicy {
   }
 
   /**
-   * The concurrency limiter for this instance (resolved on first use), or undefined without a
-   * `limit`. Its adaptive limit learns nothing while the policy's `saturation` says the event loop
-   * is saturated.
+   * The limiter for this instance (a concurrency or a rate limiter, resolved on first use), or
+   * undefined without a `limit`. An adaptive limit learns nothing while the policy's `saturation`
+   * says the event loop is saturated.
    */
-  limiter(): ConcurrencyLimiter | undefined {
+  limiter(): Limiter | undefined {
     if (this.resolvedLimiter === null) {
       const o = this.options;
       const saturation = o.saturation;
-      this.resolvedLimiter = o.limit?.resolve(this, o.clock, saturation === undefined ? undefined : () => saturation.saturated);
+      this.resolvedLimiter = o.limit?.resolve(this, o.clock, saturation === undefined ? undefined : () => saturation.saturated, { name: sharedKey(this), onStoreState: storeStateReporter(() => this) });
     }
     return this.resolvedLimiter;
   }
@@ -307,3 +307,15 @@ export const Resilience = {
     mergeOptions(DEFAULT_OPTIONS, { attempts: 2, breaker: Breaker.with({ minimumErrorRate: 0.5, consecutiveFailures: 20, streakSignificance: 1e-8 }), classifier: Classifier.http }),
   ),
 } as const;
+
+/**
+ * The key of a shared rate limit that names none: the policy's name, and for a keyed instance its
+ * host or service (each host has its own fleet bucket, as it has its own local one); `undefined` for
+ * an unnamed policy.
+ */
+function sharedKey(policy: Policy): string | undefined {
+  if (policy.name === '') return undefined;
+  const dependency = policy.dependency;
+  const label = dependency?.host ?? dependency?.service;
+  return label === undefined ? policy.name : `${policy.name}:${label}`;
+}
