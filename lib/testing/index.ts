@@ -53,6 +53,7 @@ export {
   type BrownoutOptions,
   type OutageOptions,
   type FaultWindow,
+  type TailOptions,
   type ArrivalProcess,
   type LoadStep,
   type ConstantLoadOptions,

@@ -12,6 +12,7 @@ export {
   type BrownoutOptions,
   type OutageOptions,
   type FaultWindow,
+  type TailOptions,
 } from './dependency.js';
 export { Load, type ArrivalProcess, type LoadStep, type ConstantLoadOptions, type StepLoadOptions } from './load.js';
 export {
