@@ -133,6 +133,8 @@ export class ResilientCall {
       const answer = await policy.run((context) => this.attempt(context), {
         signal: this.cancellation.signal,
         attempts: repeatable ? undefined : 1,
+        // The interceptor does not hedge yet (docs/hedging.md): never two calls of one RPC on the wire at once.
+        repeatable: false,
       });
       this.commit(answer);
     } catch (error) {

@@ -78,7 +78,8 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
             throw call.failed(error, (error as { response?: { data?: unknown } } | undefined)?.response?.data);
           }
         },
-        { signal: config.signal as AbortSignal | undefined },
+        // The axios seam does not hedge yet (docs/hedging.md): never two sends of one request at once.
+        { signal: config.signal as AbortSignal | undefined, repeatable: false },
       )
       .catch((error: unknown) => {
         // As the resilient fetch: a POST that failed once without an answer says why it was not sent

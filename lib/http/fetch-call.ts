@@ -85,7 +85,8 @@ export class FetchCall {
     const policy = call.policy;
     // A download that may be resumed stays one call for observers until its body is done.
     const held = this.settings.resumeDownloads && method === 'GET' && !this.headers.has('range') ? new HeldCall() : undefined;
-    const response = await policy.run((ctx) => this.attempt(ctx), { signal, hold: held }).catch((error: unknown) => {
+    // The resilient fetch does not hedge yet (docs/hedging.md): a policy's `repeatable: true` must never race two sends of one request.
+    const response = await policy.run((ctx) => this.attempt(ctx), { signal, hold: held, repeatable: false }).catch((error: unknown) => {
       // Say why a POST that failed once was not sent again, and how to let it (stop reason `notRepeatable`).
       const final = call.finalError(error, (cause) => new NotRepeatableError(method, this.url, { cause }));
       call.abandon();
@@ -159,7 +160,7 @@ export class FetchCall {
         // The resume request is the call's next attempt: budget, breaker, backoff and deadline apply,
         // and observers see it as an attempt of the held call.
         next: (offset, etag, error) =>
-          policy.run((ctx) => this.attempt(ctx, `bytes=${offset}-`, etag), { signal, hold: held, continuing: { attempts: call.attempts, error, deadlineAt: this.deadlineAt, held } }),
+          policy.run((ctx) => this.attempt(ctx, `bytes=${offset}-`, etag), { signal, hold: held, repeatable: false, continuing: { attempts: call.attempts, error, deadlineAt: this.deadlineAt, held } }),
         resumed: () => {
           call.keep();
           // `streamResumed` (DESIGN §3.12), an event of the held call.
