@@ -59,6 +59,7 @@ function startApp(node, dependencyUrl) {
     const timer = setTimeout(() => failed(new Error(`the app did not print "listening on <port>" within ${START_TIMEOUT_MS} ms:\n${log.text}`)), START_TIMEOUT_MS);
     const read = (chunk) => {
       // Nest colours its output whatever the stream; the checks read plain text.
+      // eslint-disable-next-line no-control-regex -- the escape character is what is removed
       log.text += chunk.toString().replace(/\x1b\[[0-9;]*m/g, '');
       const port = /listening on (\d+)/.exec(log.text)?.[1];
       if (port !== undefined) {

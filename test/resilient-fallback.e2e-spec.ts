@@ -59,9 +59,6 @@ class Prices {
   }
 }
 
-@Module({ providers: [Prices] })
-class PricesModule {}
-
 const apps: INestApplication[] = [];
 
 afterEach(async () => {

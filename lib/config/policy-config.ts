@@ -2,7 +2,7 @@ import { Backoff, BREAKER_DEFAULTS, type BreakerSettings, DEFAULT_MAXIMUM_KEYS, 
 import { BOUND_RULE, DELAY_RULE } from '../core/internal.js';
 import type { ClassifierConfig, ClassifierSpec } from './classifier-config.js';
 import { Problems, checkKeys, checkName, join, readDuration, readObject } from './config-reading.js';
-import { type BudgetSection, type Section, isWindow, parseSection } from './policy-section.js';
+import { type Section, isWindow, parseSection } from './policy-section.js';
 import { type PresetName, PRESET_NAMES, presetPolicy } from './presets.js';
 import { ResilienceConfigError } from './resilience-config.error.js';
 
@@ -121,7 +121,6 @@ export type BreakerConfig = boolean | (Omit<BreakerSettings, BreakerDurationKey>
 
 /** The breaker settings that are durations, so config may write them as `"15s"` strings. */
 export type BreakerDurationKey = 'breakDuration' | 'maximumBreak' | 'tripWindow' | 'baselineWindow' | 'probeTimeout';
-const BREAKER_DURATION_KEYS: readonly BreakerDurationKey[] = ['breakDuration', 'maximumBreak', 'tripWindow', 'baselineWindow', 'probeTimeout'];
 
 /**
  * Keyed use of a policy in config (DESIGN §3.11): `true` for a `PolicyScope` of at most 1024 keys,

@@ -12,12 +12,12 @@ import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js'
 const MANAGED_CLASS_WATERMARKS = [INJECTABLE_WATERMARK, CONTROLLER_WATERMARK];
 
 /** Whether Nest creates instances of `type` itself: it carries `@Injectable()` or `@Controller()`. */
-export function isNestManagedClass(type: Function): boolean {
+export function isNestManagedClass(type: object): boolean {
   return MANAGED_CLASS_WATERMARKS.some((key) => Reflect.getMetadata(key, type) === true);
 }
 
 /** Whether `type` already declares a property dependency injected into `key` (`@Inject()` on a property). */
-export function declaresPropertyDependency(type: Function, key: string | symbol): boolean {
+export function declaresPropertyDependency(type: object, key: string | symbol): boolean {
   const declared: unknown = Reflect.getMetadata(PROPERTY_DEPS_METADATA, type);
   return Array.isArray(declared) && declared.some((dependency: { key?: unknown }) => dependency.key === key);
 }

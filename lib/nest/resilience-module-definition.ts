@@ -48,6 +48,8 @@ function exceptionFilterClass(value: unknown): typeof ResilienceExceptionFilter 
   return options.badGateway === true ? ResilienceBadGatewayFilter : ResilienceExceptionFilter;
 }
 
+// OPTIONS_TYPE and ASYNC_OPTIONS_TYPE exist for their types only (Nest's documented pattern).
+/* eslint-disable @typescript-eslint/no-unused-vars */
 const {
   ConfigurableModuleClass,
   OPTIONS_TYPE,
@@ -56,6 +58,7 @@ const {
   .setClassMethodName('forRoot')
   .setExtras<ResilienceModuleExtras>({ isGlobal: true, exceptionFilter: false }, defineModule)
   .build();
+/* eslint-enable @typescript-eslint/no-unused-vars */
 
 /** The generated base class of `ResilienceModule` (static `forRoot` and `forRootAsync`). @internal */
 export const ConfigurableResilienceModule = ConfigurableModuleClass;

@@ -4,7 +4,7 @@ import { nestWarningSink } from './nest-warnings.js';
 import { isNestManagedClass } from './nest-internals.js';
 
 /** Classes already looked at: the check runs on every call, the metadata is read once per class. */
-const checked = new WeakSet<Function>();
+const checked = new WeakSet<object>();
 
 /**
  * Warns once per method when `@Resilient` decorates a method whose declared return type (the

@@ -202,7 +202,6 @@ export class CircuitBreaker {
    * @returns the release function
    */
   isolate(): () => void {
-    const now = this.clock.now();
     this.isolations++;
     const epoch = this.isolationEpoch;
     if (this.current !== 'isolated') {

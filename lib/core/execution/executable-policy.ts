@@ -57,6 +57,8 @@ export interface CallObserver<S = unknown> {
 }
 
 /** What `onEvent` and `withListener` accept: a plain event listener or an observer. */
+// An observer keeps its own per-call context type; a sink of any of them is accepted.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type CallEventSink = CallEventListener | CallObserver<any>;
 
 /** A plain listener as an observer (events only), or the observer itself. */

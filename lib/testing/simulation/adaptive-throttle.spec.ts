@@ -1,8 +1,6 @@
 import { PolicyConfigError } from '../../core/index.js';
 import { AdaptiveThrottle } from './adaptive-throttle.js';
 
-/** A random source that replays `values` (then repeats the last). */
-const replay = (...values: number[]) => () => (values.length > 1 ? values.shift()! : values[0]!);
 
 describe('AdaptiveThrottle (SRE client-side throttling, reference model)', () => {
   it('refuses with probability (requests − K·accepts) / (requests + 1)', () => {

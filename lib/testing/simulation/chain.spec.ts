@@ -1,4 +1,4 @@
-import { CallRejectedError, Classifier, DeadlineExceededError, PolicyConfigError, RelayedRefusalError, Resilience, RetryBudget } from '../../core/index.js';
+import { CallRejectedError, Classifier, DeadlineExceededError, PolicyConfigError, RelayedRefusalError, Resilience } from '../../core/index.js';
 import { HopAnswerError } from './chain.js';
 import { ChainMatrix, naiveHop } from './chain-matrix.js';
 import { Dependency } from './dependency.js';
