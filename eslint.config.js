@@ -1,6 +1,8 @@
 // The project's own lint: ESLint's and typescript-eslint's recommended rules for every source, and
 // this package's own plugin (read from dist/, so `npm run build` comes first, as in `npm test`) on
-// the code written the way a user writes it: the samples and the benches.
+// the code written the way a user writes it: the samples and the benches. test/fixtures/eslint/ has
+// its own config (ESLint looks one up from each file's folder) and its deliberate mistakes: npm run
+// lint leaves it out.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
