@@ -88,7 +88,7 @@ describe('hedging (Hedge.at)', () => {
   });
 
   it('a fast failure starts the next attempt after the backoff and cancels the pending hedge timer: one follow-up', async () => {
-    const { clock, events, policy, T } = hedged();
+    const { clock, events, policy } = hedged();
     const g = gate();
     const call = policy.run(g.work);
     await clock.advance(20);
@@ -211,7 +211,7 @@ describe('hedging (Hedge.at)', () => {
   });
 
   it('never hedges Sheddable work', async () => {
-    const { clock, policy, T } = hedged();
+    const { clock, policy } = hedged();
     const g = gate();
     const call = Ambient.run({ criticality: 'sheddable' }, () => policy.run(g.work));
     await clock.advance(5_000);
@@ -235,7 +235,7 @@ describe('hedging (Hedge.at)', () => {
   });
 
   it('no hedge while the breaker is not closed or the failure rate reaches suppressAt of its trip point', async () => {
-    const { clock, policy, T } = hedged({ breaker: Breaker.default });
+    const { clock, policy } = hedged({ breaker: Breaker.default });
     const latency = policy.hedger()!.latency;
     // 25 % failures = 0.5 × the 0.5 trip point.
     for (let i = 0; i < 7; i++) latency.fail(0);
@@ -269,7 +269,7 @@ describe('hedging (Hedge.at)', () => {
   });
 
   it('a hedge takes a free limiter slot or does not start (it never queues)', async () => {
-    const { clock, policy, T } = hedged({ limit: Limit.concurrency(1, { queue: 10 }) });
+    const { clock, policy } = hedged({ limit: Limit.concurrency(1, { queue: 10 }) });
     const g = gate();
     const call = policy.run(g.work);
     await clock.advance(5_000);
