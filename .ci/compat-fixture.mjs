@@ -42,9 +42,15 @@ function startDependency() {
     }
     response.setHeader('content-type', 'application/json');
     const last = request.url?.split('/').pop();
-    response.end(JSON.stringify(request.url?.startsWith('/stock/') ? { count: 7 } : { id: `ch_${last}` }));
+    response.end(
+      JSON.stringify(request.url?.startsWith('/stock/') ? { count: 7 } : { id: `ch_${last}` }),
+    );
   });
-  return new Promise((done) => server.listen(0, '127.0.0.1', () => done({ server, state, url: `http://127.0.0.1:${server.address().port}` })));
+  return new Promise((done) =>
+    server.listen(0, '127.0.0.1', () =>
+      done({ server, state, url: `http://127.0.0.1:${server.address().port}` }),
+    ),
+  );
 }
 
 /** Starts the built app on `node`; resolves with its port once it prints `listening on <port>`. */
@@ -56,7 +62,15 @@ function startApp(node, dependencyUrl) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const started = new Promise((done, failed) => {
-    const timer = setTimeout(() => failed(new Error(`the app did not print "listening on <port>" within ${START_TIMEOUT_MS} ms:\n${log.text}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        failed(
+          new Error(
+            `the app did not print "listening on <port>" within ${START_TIMEOUT_MS} ms:\n${log.text}`,
+          ),
+        ),
+      START_TIMEOUT_MS,
+    );
     const read = (chunk) => {
       // Nest colours its output whatever the stream; the checks read plain text.
       // eslint-disable-next-line no-control-regex -- the escape character is what is removed
@@ -79,32 +93,61 @@ async function drive(port, dependency, log) {
   const healthyFrom = log.text.length;
   const healthy = await fetch(`${base}/checkout/1`);
   const body = await healthy.json();
-  check(healthy.status === 200 && body.id === 'ch_1', `healthy call: ${healthy.status} ${JSON.stringify(body)}`);
+  check(
+    healthy.status === 200 && body.id === 'ch_1',
+    `healthy call: ${healthy.status} ${JSON.stringify(body)}`,
+  );
 
   dependency.state.failing = true;
   const healthyLog = log.text.slice(healthyFrom);
-  check(!healthyLog.includes('NResilience'), `healthy call logged nothing from the library${healthyLog.includes('NResilience') ? `, but: ${healthyLog}` : ''}`);
+  check(
+    !healthyLog.includes('NResilience'),
+    `healthy call logged nothing from the library${healthyLog.includes('NResilience') ? `, but: ${healthyLog}` : ''}`,
+  );
 
   const statuses = [];
   let refusal;
   for (let call = 2; call < 2 + MAXIMUM_FAILING_CALLS && refusal === undefined; call++) {
     const response = await fetch(`${base}/checkout/${call}`);
     statuses.push(response.status);
-    if (response.status === 503) refusal = { headers: response.headers, body: await response.json() };
+    if (response.status === 503)
+      refusal = { headers: response.headers, body: await response.json() };
     else await response.arrayBuffer();
   }
   check(refusal !== undefined, `the breaker opened: statuses while failing ${statuses.join(', ')}`);
   if (refusal === undefined) return;
   const retryAfter = refusal.headers.get('retry-after');
   const [low, high] = expected.retryAfter;
-  check(/^\d+$/.test(retryAfter ?? '') && Number(retryAfter) >= low && Number(retryAfter) <= high, `503 Retry-After: ${retryAfter} (expected ${low === high ? low : `${low}..${high}`})`);
-  check(refusal.headers.get('content-type')?.startsWith('application/problem+json') === true, `503 content-type: ${refusal.headers.get('content-type')}`);
-  check(refusal.body.reason === 'DependencyUnavailable' && refusal.body.status === 503, `503 body reason ${refusal.body.reason}, status ${refusal.body.status}`);
-  const opened = log.text.split('\n').find((line) => line.includes(`[NResilience.${expected.policy}]`) && line.includes('Breaker opened'));
-  check(opened !== undefined && /\bWARN\b/.test(opened), `app log: ${opened?.trim() ?? `no "Breaker opened" line in:\n${log.text}`}`);
+  check(
+    /^\d+$/.test(retryAfter ?? '') && Number(retryAfter) >= low && Number(retryAfter) <= high,
+    `503 Retry-After: ${retryAfter} (expected ${low === high ? low : `${low}..${high}`})`,
+  );
+  check(
+    refusal.headers.get('content-type')?.startsWith('application/problem+json') === true,
+    `503 content-type: ${refusal.headers.get('content-type')}`,
+  );
+  check(
+    refusal.body.reason === 'DependencyUnavailable' && refusal.body.status === 503,
+    `503 body reason ${refusal.body.reason}, status ${refusal.body.status}`,
+  );
+  const opened = log.text
+    .split('\n')
+    .find(
+      (line) =>
+        line.includes(`[NResilience.${expected.policy}]`) && line.includes('Breaker opened'),
+    );
+  check(
+    opened !== undefined && /\bWARN\b/.test(opened),
+    `app log: ${opened?.trim() ?? `no "Breaker opened" line in:\n${log.text}`}`,
+  );
   // The default profile writes incidents only: no traffic record at any level during the whole run.
-  const quiet = log.text.split('\n').filter((line) => line.includes('[NResilience.') && !/\bWARN\b/.test(line));
-  check(quiet.length === 0, `every library line is a warning${quiet.length > 0 ? `, but: ${quiet.join('\n')}` : ''}`);
+  const quiet = log.text
+    .split('\n')
+    .filter((line) => line.includes('[NResilience.') && !/\bWARN\b/.test(line));
+  check(
+    quiet.length === 0,
+    `every library line is a warning${quiet.length > 0 ? `, but: ${quiet.join('\n')}` : ''}`,
+  );
 }
 
 const packDir = tempDir('pack');
@@ -118,10 +161,14 @@ try {
   rmSync(packDir, { recursive: true, force: true });
 }
 
-const nest = JSON.parse(readFileSync(join(fixture, 'node_modules/@nestjs/core/package.json'), 'utf8')).version;
+const nest = JSON.parse(
+  readFileSync(join(fixture, 'node_modules/@nestjs/core/package.json'), 'utf8'),
+).version;
 // The built app also runs on every Node binary given after the fixture (.ci/run passes Node 24's and Node 22's).
 for (const node of [process.execPath, ...process.argv.slice(3)]) {
-  console.log(`\n${manifest.name}: Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}, @nestjs/core ${nest}`);
+  console.log(
+    `\n${manifest.name}: Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()}, @nestjs/core ${nest}`,
+  );
   const dependency = await startDependency();
   const app = startApp(node, dependency.url);
   try {
@@ -131,5 +178,9 @@ for (const node of [process.execPath, ...process.argv.slice(3)]) {
     dependency.server.close();
   }
 }
-console.log(problems.length === 0 ? `${manifest.name}: all checks passed` : `${manifest.name}: ${problems.length} checks failed`);
+console.log(
+  problems.length === 0
+    ? `${manifest.name}: all checks passed`
+    : `${manifest.name}: ${problems.length} checks failed`,
+);
 process.exitCode = problems.length === 0 ? 0 : 1;

@@ -19,7 +19,11 @@ export function run(command, args, options = {}) {
 
 /** Runs a command and returns its stdout (stderr passes through). */
 export function output(command, args, options = {}) {
-  return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], ...options });
+  return execFileSync(command, args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    ...options,
+  });
 }
 
 /** A fresh temporary directory named for `purpose`. */
@@ -33,8 +37,13 @@ export function tempDir(purpose) {
  * @returns the tarball's path and the file paths it holds
  */
 export function packTarball(destination) {
-  const [packed] = JSON.parse(output('npm', ['pack', '--json', '--pack-destination', destination], { cwd: root }));
-  return { tarball: join(destination, packed.filename), files: packed.files.map((file) => file.path) };
+  const [packed] = JSON.parse(
+    output('npm', ['pack', '--json', '--pack-destination', destination], { cwd: root }),
+  );
+  return {
+    tarball: join(destination, packed.filename),
+    files: packed.files.map((file) => file.path),
+  };
 }
 
 /**

@@ -11,7 +11,11 @@ export const work = async () => 1;
 /** Every feature off: one attempt, no budget, no breaker, no deadline, no listener. */
 export const featuresOff = Resilience.default.with({ attempts: 1, budget: RetryBudget.none });
 /** The breaker alone: one attempt, no budget, `Breaker.default`. */
-export const breakerOnly = Resilience.default.with({ attempts: 1, budget: RetryBudget.none, breaker: Breaker.default });
+export const breakerOnly = Resilience.default.with({
+  attempts: 1,
+  budget: RetryBudget.none,
+  breaker: Breaker.default,
+});
 
 /** The executor's loop with nothing on: two attempts (so the loop runs), no budget, no breaker, no limit. */
 export const loopOnly = Resilience.default.with({ attempts: 2, budget: RetryBudget.none });

@@ -17,7 +17,9 @@ import { allocationTasks } from './allocation-tasks.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) {
-  console.error('allocation bench: run node with --expose-gc (see the header of bench/allocation.ts)');
+  console.error(
+    'allocation bench: run node with --expose-gc (see the header of bench/allocation.ts)',
+  );
   process.exit(2);
 }
 
@@ -28,7 +30,10 @@ const json = process.argv.includes('--json');
 let scavenges = 0;
 const observer = new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
-    if (((entry as { detail?: { kind?: number } }).detail)?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) scavenges++;
+    if (
+      (entry as { detail?: { kind?: number } }).detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR
+    )
+      scavenges++;
   }
 });
 observer.observe({ entryTypes: ['gc'] });
@@ -51,7 +56,10 @@ for (const [name, call] of tasks) {
     await settle();
     if (scavenges === before) bytes.push((heapAfter - heapBefore) / calls);
   }
-  if (bytes.length === 0) throw new Error(`allocation bench: a scavenge ran in every round of "${name}"; give node a larger --max-semi-space-size`);
+  if (bytes.length === 0)
+    throw new Error(
+      `allocation bench: a scavenge ran in every round of "${name}"; give node a larger --max-semi-space-size`,
+    );
   rows.push({ name, spread: spread(bytes) });
 }
 observer.disconnect();
@@ -61,12 +69,26 @@ const report = {
   node: process.version,
   calls,
   rounds,
-  rows: rows.map((row) => ({ name: row.name, bytes: round(row.spread.median), excess: round(row.spread.median - raw), spread: { min: round(row.spread.min), max: round(row.spread.max) } })),
+  rows: rows.map((row) => ({
+    name: row.name,
+    bytes: round(row.spread.median),
+    excess: round(row.spread.median - raw),
+    spread: { min: round(row.spread.min), max: round(row.spread.max) },
+  })),
 };
 if (json) console.log(JSON.stringify(report));
 else {
-  console.log(`\nHeap bytes per call — Node ${process.version}, ${rounds} rounds × ${calls} calls, median (min–max)`);
-  console.table(report.rows.map((row) => ({ task: row.name, 'bytes/call': row.bytes, 'over raw': row.excess, range: `${row.spread.min}–${row.spread.max}` })));
+  console.log(
+    `\nHeap bytes per call — Node ${process.version}, ${rounds} rounds × ${calls} calls, median (min–max)`,
+  );
+  console.table(
+    report.rows.map((row) => ({
+      task: row.name,
+      'bytes/call': row.bytes,
+      'over raw': row.excess,
+      range: `${row.spread.min}–${row.spread.max}`,
+    })),
+  );
 }
 
 function round(bytes: number): number {

@@ -21,7 +21,8 @@ import { compileLoop, cpuTime } from './harness.js';
 type Core = typeof current;
 
 const beforePath = process.env.BENCH_BEFORE;
-const before: Core = beforePath === undefined ? current : ((await import(pathToFileURL(beforePath).href)) as Core);
+const before: Core =
+  beforePath === undefined ? current : ((await import(pathToFileURL(beforePath).href)) as Core);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 80);
 const calls = Number(process.env.BENCH_CALLS ?? 10_000);
 
@@ -30,7 +31,11 @@ const work = async () => 1;
 function presets(core: Core): Record<string, () => Promise<unknown>> {
   const { Backoff, Breaker, Resilience, RetryBudget } = core;
   const featuresOff = Resilience.default.with({ attempts: 1, budget: RetryBudget.none });
-  const breakerOnly = Resilience.default.with({ attempts: 1, budget: RetryBudget.none, breaker: Breaker.default });
+  const breakerOnly = Resilience.default.with({
+    attempts: 1,
+    budget: RetryBudget.none,
+    breaker: Breaker.default,
+  });
   const listened = Resilience.default.with({ onEvent: () => undefined });
   const retrying = Resilience.default.with({ backoff: Backoff.none, budget: RetryBudget.none });
   let n = 0;
@@ -96,5 +101,7 @@ for (const name of Object.keys(now)) {
     'pair ratio median (p25–p75)': `${quantile(ratios, 0.5).toFixed(3)} (${quantile(ratios, 0.25).toFixed(3)}–${quantile(ratios, 0.75).toFixed(3)})`,
   });
 }
-console.log(`Before/after — Node ${process.version}; before: ${beforePath ?? 'this build'}; ${rounds} pairs × ${calls} calls, CPU time`);
+console.log(
+  `Before/after — Node ${process.version}; before: ${beforePath ?? 'this build'}; ${rounds} pairs × ${calls} calls, CPU time`,
+);
 console.table(rows);

@@ -15,8 +15,15 @@ import { Breaker, RetryBudget, Resilience } from '@nresilience/nestjs/core';
 const work = async () => 1;
 
 const withoutBreaker = Resilience.default.with({ attempts: 1, budget: RetryBudget.none });
-const withBreaker = Resilience.default.with({ attempts: 1, budget: RetryBudget.none, breaker: Breaker.default });
-const cockatiel = circuitBreaker(handleAll, { halfOpenAfter: 15_000, breaker: new ConsecutiveBreaker(5) });
+const withBreaker = Resilience.default.with({
+  attempts: 1,
+  budget: RetryBudget.none,
+  breaker: Breaker.default,
+});
+const cockatiel = circuitBreaker(handleAll, {
+  halfOpenAfter: 15_000,
+  breaker: new ConsecutiveBreaker(5),
+});
 const opossum = new CircuitBreaker(work, { timeout: false });
 
 const rows = await measure('Breaker success path', [

@@ -67,7 +67,8 @@ let loops = 0;
 export type Meter = (mark?: unknown) => unknown;
 
 /** Wall time (the default meter). */
-export const wallTime: Meter = (mark) => (mark === undefined ? process.hrtime.bigint() : Number(process.hrtime.bigint() - (mark as bigint)));
+export const wallTime: Meter = (mark) =>
+  mark === undefined ? process.hrtime.bigint() : Number(process.hrtime.bigint() - (mark as bigint));
 
 /** CPU time of this process, user + system: moved less than wall time by other processes' load. */
 export const cpuTime: Meter = (mark) => {
@@ -80,7 +81,10 @@ export const cpuTime: Meter = (mark) => {
  * A loop of `calls` awaited calls of `call`, compiled for this task alone (see the module note).
  * Resolves with the elapsed nanoseconds by `meter` (wall time by default).
  */
-export function compileLoop(call: () => unknown, meter: Meter = wallTime): (calls: number) => Promise<number> {
+export function compileLoop(
+  call: () => unknown,
+  meter: Meter = wallTime,
+): (calls: number) => Promise<number> {
   const make = new Function(
     'call',
     'meter',
@@ -99,7 +103,11 @@ export function compileLoop(call: () => unknown, meter: Meter = wallTime): (call
  * of the raw runs just before and just after it, so a neighbour's load burst moves both sides.
  * @returns per task, its ns per call and its ratio to the raw call, one entry per round
  */
-export async function sequentialRounds(tasks: readonly BenchTask[], rounds: number, calls: number): Promise<{ ns: number[][]; ratio: number[][] }> {
+export async function sequentialRounds(
+  tasks: readonly BenchTask[],
+  rounds: number,
+  calls: number,
+): Promise<{ ns: number[][]; ratio: number[][] }> {
   const runs = tasks.map(([, call]) => compileLoop(call));
   const ns: number[][] = tasks.map(() => []);
   const ratio: number[][] = tasks.map(() => []);
@@ -128,7 +136,11 @@ export async function sequentialRounds(tasks: readonly BenchTask[], rounds: numb
  * `against.index` when given (a `x <label>` column).
  * @returns the rows, in task order
  */
-export async function measure(title: string, tasks: readonly BenchTask[], against?: { index: number; label: string }): Promise<BenchRow[]> {
+export async function measure(
+  title: string,
+  tasks: readonly BenchTask[],
+  against?: { index: number; label: string },
+): Promise<BenchRow[]> {
   const rounds = smoke ? 1 : Number(process.env.BENCH_ROUNDS ?? 9);
   const calls = smoke ? 50 : Number(process.env.BENCH_CALLS ?? 100_000);
   const time = smoke ? 5 : Number(process.env.BENCH_TIME_MS ?? 1500);
@@ -136,7 +148,9 @@ export async function measure(title: string, tasks: readonly BenchTask[], agains
 
   const sequential = await sequentialRounds(tasks, rounds, calls);
   const perRoundRatio = (index: number, base: number) =>
-    base === 0 ? sequential.ratio[index]! : sequential.ratio[index]!.map((ratio, round) => ratio / sequential.ratio[base]![round]!);
+    base === 0
+      ? sequential.ratio[index]!
+      : sequential.ratio[index]!.map((ratio, round) => ratio / sequential.ratio[base]![round]!);
 
   const bench = new Bench({ time, warmupTime: smoke ? 1 : 300 });
   for (const [name, call] of tasks) {
@@ -165,10 +179,16 @@ export async function measure(title: string, tasks: readonly BenchTask[], agains
       task: row.name,
       'seq ns': row.ns.toFixed(0),
       'seq x raw': formatSpread(row.ratio),
-      ...(against === undefined ? {} : { [`seq x ${against.label}`]: formatSpread(spread(perRoundRatio(index, against.index))) }),
+      ...(against === undefined
+        ? {}
+        : {
+            [`seq x ${against.label}`]: formatSpread(spread(perRoundRatio(index, against.index))),
+          }),
       'batch ns': row.batchedNs.toFixed(0),
       'batch x raw': row.batchedRatio.toFixed(2),
-      ...(against === undefined ? {} : { [`batch x ${against.label}`]: (row.batchedNs / batched[against.index]!).toFixed(2) }),
+      ...(against === undefined
+        ? {}
+        : { [`batch x ${against.label}`]: (row.batchedNs / batched[against.index]!).toFixed(2) }),
     })),
   );
   return rows;

@@ -17,7 +17,13 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { AttemptStalledError, type Clock, Resilience, RetryBudget, SystemClock } from '@nresilience/nestjs/core';
+import {
+  AttemptStalledError,
+  type Clock,
+  Resilience,
+  RetryBudget,
+  SystemClock,
+} from '@nresilience/nestjs/core';
 import { createResilientFetch } from '@nresilience/nestjs/http';
 import { compileLoop, cpuTime, smoke, spread, formatSpread } from './harness.js';
 
@@ -44,7 +50,11 @@ process.stdin.on('end', () => process.exit(0)).resume();
 
 /** A copy of `response` over `body`, as the gap bound makes it (status, headers, url kept). */
 function rewrap(response: Response, body: ReadableStream<Uint8Array> | null): Response {
-  const copy = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  const copy = new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
   Object.defineProperty(copy, 'url', { value: response.url });
   return copy;
 }
@@ -54,7 +64,10 @@ function passThrough(source: ReadableStream<Uint8Array>): ReadableStream<Uint8Ar
   const reader = source.getReader();
   return new ReadableStream<Uint8Array>(
     {
-      pull: (controller) => reader.read().then(({ done, value }) => (done ? controller.close() : controller.enqueue(value))),
+      pull: (controller) =>
+        reader
+          .read()
+          .then(({ done, value }) => (done ? controller.close() : controller.enqueue(value))),
       cancel: (reason) => reader.cancel(reason),
     },
     { highWaterMark: 0 },
@@ -112,34 +125,55 @@ const policy = Resilience.default.with({ name: 'bench', budget: RetryBudget.none
 const unbounded = createResilientFetch({ policy });
 const bounded = createResilientFetch({ policy, bodyGapTimeout: 5000 });
 const clock = SystemClock.instance;
-const post: RequestInit = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"amount":42}' };
+const post: RequestInit = {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: '{"amount":42}',
+};
 
 type Read = (response: Response) => Promise<unknown>;
 const json: Read = (response) => response.json();
 const bytes: Read = (response) => response.arrayBuffer();
 
-function tasks(path: string, init: RequestInit | undefined, read: Read): [string, () => Promise<unknown>][] {
+function tasks(
+  path: string,
+  init: RequestInit | undefined,
+  read: Read,
+): [string, () => Promise<unknown>][] {
   const url = `${base}${path}`;
   return [
     ['bare fetch', async () => read(await fetch(url, init))],
     ['resilient fetch, no gap bound', async () => read(await unbounded(url, init))],
-    ['  + a Response copy over the same native body', async () => {
-      const response = await unbounded(url, init);
-      return read(rewrap(response, response.body));
-    }],
-    ['  + a copy over a JS stream pulling on demand (no timer)', async () => {
-      const response = await unbounded(url, init);
-      return read(rewrap(response, passThrough(response.body!)));
-    }],
+    [
+      '  + a Response copy over the same native body',
+      async () => {
+        const response = await unbounded(url, init);
+        return read(rewrap(response, response.body));
+      },
+    ],
+    [
+      '  + a copy over a JS stream pulling on demand (no timer)',
+      async () => {
+        const response = await unbounded(url, init);
+        return read(rewrap(response, passThrough(response.body!)));
+      },
+    ],
     ['resilient fetch, gap bound (one timer per body)', async () => read(await bounded(url, init))],
-    ['resilient fetch, gap bound as before (timer per chunk)', async () => read(perChunkGapBound(await unbounded(url, init), 5000, clock))],
+    [
+      'resilient fetch, gap bound as before (timer per chunk)',
+      async () => read(perChunkGapBound(await unbounded(url, init), 5000, clock)),
+    ],
   ];
 }
 
 const rounds = smoke ? 1 : Number(process.env.BENCH_ROUNDS ?? 7);
 const requests = smoke ? 5 : Number(process.env.BENCH_REQUESTS ?? 1500);
 
-async function report(title: string, list: [string, () => Promise<unknown>][], perTask: number): Promise<void> {
+async function report(
+  title: string,
+  list: [string, () => Promise<unknown>][],
+  perTask: number,
+): Promise<void> {
   const loops = list.map(([, call]) => compileLoop(call, cpuTime));
   for (const loop of loops) await loop(Math.max(1, perTask >> 2));
   const us: number[][] = list.map(() => []);
@@ -159,10 +193,17 @@ async function report(title: string, list: [string, () => Promise<unknown>][], p
   console.log(`\n${title} — client CPU per request, ${rounds} interleaved rounds of ${perTask}`);
   list.forEach(([name], i) => {
     const cpu = spread(us[i]!).median / 1000;
-    console.log(`  ${name.padEnd(56)} ${cpu.toFixed(1).padStart(7)} µs  ${i === 0 ? '1.00×' : formatSpread(spread(ratio[i]!))}`);
+    console.log(
+      `  ${name.padEnd(56)} ${cpu.toFixed(1).padStart(7)} µs  ${i === 0 ? '1.00×' : formatSpread(spread(ratio[i]!))}`,
+    );
   });
 }
 
-if (process.env.BENCH_ONLY !== 'big') await report('POST, small JSON answer', tasks('/small', post, json), requests);
-await report('GET, 1 MiB body in 16 KiB writes', tasks('/big', undefined, bytes), Math.max(1, Math.floor(requests / 15)));
+if (process.env.BENCH_ONLY !== 'big')
+  await report('POST, small JSON answer', tasks('/small', post, json), requests);
+await report(
+  'GET, 1 MiB body in 16 KiB writes',
+  tasks('/big', undefined, bytes),
+  Math.max(1, Math.floor(requests / 15)),
+);
 child.stdin!.end();

@@ -12,4 +12,8 @@ await import('./success-path.js');
 await import('./simulation.js');
 await import('./breaker.js');
 await import('./telemetry.js');
-execFileSync(process.execPath, [...ALLOCATION_FLAGS, fileURLToPath(new URL('./allocation.js', import.meta.url))], { stdio: 'inherit' });
+execFileSync(
+  process.execPath,
+  [...ALLOCATION_FLAGS, fileURLToPath(new URL('./allocation.js', import.meta.url))],
+  { stdio: 'inherit' },
+);

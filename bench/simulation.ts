@@ -12,14 +12,22 @@ import { smoke } from './harness.js';
 
 // The CI smoke (BENCH_SMOKE=1) simulates 2 s instead of 5 min.
 const DURATION = smoke ? 2_000 : 300_000;
-const dependency = Dependency.healthy({ p50: 20, p99: 200, capacity: { concurrency: 100, timeout: 150 } }).brownout({
+const dependency = Dependency.healthy({
+  p50: 20,
+  p99: 200,
+  capacity: { concurrency: 100, timeout: 150 },
+}).brownout({
   after: 30_000,
   slower: 8,
   lasting: 60_000,
 });
 const load = Load.constant({ perSecond: 500 });
 
-await Simulate.policy(Resilience.default).against(dependency).under(load).for(smoke ? 1_000 : 60_000).run(1);
+await Simulate.policy(Resilience.default)
+  .against(dependency)
+  .under(load)
+  .for(smoke ? 1_000 : 60_000)
+  .run(1);
 
 const rows = [];
 for (const [name, policy] of [
@@ -27,7 +35,11 @@ for (const [name, policy] of [
   ['RetryBudget.none (budget off)', Resilience.default.with({ budget: RetryBudget.none })],
 ] as const) {
   const start = performance.now();
-  const report = await Simulate.policy(policy).against(dependency).under(load).for(DURATION).run(42);
+  const report = await Simulate.policy(policy)
+    .against(dependency)
+    .under(load)
+    .for(DURATION)
+    .run(42);
   const wall = performance.now() - start;
   rows.push({
     policy: name,
@@ -38,5 +50,7 @@ for (const [name, policy] of [
     'worst second': `${report.amplification.toFixed(2)}×`,
   });
 }
-console.log('\nSimulation: seed scenario (500 calls/s, 5 min, 8× slower 0:30–1:30), goal >= 150× simulated/wall');
+console.log(
+  '\nSimulation: seed scenario (500 calls/s, 5 min, 8× slower 0:30–1:30), goal >= 150× simulated/wall',
+);
 console.table(rows);

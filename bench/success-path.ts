@@ -5,7 +5,15 @@
  * Reports both harnesses of `harness.ts` (sequential interleaved rounds, batched tinybench). Peers:
  * cockatiel 3.2.1 (retry; retry+breaker+30 s timeout) and opossum 9 (with and without its 30 s timeout).
  */
-import { ConsecutiveBreaker, TimeoutStrategy, circuitBreaker, handleAll, retry, timeout, wrap } from 'cockatiel';
+import {
+  ConsecutiveBreaker,
+  TimeoutStrategy,
+  circuitBreaker,
+  handleAll,
+  retry,
+  timeout,
+  wrap,
+} from 'cockatiel';
 import CircuitBreaker from 'opossum';
 import { breakerOnly, featuresOff, work } from './allocation-tasks.js';
 import { measure } from './harness.js';

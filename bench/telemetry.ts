@@ -13,8 +13,17 @@
 import { Logger } from '@nestjs/common';
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { AlwaysOffSampler, BasicTracerProvider, NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
+import {
+  AlwaysOffSampler,
+  BasicTracerProvider,
+  NoopSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { measure } from './harness.js';
 import { NestResilienceLogger, Resilience, withLogging } from '@nresilience/nestjs';
 import { MetricNames, withTelemetry } from '@nresilience/nestjs/telemetry';
@@ -44,7 +53,10 @@ const floorMeter = meterProvider.getMeter('bench-floor');
 const floorDuration = floorMeter.createHistogram('floor.call.duration', { unit: 's' });
 const floorCalls = floorMeter.createCounter('floor.calls');
 const floorAttempts = floorMeter.createCounter('floor.attempts');
-const floorAttributes = Object.freeze({ 'nresilience.policy': 'bench', 'nresilience.outcome': 'succeeded' });
+const floorAttributes = Object.freeze({
+  'nresilience.policy': 'bench',
+  'nresilience.outcome': 'succeeded',
+});
 const floorTracer = tracerProvider.getTracer('bench-floor');
 async function floorMetrics(): Promise<number> {
   const start = performance.now();
@@ -65,22 +77,39 @@ async function floorMetricsAndSpan(): Promise<number> {
   return value;
 }
 
-await measure('Telemetry cost', [
-  ['raw await', () => work()],
-  ['Resilience.default, nothing attached', () => plain.run(work)],
-  ['+ logging (Nest Logger, verbose off)', () => loggingOnly.run(work)],
-  ['+ OpenTelemetry metrics', () => metricsOnly.run(work)],
-  ['+ OpenTelemetry metrics, span not sampled', () => unsampled.run(work)],
-  ['+ OpenTelemetry metrics and spans', () => telemetry.run(work)],
-  ['+ metrics, spans and logging (the ResilienceModule default)', () => observed.run(work)],
-  ['OpenTelemetry SDK floor: the work + histogram record + 2 counters, by hand', () => floorMetrics()],
-  ['OpenTelemetry SDK floor: the same + one span made current, by hand', () => floorMetricsAndSpan()],
-], { index: 1, label: 'without' });
+await measure(
+  'Telemetry cost',
+  [
+    ['raw await', () => work()],
+    ['Resilience.default, nothing attached', () => plain.run(work)],
+    ['+ logging (Nest Logger, verbose off)', () => loggingOnly.run(work)],
+    ['+ OpenTelemetry metrics', () => metricsOnly.run(work)],
+    ['+ OpenTelemetry metrics, span not sampled', () => unsampled.run(work)],
+    ['+ OpenTelemetry metrics and spans', () => telemetry.run(work)],
+    ['+ metrics, spans and logging (the ResilienceModule default)', () => observed.run(work)],
+    [
+      'OpenTelemetry SDK floor: the work + histogram record + 2 counters, by hand',
+      () => floorMetrics(),
+    ],
+    [
+      'OpenTelemetry SDK floor: the same + one span made current, by hand',
+      () => floorMetricsAndSpan(),
+    ],
+  ],
+  { index: 1, label: 'without' },
+);
 
 // The counters really counted: attempts / calls of the instrumented tasks.
 await reader.forceFlush();
-const metrics = exporter.getMetrics().at(-1)?.scopeMetrics.flatMap((scope) => scope.metrics) ?? [];
-const total = (name: string) => metrics.find((m) => m.descriptor.name === name)?.dataPoints.reduce((sum, p) => sum + (p.value as number), 0) ?? 0;
+const metrics =
+  exporter
+    .getMetrics()
+    .at(-1)
+    ?.scopeMetrics.flatMap((scope) => scope.metrics) ?? [];
+const total = (name: string) =>
+  metrics
+    .find((m) => m.descriptor.name === name)
+    ?.dataPoints.reduce((sum, p) => sum + (p.value as number), 0) ?? 0;
 console.log(`recorded: ${total(MetricNames.calls)} calls, ${total(MetricNames.attempts)} attempts`);
 await meterProvider.shutdown();
 await tracerProvider.shutdown();

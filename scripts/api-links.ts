@@ -36,7 +36,12 @@ export function idsOf(text: string): Set<string> {
 }
 
 function decodeEntities(text: string): string {
-  return text.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
 }
 
 /** Every broken internal link of the HTML pages under `dir`. */
@@ -60,8 +65,15 @@ export function brokenLinks(dir: string): BrokenLink[] {
       const target = path === '' ? page : resolve(dirname(page), decodeURIComponent(path));
       const report = (reason: string) => broken.push({ page: relative(dir, page), href, reason });
       if (!target.startsWith(resolve(dir))) report('leads out of the reference');
-      else if (!existsSync(target) || statSync(target).isDirectory()) report('names a file that does not exist');
-      else if (fragment !== undefined && fragment !== '' && /\.(html|svg)$/.test(target) && !HIERARCHY_PAGE.test(target) && !idsIn(target).has(decodeURIComponent(fragment))) {
+      else if (!existsSync(target) || statSync(target).isDirectory())
+        report('names a file that does not exist');
+      else if (
+        fragment !== undefined &&
+        fragment !== '' &&
+        /\.(html|svg)$/.test(target) &&
+        !HIERARCHY_PAGE.test(target) &&
+        !idsIn(target).has(decodeURIComponent(fragment))
+      ) {
         report(`names #${fragment}, which is no id of ${relative(dir, target)}`);
       }
     }
@@ -69,16 +81,24 @@ export function brokenLinks(dir: string): BrokenLink[] {
   return broken;
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]).endsWith(join('scripts', 'api-links.js'))) {
+if (
+  process.argv[1] !== undefined &&
+  resolve(process.argv[1]).endsWith(join('scripts', 'api-links.js'))
+) {
   const dir = resolve(import.meta.dirname, '..', '..', process.argv[2] ?? join('dist-docs', 'api'));
   if (!existsSync(join(dir, 'index.html'))) {
-    console.error(`api links: ${relative(process.cwd(), dir)}/index.html does not exist (run typedoc first: npm run docs:api)`);
+    console.error(
+      `api links: ${relative(process.cwd(), dir)}/index.html does not exist (run typedoc first: npm run docs:api)`,
+    );
     process.exitCode = 1;
   } else {
     const broken = brokenLinks(dir);
     for (const link of broken) console.error(`${link.page}: the link ${link.href} ${link.reason}`);
     const pages = filesUnder(dir).filter((path) => path.endsWith('.html')).length;
     if (broken.length > 0) process.exitCode = 1;
-    else console.log(`api links: every internal link of the ${pages} pages in ${relative(process.cwd(), dir)} resolves`);
+    else
+      console.log(
+        `api links: every internal link of the ${pages} pages in ${relative(process.cwd(), dir)} resolves`,
+      );
   }
 }

@@ -14,7 +14,10 @@ export function entries() {
   const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   return Object.entries(exports)
     .filter(([, target]) => typeof target === 'object' && target.types !== undefined)
-    .map(([subpath, target]) => ({ name: subpath === '.' ? 'nestjs' : subpath.slice(2).replaceAll('/', '-'), types: target.types }));
+    .map(([subpath, target]) => ({
+      name: subpath === '.' ? 'nestjs' : subpath.slice(2).replaceAll('/', '-'),
+      types: target.types,
+    }));
 }
 
 // What the report records: the surface and the leaks (a public signature using a type no entry
@@ -42,7 +45,13 @@ function report(entry, tempFolder) {
       projectFolder: root,
       mainEntryPointFilePath: join(root, entry.types),
       compiler: { tsconfigFilePath: join(root, 'tsconfig.build.json') },
-      apiReport: { enabled: true, reportFileName: entry.name, reportFolder: join(root, 'api'), reportTempFolder: tempFolder, reportVariants: ['public'] },
+      apiReport: {
+        enabled: true,
+        reportFileName: entry.name,
+        reportFolder: join(root, 'api'),
+        reportTempFolder: tempFolder,
+        reportVariants: ['public'],
+      },
       docModel: { enabled: false },
       dtsRollup: { enabled: false },
       tsdocMetadata: { enabled: false },
@@ -51,13 +60,22 @@ function report(entry, tempFolder) {
     configObjectFullPath: join(root, 'api-extractor.json'),
     packageJsonFullPath: join(root, 'package.json'),
   });
-  const result = Extractor.invoke(config, { localBuild: update, showVerboseMessages: false, showDiagnostics: false, messageCallback: quietVersionNote });
+  const result = Extractor.invoke(config, {
+    localBuild: update,
+    showVerboseMessages: false,
+    showDiagnostics: false,
+    messageCallback: quietVersionNote,
+  });
   return { name: entry.name, changed: result.apiReportChanged, errors: result.errorCount };
 }
 
 /** The "will use the bundled TypeScript" line is printed on every run: keep it out of the output. */
 function quietVersionNote(message) {
-  if (message.messageId === 'console-compiler-version-notice' || message.messageId === 'console-preamble') message.handled = true;
+  if (
+    message.messageId === 'console-compiler-version-notice' ||
+    message.messageId === 'console-preamble'
+  )
+    message.handled = true;
 }
 
 if (process.argv[1] === import.meta.filename) {
@@ -66,9 +84,14 @@ if (process.argv[1] === import.meta.filename) {
   try {
     const results = entries().map((entry) => report(entry, tempFolder));
     const stale = results.filter((r) => r.changed || r.errors > 0);
-    for (const r of results) console.log(`${r.name}: ${r.changed ? (update ? 'report updated' : 'SURFACE CHANGED') : 'unchanged'}${r.errors ? `, ${r.errors} errors` : ''}`);
+    for (const r of results)
+      console.log(
+        `${r.name}: ${r.changed ? (update ? 'report updated' : 'SURFACE CHANGED') : 'unchanged'}${r.errors ? `, ${r.errors} errors` : ''}`,
+      );
     if (stale.length > 0 && !update) {
-      console.error(`The public API changed (${stale.map((r) => r.name).join(', ')}): review the difference, then run npm run api:update and commit api/.`);
+      console.error(
+        `The public API changed (${stale.map((r) => r.name).join(', ')}): review the difference, then run npm run api:update and commit api/.`,
+      );
       process.exitCode = 1;
     } else if (results.some((r) => r.errors > 0)) process.exitCode = 1;
   } finally {

@@ -39,7 +39,8 @@ export const APPLICATION_OPTIONS: ts.CompilerOptions = {
 function blockFileName(file: string, block: CodeBlock): string | undefined {
   const base = `${file.replace(/[/.]/g, '_')}_line${block.line}`;
   if (TS_LANGS.has(block.lang)) return `${base}.${block.lang === 'tsx' ? 'tsx' : 'ts'}`;
-  if (JS_LANGS.has(block.lang)) return /\bmodule\.exports\b|\brequire\(/.test(block.content) ? `${base}.cjs` : `${base}.mjs`;
+  if (JS_LANGS.has(block.lang))
+    return /\bmodule\.exports\b|\brequire\(/.test(block.content) ? `${base}.cjs` : `${base}.mjs`;
   return undefined;
 }
 
@@ -53,7 +54,11 @@ function isModule(content: string): boolean {
  * (relative to `root`, emptied first); returns one problem per compiler error, at the document line
  * it comes from.
  */
-export function compileBlocks(root: string, documents: readonly (readonly [string, readonly CodeBlock[]])[], blocksDir = BLOCKS_DIR): DocProblem[] {
+export function compileBlocks(
+  root: string,
+  documents: readonly (readonly [string, readonly CodeBlock[]])[],
+  blocksDir = BLOCKS_DIR,
+): DocProblem[] {
   const dir = join(root, blocksDir);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -64,7 +69,10 @@ export function compileBlocks(root: string, documents: readonly (readonly [strin
       if (name === undefined) continue;
       const path = join(dir, name);
       // A block without imports would be a script sharing one global scope with the others.
-      const text = name.endsWith('.ts') && !isModule(block.content) ? `${block.content}export {};\n` : block.content;
+      const text =
+        name.endsWith('.ts') && !isModule(block.content)
+          ? `${block.content}export {};\n`
+          : block.content;
       writeFileSync(path, text);
       origins.set(path, { file, line: block.line });
     }
@@ -73,14 +81,23 @@ export function compileBlocks(root: string, documents: readonly (readonly [strin
   const problems: DocProblem[] = [];
   for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
     const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
-    const origin = diagnostic.file === undefined ? undefined : origins.get(diagnostic.file.fileName);
+    const origin =
+      diagnostic.file === undefined ? undefined : origins.get(diagnostic.file.fileName);
     if (diagnostic.file === undefined || origin === undefined || diagnostic.start === undefined) {
-      problems.push({ file: diagnostic.file?.fileName ?? BLOCKS_DIR, line: 0, message: `does not compile: ${message}` });
+      problems.push({
+        file: diagnostic.file?.fileName ?? BLOCKS_DIR,
+        line: 0,
+        message: `does not compile: ${message}`,
+      });
       continue;
     }
     const { line } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
     // The fence is at origin.line; the block's first line is the one after it.
-    problems.push({ file: origin.file, line: origin.line + 1 + line, message: `the block at line ${origin.line} does not compile on its own: ${message}` });
+    problems.push({
+      file: origin.file,
+      line: origin.line + 1 + line,
+      message: `the block at line ${origin.line} does not compile on its own: ${message}`,
+    });
   }
   return problems;
 }

@@ -37,14 +37,17 @@ export function linksOf(markdown: string): { line: number; target: string }[] {
     if (text.startsWith('```')) fenced = !fenced;
     if (fenced) return;
     const prose = text.replace(/`[^`]*`/g, '');
-    for (const match of prose.matchAll(/\]\(([^)\s]+)\)/g)) links.push({ line: index + 1, target: match[1]! });
+    for (const match of prose.matchAll(/\]\(([^)\s]+)\)/g))
+      links.push({ line: index + 1, target: match[1]! });
   });
   return links;
 }
 
 /** The repository's web address from package.json (`https://github.com/owner/name`). */
 export function repositoryUrl(root: string): string {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { repository: { url: string } };
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    repository: { url: string };
+  };
   return pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
 }
 
@@ -54,12 +57,15 @@ export function checkLinks(root: string, file: string, markdown: string): DocPro
   const repository = repositoryUrl(root);
   const shipped = file === 'README.md';
   for (const { line, target } of linksOf(markdown)) {
-    const problem = (message: string) => problems.push({ file, line, message: `the link to ${target} ${message}` });
+    const problem = (message: string) =>
+      problems.push({ file, line, message: `the link to ${target} ${message}` });
     if (/^(mailto:|https?:)/.test(target) && !target.startsWith(`${repository}/`)) continue;
     let path: string;
     let fragment: string | undefined;
     if (target.startsWith(`${repository}/`)) {
-      const inTree = /^\/(?:blob|tree)\/main\/([^#]*)(?:#(.*))?$/.exec(target.slice(repository.length));
+      const inTree = /^\/(?:blob|tree)\/main\/([^#]*)(?:#(.*))?$/.exec(
+        target.slice(repository.length),
+      );
       if (inTree === null) {
         problem('is into the repository but not a /blob/main/ or /tree/main/ path');
         continue;
@@ -84,7 +90,8 @@ export function checkLinks(root: string, file: string, markdown: string): DocPro
       continue;
     }
     const text = path === file ? markdown : readFileSync(absolute, 'utf8');
-    if (!anchorsOf(text).has(fragment)) problem(`names #${fragment}, which is no heading of ${path}`);
+    if (!anchorsOf(text).has(fragment))
+      problem(`names #${fragment}, which is no heading of ${path}`);
   }
   return problems;
 }

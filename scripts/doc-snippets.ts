@@ -41,7 +41,12 @@ export function codeBlocks(markdown: string): CodeBlock[] {
   lines.forEach((text, index) => {
     const fence = FENCE.exec(text);
     if (open === undefined && fence) {
-      open = { line: index + 1, lang: fence[1] ?? '', snippet: MARKER.exec(previous.trim())?.[1], start: offset + text.length + 1 };
+      open = {
+        line: index + 1,
+        lang: fence[1] ?? '',
+        snippet: MARKER.exec(previous.trim())?.[1],
+        start: offset + text.length + 1,
+      };
     } else if (open !== undefined && text === '```') {
       blocks.push({ ...open, content: markdown.slice(open.start, offset), end: offset });
       open = undefined;
@@ -54,23 +59,41 @@ export function codeBlocks(markdown: string): CodeBlock[] {
 
 /** `lib/<entry>/index` → the package specifier it is published as, from package.json `exports`. */
 export function entrySpecifiers(root: string): Map<string, string> {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string; exports: Record<string, unknown> };
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    name: string;
+    exports: Record<string, unknown>;
+  };
   const map = new Map<string, string>();
   for (const [subpath, target] of Object.entries(pkg.exports)) {
-    const file = typeof target === 'object' && target !== null ? (target as { default?: string }).default : undefined;
+    const file =
+      typeof target === 'object' && target !== null
+        ? (target as { default?: string }).default
+        : undefined;
     const match = file === undefined ? null : /^\.\/dist\/(.+)\.js$/.exec(file);
-    if (match) map.set(`lib/${match[1]}`, subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`);
+    if (match)
+      map.set(`lib/${match[1]}`, subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`);
   }
   return map;
 }
 
 /** Replaces relative imports of a package entry's source (`'../../lib/core/index.js'`) with the entry's name. */
-export function rewriteImports(code: string, sourceFile: string, root: string, entries: Map<string, string>): string {
-  return code.replace(/(from\s+|import\s+|import\()(['"])(\.{1,2}\/[^'"]+)\2/g, (whole, keyword: string, quote: string, specifier: string) => {
-    const target = relative(root, resolve(dirname(sourceFile), specifier)).split('\\').join(posix.sep).replace(/\.(js|ts)$/, '');
-    const name = entries.get(target);
-    return name === undefined ? whole : `${keyword}${quote}${name}${quote}`;
-  });
+export function rewriteImports(
+  code: string,
+  sourceFile: string,
+  root: string,
+  entries: Map<string, string>,
+): string {
+  return code.replace(
+    /(from\s+|import\s+|import\()(['"])(\.{1,2}\/[^'"]+)\2/g,
+    (whole, keyword: string, quote: string, specifier: string) => {
+      const target = relative(root, resolve(dirname(sourceFile), specifier))
+        .split('\\')
+        .join(posix.sep)
+        .replace(/\.(js|ts)$/, '');
+      const name = entries.get(target);
+      return name === undefined ? whole : `${keyword}${quote}${name}${quote}`;
+    },
+  );
 }
 
 /**
@@ -80,7 +103,11 @@ export function rewriteImports(code: string, sourceFile: string, root: string, e
  * `//` comment lines. Imports of package entries are shown as an application writes them.
  * @throws Error when the file or the region does not exist
  */
-export function snippetText(root: string, snippet: string, entries = entrySpecifiers(root)): string {
+export function snippetText(
+  root: string,
+  snippet: string,
+  entries = entrySpecifiers(root),
+): string {
   const [path, region] = snippet.split('#') as [string, string | undefined];
   const file = join(root, path);
   if (!existsSync(file)) throw new Error(`snippet file ${path} does not exist`);
@@ -91,10 +118,20 @@ export function snippetText(root: string, snippet: string, entries = entrySpecif
   } else {
     const opening = new RegExp(`^\\s*//\\s*#region\\s+${region}\\s*$`);
     const parts: string[] = [];
-    for (let begin = lines.findIndex((line) => opening.test(line)); begin >= 0; begin = lines.findIndex((line, index) => index > begin && opening.test(line))) {
-      const end = lines.findIndex((line, index) => index > begin && /^\s*\/\/\s*#endregion\b/.test(line));
+    for (
+      let begin = lines.findIndex((line) => opening.test(line));
+      begin >= 0;
+      begin = lines.findIndex((line, index) => index > begin && opening.test(line))
+    ) {
+      const end = lines.findIndex(
+        (line, index) => index > begin && /^\s*\/\/\s*#endregion\b/.test(line),
+      );
       if (end < 0) throw new Error(`${path}: region "${region}" has no "// #endregion"`);
-      parts.push(...dedent(lines.slice(begin + 1, end).filter((line) => !/^\s*\/\/\s*#(end)?region\b/.test(line))));
+      parts.push(
+        ...dedent(
+          lines.slice(begin + 1, end).filter((line) => !/^\s*\/\/\s*#(end)?region\b/.test(line)),
+        ),
+      );
     }
     if (parts.length === 0) throw new Error(`${path} has no "// #region ${region}"`);
     lines = parts;
@@ -103,7 +140,11 @@ export function snippetText(root: string, snippet: string, entries = entrySpecif
 }
 
 function dedent(lines: string[]): string[] {
-  const indent = Math.min(...lines.filter((line) => line.trim() !== '').map((line) => line.length - line.trimStart().length));
+  const indent = Math.min(
+    ...lines
+      .filter((line) => line.trim() !== '')
+      .map((line) => line.length - line.trimStart().length),
+  );
   return Number.isFinite(indent) ? lines.map((line) => line.slice(indent)) : lines;
 }
 
@@ -111,9 +152,14 @@ const CODE_LANGS = new Set(['ts', 'typescript', 'js', 'javascript', 'mjs', 'tsx'
 
 /** Problems of an unmarked block, checked against what it refers to. */
 function checkUnmarked(root: string, block: CodeBlock, scripts: Record<string, string>): string[] {
-  if (CODE_LANGS.has(block.lang)) return ['is not extracted from a compiled, tested file: put <!-- snippet: path#region --> on the line before it'];
-  if (block.lang === 'bash' || block.lang === 'sh' || block.lang === 'shell') return checkCommands(block.content, scripts);
-  if (block.lang === 'yaml' || block.lang === 'yml' || block.lang === 'json') return checkConfig(block.content, block.lang);
+  if (CODE_LANGS.has(block.lang))
+    return [
+      'is not extracted from a compiled, tested file: put <!-- snippet: path#region --> on the line before it',
+    ];
+  if (block.lang === 'bash' || block.lang === 'sh' || block.lang === 'shell')
+    return checkCommands(block.content, scripts);
+  if (block.lang === 'yaml' || block.lang === 'yml' || block.lang === 'json')
+    return checkConfig(block.content, block.lang);
   if (block.lang === '' || block.lang === 'text') return checkLayout(root, block.content);
   return [`has language "${block.lang}", which the docs check does not know how to verify`];
 }
@@ -121,12 +167,15 @@ function checkUnmarked(root: string, block: CodeBlock, scripts: Record<string, s
 function checkCommands(content: string, scripts: Record<string, string>): string[] {
   const problems: string[] = [];
   for (const match of content.matchAll(/npm run ([\w:.-]+)/g)) {
-    if (scripts[match[1]!] === undefined) problems.push(`runs "npm run ${match[1]}", which package.json does not define`);
+    if (scripts[match[1]!] === undefined)
+      problems.push(`runs "npm run ${match[1]}", which package.json does not define`);
   }
   for (const match of content.matchAll(/npx nresilience (\S+)([^\n]*)/g)) {
-    if (match[1] !== 'simulate') problems.push(`runs "nresilience ${match[1]}", which the CLI does not have`);
+    if (match[1] !== 'simulate')
+      problems.push(`runs "nresilience ${match[1]}", which the CLI does not have`);
     for (const flag of match[2]!.matchAll(/--([\w-]+)/g)) {
-      if (!new RegExp(`\\s--${flag[1]}\\b`).test(USAGE)) problems.push(`passes --${flag[1]}, which "nresilience simulate" does not take`);
+      if (!new RegExp(`\\s--${flag[1]}\\b`).test(USAGE))
+        problems.push(`passes --${flag[1]}, which "nresilience simulate" does not take`);
     }
   }
   return problems;
@@ -134,7 +183,9 @@ function checkCommands(content: string, scripts: Record<string, string>): string
 
 function checkConfig(content: string, lang: string): string[] {
   try {
-    const parsed = parseResilienceConfig(parseConfigText(content, lang === 'json' ? 'block.json' : 'block.yaml'));
+    const parsed = parseResilienceConfig(
+      parseConfigText(content, lang === 'json' ? 'block.json' : 'block.yaml'),
+    );
     return parsed.policies.size === 0 ? ['defines no policies'] : [];
   } catch (error) {
     return [`is not a valid resilience config: ${(error as Error).message}`];
@@ -150,7 +201,8 @@ function checkLayout(root: string, content: string): string[] {
   for (const line of content.split('\n')) {
     if (/^\s/.test(line)) continue;
     for (const match of line.matchAll(/(?:^|\s{2,})((?:[\w.-]+\/)+[\w.-]*)(?=\s|$)/g)) {
-      if (!existsSync(join(root, match[1]!))) problems.push(`names ${match[1]}, which does not exist`);
+      if (!existsSync(join(root, match[1]!)))
+        problems.push(`names ${match[1]}, which does not exist`);
     }
   }
   return problems;
@@ -160,15 +212,26 @@ function checkLayout(root: string, content: string): string[] {
  * Checks one Markdown document; with `write`, also returns it with every marked block replaced by its
  * snippet's current text.
  */
-export function checkDocument(root: string, file: string, markdown: string): { problems: DocProblem[]; synced: string } {
+export function checkDocument(
+  root: string,
+  file: string,
+  markdown: string,
+): { problems: DocProblem[]; synced: string } {
   const entries = entrySpecifiers(root);
-  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
   const problems: DocProblem[] = [];
   let synced = '';
   let cursor = 0;
   for (const block of codeBlocks(markdown)) {
     if (block.snippet === undefined) {
-      for (const message of checkUnmarked(root, block, scripts)) problems.push({ file, line: block.line, message: `the \`\`\`${block.lang} block ${message}` });
+      for (const message of checkUnmarked(root, block, scripts))
+        problems.push({
+          file,
+          line: block.line,
+          message: `the \`\`\`${block.lang} block ${message}`,
+        });
       continue;
     }
     let expected: string;
@@ -178,7 +241,12 @@ export function checkDocument(root: string, file: string, markdown: string): { p
       problems.push({ file, line: block.line, message: (error as Error).message });
       continue;
     }
-    if (expected !== block.content) problems.push({ file, line: block.line, message: `differs from ${block.snippet} (run npm run docs:sync)` });
+    if (expected !== block.content)
+      problems.push({
+        file,
+        line: block.line,
+        message: `differs from ${block.snippet} (run npm run docs:sync)`,
+      });
     synced += markdown.slice(cursor, block.start) + expected;
     cursor = block.end;
   }

@@ -12,7 +12,9 @@ import { type CodeBlock, type DocProblem, checkDocument, codeBlocks } from './do
 
 /** The documents the check covers. */
 export function documents(root: string): string[] {
-  const docs = readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md') && name !== 'DESIGN.md');
+  const docs = readdirSync(join(root, 'docs')).filter(
+    (name) => name.endsWith('.md') && name !== 'DESIGN.md',
+  );
   return ['README.md', ...docs.sort().map((name) => `docs/${name}`)];
 }
 
@@ -32,10 +34,16 @@ export function syncDocs(root: string, write: boolean): DocProblem[] {
   return problems;
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]).endsWith(join('scripts', 'docs-sync.js'))) {
+if (
+  process.argv[1] !== undefined &&
+  resolve(process.argv[1]).endsWith(join('scripts', 'docs-sync.js'))
+) {
   const root = resolve(import.meta.dirname, '..', '..');
   const problems = syncDocs(root, !process.argv.includes('--check'));
   for (const p of problems) console.error(`${p.file}:${p.line}: ${p.message}`);
   if (problems.length > 0) process.exitCode = 1;
-  else console.log(`docs: every code block of ${documents(root).join(', ')} matches the code and compiles on its own; every link resolves`);
+  else
+    console.log(
+      `docs: every code block of ${documents(root).join(', ')} matches the code and compiles on its own; every link resolves`,
+    );
 }

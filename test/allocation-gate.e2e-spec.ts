@@ -38,14 +38,17 @@ function ceilingsFor(major: string): Ceilings {
   const merged: Ceilings = {};
   for (const entry of Object.values(all)) {
     if (typeof entry !== 'object') continue;
-    for (const [name, bytes] of Object.entries(entry)) merged[name] = Math.max(merged[name] ?? 0, bytes);
+    for (const [name, bytes] of Object.entries(entry))
+      merged[name] = Math.max(merged[name] ?? 0, bytes);
   }
   return merged;
 }
 
 /** The row of `name` with the lowest excess over the raw call among the processes' reports. */
 function lowest(runs: Row[][], name: string): Row {
-  return runs.map((measured) => measured.find((row) => row.name === name)!).reduce((low, row) => (row.excess < low.excess ? row : low));
+  return runs
+    .map((measured) => measured.find((row) => row.name === name)!)
+    .reduce((low, row) => (row.excess < low.excess ? row : low));
 }
 
 describe('allocation gate', () => {
@@ -53,21 +56,31 @@ describe('allocation gate', () => {
   const runs: Row[][] = [];
   const ceilings = ceilingsFor(process.versions.node.split('.')[0]!);
 
-  beforeAll(async () => {
-    if (!existsSync(bench)) throw new Error(`${bench} is missing: run \`npm run build\` first`);
-    for (let i = 0; i < PROCESSES; i++) {
-      const { stdout } = await run(process.execPath, [...ALLOCATION_FLAGS, bench, '--json'], { timeout: 30_000, killSignal: 'SIGKILL' });
-      runs.push((JSON.parse(stdout.trimEnd().split('\n').at(-1)!) as { rows: Row[] }).rows);
-    }
-    rows = runs[0]!.map((row) => lowest(runs, row.name));
-  }, PROCESSES * 30_000 + 5_000);
+  beforeAll(
+    async () => {
+      if (!existsSync(bench)) throw new Error(`${bench} is missing: run \`npm run build\` first`);
+      for (let i = 0; i < PROCESSES; i++) {
+        const { stdout } = await run(process.execPath, [...ALLOCATION_FLAGS, bench, '--json'], {
+          timeout: 30_000,
+          killSignal: 'SIGKILL',
+        });
+        runs.push((JSON.parse(stdout.trimEnd().split('\n').at(-1)!) as { rows: Row[] }).rows);
+      }
+      rows = runs[0]!.map((row) => lowest(runs, row.name));
+    },
+    PROCESSES * 30_000 + 5_000,
+  );
 
   it('measures every gated preset and the raw call in every process', () => {
-    for (const measured of runs) expect(measured.map((row) => row.name)).toEqual(['raw', ...Object.keys(ceilings)]);
+    for (const measured of runs)
+      expect(measured.map((row) => row.name)).toEqual(['raw', ...Object.keys(ceilings)]);
     expect(rows[0]!.bytes).toBeGreaterThan(0);
   });
 
-  it.each(Object.entries(ceilings))('%s allocates no more than its ceiling above the raw call', (name, ceiling) => {
-    expect(rows.find((row) => row.name === name)!.excess).toBeLessThanOrEqual(ceiling);
-  });
+  it.each(Object.entries(ceilings))(
+    '%s allocates no more than its ceiling above the raw call',
+    (name, ceiling) => {
+      expect(rows.find((row) => row.name === name)!.excess).toBeLessThanOrEqual(ceiling);
+    },
+  );
 });

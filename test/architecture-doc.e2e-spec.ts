@@ -43,7 +43,8 @@ function sourcesUnder(dir: string): string[] {
 const allSource = sourcesUnder(join(root, 'lib'))
   .map((file) => readFileSync(file, 'utf8'))
   .join('\n');
-const mentions = (text: string, symbol: string) => symbol.split('.').every((part) => new RegExp(`\\b${part}\\b`).test(text));
+const mentions = (text: string, symbol: string) =>
+  symbol.split('.').every((part) => new RegExp(`\\b${part}\\b`).test(text));
 
 describe('docs/ARCHITECTURE.md: one @Resilient call', () => {
   it('has a walk to check (the test is not vacuous)', () => {
@@ -52,7 +53,9 @@ describe('docs/ARCHITECTURE.md: one @Resilient call', () => {
   });
 
   it('names only files that exist under lib/', () => {
-    const missing = ticked(section).filter((t) => PATH.test(t) && !t.startsWith('test/') && !existsSync(libPath(t)));
+    const missing = ticked(section).filter(
+      (t) => PATH.test(t) && !t.startsWith('test/') && !existsSync(libPath(t)),
+    );
     expect(missing).toEqual([]);
   });
 
@@ -61,8 +64,11 @@ describe('docs/ARCHITECTURE.md: one @Resilient call', () => {
     for (const step of steps) {
       const files = ticked(step).filter((t) => PATH.test(t));
       const text = files.map((file) => readFileSync(libPath(file), 'utf8')).join('\n');
-      for (const symbol of ticked(step).filter((t) => !PATH.test(t) && !NOT_CODE.has(t) && SYMBOL.test(t))) {
-        if (!mentions(files.length > 0 ? text : allSource, symbol)) wrong.push(`${symbol} (${files.join(', ') || 'no file'})`);
+      for (const symbol of ticked(step).filter(
+        (t) => !PATH.test(t) && !NOT_CODE.has(t) && SYMBOL.test(t),
+      )) {
+        if (!mentions(files.length > 0 ? text : allSource, symbol))
+          wrong.push(`${symbol} (${files.join(', ') || 'no file'})`);
       }
     }
     expect(wrong).toEqual([]);
@@ -70,12 +76,16 @@ describe('docs/ARCHITECTURE.md: one @Resilient call', () => {
 
   it('names elsewhere in the section only symbols lib/ holds', () => {
     const inSteps = new Set(steps.flatMap(ticked));
-    const outside = ticked(section).filter((t) => !inSteps.has(t) && !PATH.test(t) && !NOT_CODE.has(t) && SYMBOL.test(t));
+    const outside = ticked(section).filter(
+      (t) => !inSteps.has(t) && !PATH.test(t) && !NOT_CODE.has(t) && SYMBOL.test(t),
+    );
     expect(outside.filter((symbol) => !mentions(allSource, symbol))).toEqual([]);
   });
 
   it('leads each step with a file of its own: every file is visited once', () => {
-    const leads = steps.map((step) => ticked(step)[0]).filter((t): t is string => t !== undefined && PATH.test(t));
+    const leads = steps
+      .map((step) => ticked(step)[0])
+      .filter((t): t is string => t !== undefined && PATH.test(t));
     expect(leads.length).toBeGreaterThanOrEqual(10);
     expect(leads.filter((file, i) => leads.indexOf(file) !== i)).toEqual([]);
   });

@@ -1,13 +1,25 @@
 import 'reflect-metadata';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Controller, type INestMicroservice, Module } from '@nestjs/common';
-import { ClientProxyFactory, GrpcMethod, MessagePattern, RpcException, Transport } from '@nestjs/microservices';
+import {
+  ClientProxyFactory,
+  GrpcMethod,
+  MessagePattern,
+  RpcException,
+  Transport,
+} from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { createServer } from 'node:net';
 import { firstValueFrom, timeout } from 'rxjs';
-import { CallRejectedError, FakeClock, ResilienceModule, type ResilienceForRootOptions, Resilient } from '../lib/nest/index.js';
+import {
+  CallRejectedError,
+  FakeClock,
+  ResilienceModule,
+  type ResilienceForRootOptions,
+  Resilient,
+} from '../lib/nest/index.js';
 import { markDependencyFailure } from '../lib/core/internal.js';
 import { ECHO_PROTO } from './support/grpc-loopback.js';
 
@@ -20,7 +32,8 @@ import { ECHO_PROTO } from './support/grpc-loopback.js';
 class GatewayController {
   @GrpcMethod('Gateway', 'Act')
   async act({ text }: { text: string }): Promise<{ text: string; call: number }> {
-    if (text === 'rpc') throw new RpcException({ code: grpc.status.NOT_FOUND, message: 'no such order' });
+    if (text === 'rpc')
+      throw new RpcException({ code: grpc.status.NOT_FOUND, message: 'no such order' });
     if (text === 'bug') throw new Error('secret internals of this service');
     if (text === 'refused') throw new CallRejectedError('BudgetExhausted', 1200);
     if (text === 'dependency') throw dependencyDown();
@@ -35,8 +48,15 @@ class GatewayController {
 
 /** What the resilient fetch rejects with when its dependency refused every connection. */
 function dependencyDown(): Error {
-  const error = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
-  markDependencyFailure(error, { policy: 'ledger', dependency: '127.0.0.1:1', cause: 'ECONNREFUSED', ending: 'attemptsExhausted' });
+  const error = new TypeError('fetch failed', {
+    cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+  });
+  markDependencyFailure(error, {
+    policy: 'ledger',
+    dependency: '127.0.0.1:1',
+    cause: 'ECONNREFUSED',
+    ending: 'attemptsExhausted',
+  });
   return error;
 }
 
@@ -47,19 +67,33 @@ afterEach(async () => {
   for (const app of running.splice(0)) await app.close();
 });
 
-async function boot(exceptionFilter: ResilienceForRootOptions['exceptionFilter']): Promise<grpc.Client> {
+async function boot(
+  exceptionFilter: ResilienceForRootOptions['exceptionFilter'],
+): Promise<grpc.Client> {
   @Module({
-    imports: [ResilienceModule.forRoot({ clock: new FakeClock(), policies: { ledger: { attempts: 2, backoff: { type: 'none' } } }, exceptionFilter })],
+    imports: [
+      ResilienceModule.forRoot({
+        clock: new FakeClock(),
+        policies: { ledger: { attempts: 2, backoff: { type: 'none' } } },
+        exceptionFilter,
+      }),
+    ],
     controllers: [GatewayController],
   })
   class AppModule {}
   const address = `127.0.0.1:${await freePort()}`;
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-  const app = moduleRef.createNestMicroservice({ transport: Transport.GRPC, options: { package: 'nresilience.test', protoPath: ECHO_PROTO, url: address }, logger: false });
+  const app = moduleRef.createNestMicroservice({
+    transport: Transport.GRPC,
+    options: { package: 'nresilience.test', protoPath: ECHO_PROTO, url: address },
+    logger: false,
+  });
   running.push(app);
   await app.listen();
   const definition = protoLoader.loadSync(ECHO_PROTO, { keepCase: true, defaults: true });
-  const Gateway = ((grpc.loadPackageDefinition(definition).nresilience as grpc.GrpcObject).test as grpc.GrpcObject).Gateway as grpc.ServiceClientConstructor;
+  const Gateway = (
+    (grpc.loadPackageDefinition(definition).nresilience as grpc.GrpcObject).test as grpc.GrpcObject
+  ).Gateway as grpc.ServiceClientConstructor;
   const client = new Gateway(address, grpc.credentials.createInsecure());
   clients.push(client);
   return client;
@@ -67,15 +101,21 @@ async function boot(exceptionFilter: ResilienceForRootOptions['exceptionFilter']
 
 async function freePort(): Promise<number> {
   const probe = new grpc.Server();
-  const port = await new Promise<number>((resolve, reject) => probe.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    probe.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+      e ? reject(e) : resolve(p),
+    ),
+  );
   await new Promise<void>((resolve) => probe.tryShutdown(() => resolve()));
   return port;
 }
 
 function act(client: grpc.Client, text: string): Promise<[number | undefined, string | undefined]> {
   return new Promise((resolve) => {
-    (client as unknown as Record<string, (...args: unknown[]) => void>).Act!({ text }, { deadline: Date.now() + 2000 }, (error: grpc.ServiceError | null) =>
-      resolve([error?.code, error?.details]),
+    (client as unknown as Record<string, (...args: unknown[]) => void>).Act!(
+      { text },
+      { deadline: Date.now() + 2000 },
+      (error: grpc.ServiceError | null) => resolve([error?.code, error?.details]),
     );
   });
 }
@@ -101,7 +141,10 @@ describe.each([
 
   it("a dependency failure of the library's own client answers UNAVAILABLE naming the dependency (HTTP answers 502), not UNKNOWN", async () => {
     const client = await boot(exceptionFilter);
-    expect(await act(client, 'dependency')).toEqual([grpc.status.UNAVAILABLE, 'dependency 127.0.0.1:1 failed: ECONNREFUSED']);
+    expect(await act(client, 'dependency')).toEqual([
+      grpc.status.UNAVAILABLE,
+      'dependency 127.0.0.1:1 failed: ECONNREFUSED',
+    ]);
   });
 
   it('a refusal still answers UNAVAILABLE', async () => {
@@ -136,17 +179,33 @@ describe.each([
   ['exceptionFilter: { badGateway: true }', { badGateway: true }],
 ] as const)('a TCP microservice handler with %s', (_label, exceptionFilter) => {
   it("answers a refusal as Nest does (Internal server error) and keeps an RpcException's error, instead of never answering", async () => {
-    @Module({ imports: [ResilienceModule.forRoot({ policies: {}, exceptionFilter })], controllers: [TcpController] })
+    @Module({
+      imports: [ResilienceModule.forRoot({ policies: {}, exceptionFilter })],
+      controllers: [TcpController],
+    })
     class TcpModule {}
     const port = await freeTcpPort();
     const moduleRef = await Test.createTestingModule({ imports: [TcpModule] }).compile();
-    const app = moduleRef.createNestMicroservice({ transport: Transport.TCP, options: { host: '127.0.0.1', port }, logger: false });
+    const app = moduleRef.createNestMicroservice({
+      transport: Transport.TCP,
+      options: { host: '127.0.0.1', port },
+      logger: false,
+    });
     running.push(app);
     await app.listen();
-    const client = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
+    const client = ClientProxyFactory.create({
+      transport: Transport.TCP,
+      options: { host: '127.0.0.1', port },
+    });
     try {
-      const answer = (pattern: string) => firstValueFrom(client.send(pattern, {}).pipe(timeout(2000))).catch((error: unknown) => error);
-      expect(await answer('refused')).toEqual({ status: 'error', message: 'Internal server error' });
+      const answer = (pattern: string) =>
+        firstValueFrom(client.send(pattern, {}).pipe(timeout(2000))).catch(
+          (error: unknown) => error,
+        );
+      expect(await answer('refused')).toEqual({
+        status: 'error',
+        message: 'Internal server error',
+      });
       expect(await answer('rpc')).toEqual({ code: 'OUT_OF_STOCK', message: 'no such item' });
     } finally {
       client.close();

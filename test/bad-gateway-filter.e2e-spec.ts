@@ -4,7 +4,16 @@ import { Controller, Get, type INestApplication, NotFoundException } from '@nest
 import { HttpAdapterHost } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { CallRejectedError, FakeClock, ResilienceBadGatewayFilter, ResilienceModule, type ResilienceForRootOptions, Resilient, Verdict, Classifier } from '../lib/nest/index.js';
+import {
+  CallRejectedError,
+  FakeClock,
+  ResilienceBadGatewayFilter,
+  ResilienceModule,
+  type ResilienceForRootOptions,
+  Resilient,
+  Verdict,
+  Classifier,
+} from '../lib/nest/index.js';
 
 // The opt-in 502 of DESIGN §4: attempts exhausted on the work's own error → 502 + problem+json.
 
@@ -27,7 +36,9 @@ class GatewayController {
   }
 
   @Get('rule')
-  @Resilient('inventory', { classifier: Classifier.forErrors(Classifier.when(SyntaxError, Verdict.permanent)) })
+  @Resilient('inventory', {
+    classifier: Classifier.forErrors(Classifier.when(SyntaxError, Verdict.permanent)),
+  })
   async rule(): Promise<string> {
     throw new SyntaxError('bad payload');
   }
@@ -49,9 +60,18 @@ afterEach(async () => {
   app = undefined;
 });
 
-async function boot(exceptionFilter: ResilienceForRootOptions['exceptionFilter'], attempts = 3): Promise<INestApplication> {
+async function boot(
+  exceptionFilter: ResilienceForRootOptions['exceptionFilter'],
+  attempts = 3,
+): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
-    imports: [ResilienceModule.forRoot({ policies: { inventory: { attempts, backoff: { type: 'none' } } }, clock: new FakeClock(), exceptionFilter })],
+    imports: [
+      ResilienceModule.forRoot({
+        policies: { inventory: { attempts, backoff: { type: 'none' } } },
+        clock: new FakeClock(),
+        exceptionFilter,
+      }),
+    ],
     controllers: [GatewayController],
   }).compile();
   const started = moduleRef.createNestApplication({ logger: false });
@@ -59,7 +79,7 @@ async function boot(exceptionFilter: ResilienceForRootOptions['exceptionFilter']
   return started;
 }
 
-describe("forRoot({ exceptionFilter: { badGateway: true } })", () => {
+describe('forRoot({ exceptionFilter: { badGateway: true } })', () => {
   it('answers 502 with the problem document, no Retry-After, when the attempts ran out on the work’s own error', async () => {
     app = await boot({ badGateway: true });
     counts.flaky = 0;
@@ -87,25 +107,48 @@ describe("forRoot({ exceptionFilter: { badGateway: true } })", () => {
     app = await boot({ badGateway: true });
     counts.answer = 0;
     const answer = await request(app.getHttpServer()).get('/answer');
-    expect([answer.status, answer.body, counts.answer]).toEqual([404, { statusCode: 404, message: 'no such item', error: 'Not Found' }, 1]);
+    expect([answer.status, answer.body, counts.answer]).toEqual([
+      404,
+      { statusCode: 404, message: 'no such item', error: 'Not Found' },
+      1,
+    ]);
     const rule = await request(app.getHttpServer()).get('/rule');
-    expect([rule.status, rule.body]).toEqual([500, { statusCode: 500, message: 'Internal server error' }]);
+    expect([rule.status, rule.body]).toEqual([
+      500,
+      { statusCode: 500, message: 'Internal server error' },
+    ]);
     const plain = await request(app.getHttpServer()).get('/plain');
-    expect([plain.status, plain.body]).toEqual([500, { statusCode: 500, message: 'Internal server error' }]);
+    expect([plain.status, plain.body]).toEqual([
+      500,
+      { statusCode: 500, message: 'Internal server error' },
+    ]);
     const refused = await request(app.getHttpServer()).get('/refused');
-    expect([refused.status, refused.headers['retry-after'], refused.body.reason]).toEqual([503, '2', 'BudgetExhausted']);
+    expect([refused.status, refused.headers['retry-after'], refused.body.reason]).toEqual([
+      503,
+      '2',
+      'BudgetExhausted',
+    ]);
   });
 
   it('by default (exceptionFilter: true) attempts exhausted keep Nest’s usual 500', async () => {
     app = await boot(true);
     counts.flaky = 0;
     const response = await request(app.getHttpServer()).get('/flaky');
-    expect([response.status, response.body, counts.flaky]).toEqual([500, { statusCode: 500, message: 'Internal server error' }, 3]);
+    expect([response.status, response.body, counts.flaky]).toEqual([
+      500,
+      { statusCode: 500, message: 'Internal server error' },
+      3,
+    ]);
   });
 
   it('works registered by hand with app.useGlobalFilters', async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [ResilienceModule.forRoot({ policies: { inventory: { attempts: 2, backoff: { type: 'none' } } }, clock: new FakeClock() })],
+      imports: [
+        ResilienceModule.forRoot({
+          policies: { inventory: { attempts: 2, backoff: { type: 'none' } } },
+          clock: new FakeClock(),
+        }),
+      ],
       controllers: [GatewayController],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
@@ -116,9 +159,13 @@ describe("forRoot({ exceptionFilter: { badGateway: true } })", () => {
   });
 
   it('refuses a bad exceptionFilter value naming it', () => {
-    expect(() => ResilienceModule.forRoot({ policies: {}, exceptionFilter: { badGatway: true } as never })).toThrow(
+    expect(() =>
+      ResilienceModule.forRoot({ policies: {}, exceptionFilter: { badGatway: true } as never }),
+    ).toThrow(
       'exceptionFilter.badGatway: true is invalid: is not a known exceptionFilter option (badGateway)',
     );
-    expect(() => ResilienceModule.forRoot({ policies: {}, exceptionFilter: 'yes' as never })).toThrow('exceptionFilter: "yes" is invalid: must be true, false or { badGateway?: boolean }');
+    expect(() =>
+      ResilienceModule.forRoot({ policies: {}, exceptionFilter: 'yes' as never }),
+    ).toThrow('exceptionFilter: "yes" is invalid: must be true, false or { badGateway?: boolean }');
   });
 });

@@ -13,7 +13,8 @@ import { ALLOCATION_FLAGS } from '../bench/allocation-flags.js';
  */
 
 const run = promisify(execFile);
-const built = (name: string) => fileURLToPath(new URL(`../dist-sample/bench/${name}`, import.meta.url));
+const built = (name: string) =>
+  fileURLToPath(new URL(`../dist-sample/bench/${name}`, import.meta.url));
 
 async function smoke(script: string, flags: string[] = [], args: string[] = []): Promise<string> {
   const { stdout } = await run(process.execPath, [...flags, built(script), ...args], {
@@ -29,7 +30,15 @@ describe('bench smoke (BENCH_SMOKE=1)', () => {
   it('success path prints both harnesses for every task', async () => {
     const out = await smoke('success-path.js');
     expect(out).toContain('sequential: 1 interleaved rounds');
-    for (const task of ['raw await', 'every feature off', 'Resilience.default', 'breaker only', 'Resilience.http', 'cockatiel 3.2.1: retry', 'opossum 9: breaker + timeout']) {
+    for (const task of [
+      'raw await',
+      'every feature off',
+      'Resilience.default',
+      'breaker only',
+      'Resilience.http',
+      'cockatiel 3.2.1: retry',
+      'opossum 9: breaker + timeout',
+    ]) {
       expect(out).toContain(task);
     }
   }, 65_000);
@@ -57,24 +66,46 @@ describe('bench smoke (BENCH_SMOKE=1)', () => {
   }, 65_000);
 
   it('allocation bench reports bytes for the raw call and every preset', async () => {
-    const { rows } = JSON.parse((await smoke('allocation.js', ALLOCATION_FLAGS, ['--json'])).trimEnd().split('\n').at(-1)!) as { rows: { name: string }[] };
-    expect(rows.map((row) => row.name)).toEqual(['raw', 'featuresOff', 'default', 'breakerOnly', 'http']);
+    const { rows } = JSON.parse(
+      (await smoke('allocation.js', ALLOCATION_FLAGS, ['--json'])).trimEnd().split('\n').at(-1)!,
+    ) as { rows: { name: string }[] };
+    expect(rows.map((row) => row.name)).toEqual([
+      'raw',
+      'featuresOff',
+      'default',
+      'breakerOnly',
+      'http',
+    ]);
   }, 65_000);
 
   it('stress suite runs client and dependency processes and writes its reports', async () => {
     const out = mkdtempSync(join(tmpdir(), 'nresilience-stress-'));
-    const only = ['nresilience-default@fail50', 'nresilience-no-budget@fail50', 'cockatiel-full@healthy', 'opossum@healthy'];
+    const only = [
+      'nresilience-default@fail50',
+      'nresilience-no-budget@fail50',
+      'cockatiel-full@healthy',
+      'opossum@healthy',
+    ];
     await smoke('stress/main.js', [], ['--only', only.join(','), '--out', out]);
-    const report = JSON.parse(readFileSync(join(out, `stress-node${process.versions.node.split('.')[0]}.json`), 'utf8')) as {
+    const report = JSON.parse(
+      readFileSync(join(out, `stress-node${process.versions.node.split('.')[0]}.json`), 'utf8'),
+    ) as {
       summary: { key: string; throughput: number; requestsPerOp: number }[];
       retryCut: number;
     };
     // Healthy configurations first, then the half-failing ones (the order of configurations.ts).
-    expect(report.summary.map((s) => s.key)).toEqual(['cockatiel-full@healthy', 'opossum@healthy', 'nresilience-default@fail50', 'nresilience-no-budget@fail50']);
+    expect(report.summary.map((s) => s.key)).toEqual([
+      'cockatiel-full@healthy',
+      'opossum@healthy',
+      'nresilience-default@fail50',
+      'nresilience-no-budget@fail50',
+    ]);
     for (const row of report.summary) expect(row.throughput).toBeGreaterThan(0);
     // A 300 ms run says nothing about the size of the cut (the bucket starts full); only that it is reported.
     expect(report.retryCut).toEqual(expect.any(Number));
-    expect(readFileSync(join(out, `stress-node${process.versions.node.split('.')[0]}.md`), 'utf8')).toContain('Retry cut of the budget');
+    expect(
+      readFileSync(join(out, `stress-node${process.versions.node.split('.')[0]}.md`), 'utf8'),
+    ).toContain('Retry cut of the budget');
   }, 65_000);
 
   it('Nest route bench loads both routes and reports the ratio', async () => {

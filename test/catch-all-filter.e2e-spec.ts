@@ -1,6 +1,13 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type ArgumentsHost, Catch, Controller, type ExceptionFilter, Get, type INestApplication } from '@nestjs/common';
+import {
+  type ArgumentsHost,
+  Catch,
+  Controller,
+  type ExceptionFilter,
+  Get,
+  type INestApplication,
+} from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
@@ -36,7 +43,11 @@ class RoutesController {
 class NaiveCatchAll implements ExceptionFilter {
   constructor(private readonly adapterHost: HttpAdapterHost) {}
   catch(_exception: unknown, host: ArgumentsHost): void {
-    this.adapterHost.httpAdapter.reply(host.switchToHttp().getResponse(), { statusCode: 500, message: 'handled by the app' }, 500);
+    this.adapterHost.httpAdapter.reply(
+      host.switchToHttp().getResponse(),
+      { statusCode: 500, message: 'handled by the app' },
+      500,
+    );
   }
 }
 
@@ -69,11 +80,22 @@ describe('a catch-all filter beside the library', () => {
 
   it('with the recipe a refusal is a 503 problem+json with Retry-After, a deadline a 504, anything else the app’s', async () => {
     const refused = await request(recipe.getHttpServer()).get('/refused');
-    expect([refused.status, refused.headers['retry-after'], refused.headers['content-type']]).toEqual([503, '2', 'application/problem+json; charset=utf-8']);
-    expect(JSON.parse(refused.text)).toMatchObject({ status: 503, reason: 'DependencyUnavailable', detail: expect.stringContaining('Try again in 2 s.') });
+    expect([
+      refused.status,
+      refused.headers['retry-after'],
+      refused.headers['content-type'],
+    ]).toEqual([503, '2', 'application/problem+json; charset=utf-8']);
+    expect(JSON.parse(refused.text)).toMatchObject({
+      status: 503,
+      reason: 'DependencyUnavailable',
+      detail: expect.stringContaining('Try again in 2 s.'),
+    });
     const late = await request(recipe.getHttpServer()).get('/late');
     expect([late.status, JSON.parse(late.text).reason]).toEqual([504, 'DeadlineExceeded']);
     const bug = await request(recipe.getHttpServer()).get('/bug');
-    expect([bug.status, bug.body]).toEqual([500, { statusCode: 500, message: 'handled by the app' }]);
+    expect([bug.status, bug.body]).toEqual([
+      500,
+      { statusCode: 500, message: 'handled by the app' },
+    ]);
   });
 });

@@ -2,11 +2,28 @@ import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Controller, Get, Inject, Injectable, type INestApplication, NotFoundException, Param, ServiceUnavailableException } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Inject,
+  Injectable,
+  type INestApplication,
+  NotFoundException,
+  Param,
+  ServiceUnavailableException,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { classifyExamples } from '../docs/examples/classification.js';
-import { AttemptSignal, Classifier, FakeClock, PolicyRegistry, ResilienceModule, Resilient, Verdict } from '../lib/nest/index.js';
+import {
+  AttemptSignal,
+  Classifier,
+  FakeClock,
+  PolicyRegistry,
+  ResilienceModule,
+  Resilient,
+  Verdict,
+} from '../lib/nest/index.js';
 
 /**
  * Classification in a real Nest app (issue 8 §3): a loopback dependency answers 404 for unknown
@@ -76,7 +93,10 @@ beforeAll(async () => {
   const moduleRef = await Test.createTestingModule({
     imports: [
       ResilienceModule.forRoot({
-        policies: { catalog: { attempts: 3, breaker: true }, inventory: { attempts: 3, classifier: 'http' } },
+        policies: {
+          catalog: { attempts: 3, breaker: true },
+          inventory: { attempts: 3, classifier: 'http' },
+        },
         clock,
         random: () => 0.5,
         exceptionFilter: true,
@@ -101,7 +121,9 @@ describe('classification in Nest', () => {
       const response = await request(app.getHttpServer()).get(`/items/missing-${i}`);
       expect([response.status, response.body.message]).toEqual([404, `no item missing-${i}`]);
     }
-    expect(hits.map((h) => h.path)).toEqual(Array.from({ length: 8 }, (_, i) => `/items/missing-${i}`)); // one request each
+    expect(hits.map((h) => h.path)).toEqual(
+      Array.from({ length: 8 }, (_, i) => `/items/missing-${i}`),
+    ); // one request each
     const breaker = app.get(PolicyRegistry).breaker('catalog')!;
     expect([breaker.state, breaker.snapshot().consecutiveFailures]).toEqual(['closed', 0]);
     expect((await request(app.getHttpServer()).get('/items/known')).body).toEqual({ id: 'known' });
@@ -109,9 +131,12 @@ describe('classification in Nest', () => {
 
   it('a 503 with Retry-After: 1 is honoured: the retry waits exactly 1 s of policy time, then succeeds', async () => {
     hits.length = 0;
-    const pending = request(app.getHttpServer()).get('/stock').then((response) => response);
+    const pending = request(app.getHttpServer())
+      .get('/stock')
+      .then((response) => response);
     // Wait (on real sockets, not on the policy's clock) until the pushback's timer is set.
-    for (let i = 0; i < 2000 && clock.pending === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    for (let i = 0; i < 2000 && clock.pending === 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 1));
     expect(hits.length).toBe(1);
     await clock.advance(999);
     expect(hits.length).toBe(1);
@@ -126,27 +151,51 @@ describe('classifiers given in code (ResilienceModule.forRoot({ classifiers }))'
   it('replaces the configured classifier of that name', async () => {
     const payments = Classifier.forErrors(Classifier.when(RangeError, Verdict.transient));
     const moduleRef = await Test.createTestingModule({
-      imports: [ResilienceModule.forRoot({ policies: { payments: { classifier: 'http' }, other: {} }, classifiers: { payments } })],
+      imports: [
+        ResilienceModule.forRoot({
+          policies: { payments: { classifier: 'http' }, other: {} },
+          classifiers: { payments },
+        }),
+      ],
     }).compile();
     const started = await moduleRef.createNestApplication({ logger: false }).init();
     const registry = started.get(PolicyRegistry);
     expect(registry.get('payments').options.classifier).toBe(payments);
-    expect(registry.get('other').options.classifier.classifyError(new NotFoundException(), { callerAborted: false })).toBe(Verdict.permanent);
+    expect(
+      registry
+        .get('other')
+        .options.classifier.classifyError(new NotFoundException(), { callerAborted: false }),
+    ).toBe(Verdict.permanent);
     await started.close();
   });
 
   it('refuses to start when a code classifier names no configured policy, or is not a Classifier', async () => {
     const start = async (classifiers: Record<string, unknown>) => {
-      const moduleRef = await Test.createTestingModule({ imports: [ResilienceModule.forRoot({ policies: { payments: {} }, classifiers: classifiers as never })] }).compile();
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          ResilienceModule.forRoot({
+            policies: { payments: {} },
+            classifiers: classifiers as never,
+          }),
+        ],
+      }).compile();
       return moduleRef.createNestApplication({ logger: false }).init();
     };
-    await expect(start({ paymnets: Classifier.http })).rejects.toThrow('classifiers.paymnets: "[Classifier]" is invalid: must name a configured policy (payments)');
+    await expect(start({ paymnets: Classifier.http })).rejects.toThrow(
+      'classifiers.paymnets: "[Classifier]" is invalid: must name a configured policy (payments)',
+    );
     await expect(start({ payments: () => Verdict.ok })).rejects.toThrow('classifiers.payments');
   });
 });
 
 describe('docs/classification.md example', () => {
   it('gives each listed error its verdict, and the code classifier its rule', () => {
-    expect(classifyExamples()).toEqual({ validation: 'Permanent', conflict: 'Permanent', reset: 'Transient', stale: 'Permanent', badGateway: 'Transient' });
+    expect(classifyExamples()).toEqual({
+      validation: 'Permanent',
+      conflict: 'Permanent',
+      reset: 'Transient',
+      stale: 'Permanent',
+      badGateway: 'Transient',
+    });
   });
 });

@@ -43,20 +43,25 @@ function allTs(dir: string): string[] {
 
 /** The files a source imports by a relative path (static, type-only, re-export or dynamic), resolved to `.ts`. */
 function importsOf(file: string, text: string): string[] {
-  return [...text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)\.js['"]/g)].map((m) => resolve(dirname(file), `${m[1]}.ts`));
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)\.js['"]/g)].map((m) =>
+    resolve(dirname(file), `${m[1]}.ts`),
+  );
 }
 
 /** The core files `file` (outside the core) imports other than the public index and the internal entry. */
 function deepCoreImports(file: string, text: string): string[] {
   const entries = [join(core, 'index.ts'), join(core, 'internal.ts')];
-  return importsOf(file, text).filter((target) => target.startsWith(core + sep) && !entries.includes(target));
+  return importsOf(file, text).filter(
+    (target) => target.startsWith(core + sep) && !entries.includes(target),
+  );
 }
 
 /** The floor of a core file: the index in FLOORS of its top folder (or root file). */
 function floorOf(file: string): number {
   const top = relative(core, file).split(sep)[0]!;
   const floor = FLOORS.findIndex((names) => names.includes(top));
-  if (floor < 0) throw new Error(`lib/core/${top} is on no floor of this test: add it where it belongs`);
+  if (floor < 0)
+    throw new Error(`lib/core/${top} is on no floor of this test: add it where it belongs`);
   return floor;
 }
 
@@ -69,18 +74,28 @@ describe("the core's surface", () => {
       "import { given } from '../core/internal.js';",
       "const events = await import('../core/events/call-events.js');",
     ].join('\n');
-    expect(deepCoreImports(file, text).map((target) => relative(root, target))).toEqual([join('lib', 'core', 'rules', 'value-rule.ts'), join('lib', 'core', 'events', 'call-events.ts')]);
+    expect(deepCoreImports(file, text).map((target) => relative(root, target))).toEqual([
+      join('lib', 'core', 'rules', 'value-rule.ts'),
+      join('lib', 'core', 'events', 'call-events.ts'),
+    ]);
   });
 
   it('every file outside lib/core (specs included) imports the core through index.ts or internal.ts only', () => {
     const offenders = allTs(join(root, 'lib'))
       .filter((file) => !file.startsWith(core + sep))
-      .flatMap((file) => deepCoreImports(file, readFileSync(file, 'utf8')).map((target) => `${relative(root, file)} -> ${relative(root, target)}`));
+      .flatMap((file) =>
+        deepCoreImports(file, readFileSync(file, 'utf8')).map(
+          (target) => `${relative(root, file)} -> ${relative(root, target)}`,
+        ),
+      );
     expect(offenders).toEqual([]);
   });
 
   it('the internal entry is not in the package exports map', () => {
-    const exports = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).exports as Record<string, unknown>;
+    const exports = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).exports as Record<
+      string,
+      unknown
+    >;
     expect(Object.keys(exports).filter((key) => key.includes('internal'))).toEqual([]);
     expect(JSON.stringify(exports)).not.toContain('internal');
   });
@@ -95,7 +110,11 @@ describe("the core's surface", () => {
   });
 
   it('every folder and root file of lib/core stands on a floor', () => {
-    const tops = readdirSync(core).filter((name) => statSync(join(core, name)).isDirectory() || (name.endsWith('.ts') && !name.endsWith('.spec.ts')));
+    const tops = readdirSync(core).filter(
+      (name) =>
+        statSync(join(core, name)).isDirectory() ||
+        (name.endsWith('.ts') && !name.endsWith('.spec.ts')),
+    );
     expect(tops.filter((top) => !FLOORS.some((names) => names.includes(top)))).toEqual([]);
   });
 });

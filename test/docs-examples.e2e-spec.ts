@@ -61,7 +61,12 @@ describe('docs/getting-started.md: without Nest', () => {
     const { receipt, result } = await plainPolicy(url, async () => 'done');
     expect(receipt).toEqual({ id: 'receipt-1' });
     expect(requests).toBe(1);
-    expect([result.ok, result.value, result.reason, result.attempts.length]).toEqual([true, 'done', 'succeeded', 1]);
+    expect([result.ok, result.value, result.reason, result.attempts.length]).toEqual([
+      true,
+      'done',
+      'succeeded',
+      1,
+    ]);
   });
 
   it('tryRun never rejects: a failing work ends as a record carrying its error', async () => {
@@ -69,14 +74,22 @@ describe('docs/getting-started.md: without Nest', () => {
       throw new TypeError('bad input');
     });
     // TypeError is Permanent under the default classifier: one attempt, no retry.
-    expect([result.ok, result.reason, result.attempts.length, (result.error as Error).message]).toEqual([false, 'permanent', 1, 'bad input']);
+    expect([
+      result.ok,
+      result.reason,
+      result.attempts.length,
+      (result.error as Error).message,
+    ]).toEqual([false, 'permanent', 1, 'bad input']);
   });
 });
 
 describe('docs/retry-budget.md', () => {
   it('ten failing calls spend the ten tokens on their retries; the eleventh retry is refused', async () => {
     const { outcomes, utilization } = await drainBudget();
-    expect(outcomes).toEqual([...Array<string>(10).fill('inventory down'), 'refused: BudgetExhausted']);
+    expect(outcomes).toEqual([
+      ...Array<string>(10).fill('inventory down'),
+      'refused: BudgetExhausted',
+    ]);
     expect(utilization).toBe(1);
   });
 });
@@ -85,7 +98,13 @@ describe('docs/limits.md', () => {
   it('a limit of 2 with a queue of 1: two run, one waits for a slot, the fourth is answered by the fallback', async () => {
     const { answers, limiter } = await bulkhead();
     expect(answers).toEqual(['fresh price', 'fresh price', 'fresh price', 'cached price']);
-    expect(limiter).toMatchObject({ kind: 'concurrency', limit: 2, inflight: 0, queued: 0, queue: 1 });
+    expect(limiter).toMatchObject({
+      kind: 'concurrency',
+      limit: 2,
+      inflight: 0,
+      queued: 0,
+      queue: 1,
+    });
   });
 });
 
@@ -100,7 +119,10 @@ describe('docs/hedging.md', () => {
 
 describe('docs/circuit-breaker.md', () => {
   it('opens on the fifth failure, refuses with the break left, closes after two good probes', async () => {
-    expect(await tripAndRecover()).toEqual({ states: ['open', 'closed'], refused: 'DependencyUnavailable, retry after 9900 ms' });
+    expect(await tripAndRecover()).toEqual({
+      states: ['open', 'closed'],
+      refused: 'DependencyUnavailable, retry after 9900 ms',
+    });
   });
 });
 
@@ -130,11 +152,18 @@ describe('docs/http.md', () => {
 describe('docs/grpc.md', () => {
   it('UNAVAILABLE is retried through the interceptor; the first attempt says it may be retried', async () => {
     grpcServer.script('Say', { code: 14, details: 'restarting' }, {});
-    const client = grpcServer.client('Echo', { interceptors: [interceptor] }) as unknown as Client & {
-      Say(request: object, callback: (error: ServiceError | null, reply: { text: string }) => void): void;
+    const client = grpcServer.client('Echo', {
+      interceptors: [interceptor],
+    }) as unknown as Client & {
+      Say(
+        request: object,
+        callback: (error: ServiceError | null, reply: { text: string }) => void,
+      ): void;
     };
     try {
-      const reply = await new Promise<{ text: string }>((resolve, reject) => client.Say({ text: 'hi' }, (error, value) => (error ? reject(error) : resolve(value))));
+      const reply = await new Promise<{ text: string }>((resolve, reject) =>
+        client.Say({ text: 'hi' }, (error, value) => (error ? reject(error) : resolve(value))),
+      );
       const calls = grpcServer.calls('Say');
       expect([reply.text, calls.length]).toEqual(['reply 2', 2]);
       expect((calls[0]!.metadata as Metadata).get('x-nresilience-retrying')).toEqual(['1']);
@@ -146,7 +175,9 @@ describe('docs/grpc.md', () => {
 
 describe('docs/grpc.md: in Nest', () => {
   it('the client module boots and provides the INVENTORY client', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [InventoryClientModule] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [InventoryClientModule],
+    }).compile();
     try {
       const client = moduleRef.get<{ getService(name: string): object }>('INVENTORY');
       expect(typeof client.getService('Inventory')).toBe('object');
@@ -158,13 +189,20 @@ describe('docs/grpc.md: in Nest', () => {
 
 describe('docs/grpc.md: server side', () => {
   it('the server module boots with the stock policy and provides the context interceptor as APP_INTERCEPTOR', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [InventoryServerModule] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [InventoryServerModule],
+    }).compile();
     try {
       await moduleRef.init();
       const { PolicyRegistry } = await import('../lib/nest/index.js');
       expect(moduleRef.get(PolicyRegistry).describe('stock').preset).toBe('http');
-      const providers = Reflect.getMetadata('providers', InventoryServerModule) as { provide: unknown; useClass: unknown }[];
-      expect(providers).toEqual([{ provide: APP_INTERCEPTOR, useClass: ResilienceRpcContextInterceptor }]);
+      const providers = Reflect.getMetadata('providers', InventoryServerModule) as {
+        provide: unknown;
+        useClass: unknown;
+      }[];
+      expect(providers).toEqual([
+        { provide: APP_INTERCEPTOR, useClass: ResilienceRpcContextInterceptor },
+      ]);
     } finally {
       await moduleRef.close();
     }

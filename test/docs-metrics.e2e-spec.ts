@@ -37,8 +37,18 @@ describe('docs/telemetry.md: metrics and dashboards', () => {
     await payments.run(() => 'ok');
     const text = await (await fetch(url)).text();
     const lines = text.split('\n').filter((line) => line.includes('nresilience_policy="payments"'));
-    expect(lines.find((line) => line.startsWith('nresilience_calls_total{'))?.split(' ').at(-1)).toBe('1');
-    expect(lines.find((line) => line.startsWith('nresilience_attempts_total{'))?.split(' ').at(-1)).toBe('1');
+    expect(
+      lines
+        .find((line) => line.startsWith('nresilience_calls_total{'))
+        ?.split(' ')
+        .at(-1),
+    ).toBe('1');
+    expect(
+      lines
+        .find((line) => line.startsWith('nresilience_attempts_total{'))
+        ?.split(' ')
+        .at(-1),
+    ).toBe('1');
     expect(lines.some((line) => line.startsWith('nresilience_call_duration_count{'))).toBe(true);
     expect(lines.some((line) => line.startsWith('nresilience_budget_utilization{'))).toBe(true);
   });

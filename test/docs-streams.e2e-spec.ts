@@ -28,7 +28,8 @@ beforeAll(async () => {
       // The first two connections break after 4 changes; the third runs to the end (12 changes).
       const until = changeRequests.length <= 2 ? from + 4 : 12;
       let body = '';
-      for (let seq = from; seq < until; seq++) body += `${JSON.stringify({ seq, key: `k${seq}` })}\n`;
+      for (let seq = from; seq < until; seq++)
+        body += `${JSON.stringify({ seq, key: `k${seq}` })}\n`;
       if (changeRequests.length <= 2) res.write(body, () => setTimeout(() => res.destroy(), 20));
       else res.end(body);
       return;
@@ -68,7 +69,11 @@ describe('docs/streams.md', () => {
 
   it('an @Resilient async * method: the refused first request retried, then every chunk', async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [ResilienceModule.forRoot({ policies: { quotes: { attempts: 2, backoff: { type: 'none' }, attemptTimeout: 2000 } } })],
+      imports: [
+        ResilienceModule.forRoot({
+          policies: { quotes: { attempts: 2, backoff: { type: 'none' }, attemptTimeout: 2000 } },
+        }),
+      ],
       providers: [Quotes],
     }).compile();
     const app = moduleRef.createNestApplication({ logger: false });

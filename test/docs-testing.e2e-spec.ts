@@ -5,7 +5,12 @@ import { describe, expect, it } from '@jest/globals';
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ResilienceModule } from '../lib/nest/index.js';
-import { InjectResilientFetch, type ResilientFetch, ResilientHttpModule, getResilientFetchToken } from '../lib/http/index.js';
+import {
+  InjectResilientFetch,
+  type ResilientFetch,
+  ResilientHttpModule,
+  getResilientFetchToken,
+} from '../lib/http/index.js';
 import { FakeClock, ScriptedFetch } from '../lib/testing/index.js';
 
 /** The service under test: it calls the prices API through the resilient fetch of the `prices` policy. */
@@ -23,7 +28,9 @@ export class PricesClient {
 /** The application's module, as it runs in production. */
 @Module({
   imports: [
-    ResilienceModule.forRoot({ policies: { prices: { preset: 'http', attempts: 3, backoff: { transientBase: '100ms' } } } }),
+    ResilienceModule.forRoot({
+      policies: { prices: { preset: 'http', attempts: 3, backoff: { transientBase: '100ms' } } },
+    }),
     ResilientHttpModule.register({ policy: 'prices' }),
   ],
   providers: [PricesClient],
@@ -33,11 +40,18 @@ export class PricesModule {}
 describe('PricesClient', () => {
   it('retries a 503 after the backoff: the module runs on a FakeClock, the fetch on a script', async () => {
     const clock = new FakeClock();
-    const prices = new ScriptedFetch({ clock }).responds(503).responds(200, { json: { price: 12.5 } });
+    const prices = new ScriptedFetch({ clock })
+      .responds(503)
+      .responds(200, { json: { price: 12.5 } });
     const moduleRef = await Test.createTestingModule({
       imports: [
         // The same policy config, with the test's clock (every policy and budget of the module uses it)…
-        ResilienceModule.forRoot({ policies: { prices: { preset: 'http', attempts: 3, backoff: { transientBase: '100ms' } } }, clock }),
+        ResilienceModule.forRoot({
+          policies: {
+            prices: { preset: 'http', attempts: 3, backoff: { transientBase: '100ms' } },
+          },
+          clock,
+        }),
         // …and the scripted transport under the resilient fetch instead of the network.
         ResilientHttpModule.register({ policy: 'prices', fetch: prices.fetch }),
       ],
@@ -50,7 +64,10 @@ describe('PricesClient', () => {
     await clock.advance(100); // the retry's backoff (full jitter: at most 100 ms), on the test's clock
     expect(await quote).toBe(12.5);
     expect(prices.callCount).toBe(2);
-    expect(prices.requests.map((r) => `${r.method} ${r.url}`)).toEqual(['GET https://prices.example/quote/sku-1', 'GET https://prices.example/quote/sku-1']);
+    expect(prices.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      'GET https://prices.example/quote/sku-1',
+      'GET https://prices.example/quote/sku-1',
+    ]);
     await moduleRef.close();
   });
 

@@ -41,12 +41,22 @@ class DrainController {
       await response.text();
       throw new Error(`upstream answered ${response.status}`);
     });
-    return { reason: result.reason, attempts: result.attempts.length, error: (result.error as Error).message };
+    return {
+      reason: result.reason,
+      attempts: result.attempts.length,
+      error: (result.error as Error).message,
+    };
   }
 }
 
 @Module({
-  imports: [ResilienceModule.forRoot({ policies: { upstream: { attempts: 3, backoff: { type: 'constant', delay: '30s' } } }, telemetry: false, logging: 'off' })],
+  imports: [
+    ResilienceModule.forRoot({
+      policies: { upstream: { attempts: 3, backoff: { type: 'constant', delay: '30s' } } },
+      telemetry: false,
+      logging: 'off',
+    }),
+  ],
   controllers: [DrainController],
 })
 class AppModule {}
@@ -55,7 +65,9 @@ function get(url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(url, { agent: false }, (response: IncomingMessage) => {
       let body = '';
-      response.on('data', (chunk: Buffer) => (body += chunk)).on('end', () => resolve({ status: response.statusCode!, body }));
+      response
+        .on('data', (chunk: Buffer) => (body += chunk))
+        .on('end', () => resolve({ status: response.statusCode!, body }));
     });
     request.on('error', reject);
     request.end();
@@ -78,22 +90,34 @@ describe.each([
     hits = 0;
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
     const httpAdapter = adapter();
-    const app: INestApplication = httpAdapter === undefined ? moduleRef.createNestApplication({ logger: false }) : moduleRef.createNestApplication(httpAdapter, { logger: false });
+    const app: INestApplication =
+      httpAdapter === undefined
+        ? moduleRef.createNestApplication({ logger: false })
+        : moduleRef.createNestApplication(httpAdapter, { logger: false });
     await app.listen(0, '127.0.0.1');
     const registry = app.get(PolicyRegistry);
     const url = `${await app.getUrl()}/work`.replace('[::1]', '127.0.0.1');
 
     const pending = get(url);
-    await until(() => hits === 1 && registry.get('upstream').bucket()!.level < 30, 'the first attempt to fail and the backoff to start');
+    await until(
+      () => hits === 1 && registry.get('upstream').bucket()!.level < 30,
+      'the first attempt to fail and the backoff to start',
+    );
     const closing = performance.now();
     await app.close();
     const closeMs = performance.now() - closing;
     const response = await pending;
-    process.stdout.write(`drain (${_name}): app.close() took ${closeMs.toFixed(0)} ms with a call waiting in a 30 s backoff\n`);
+    process.stdout.write(
+      `drain (${_name}): app.close() took ${closeMs.toFixed(0)} ms with a call waiting in a 30 s backoff\n`,
+    );
 
     expect(registry.draining).toBe(true);
     expect(response.status).toBe(200);
-    expect(JSON.parse(response.body)).toEqual({ reason: 'draining', attempts: 1, error: 'upstream answered 503' });
+    expect(JSON.parse(response.body)).toEqual({
+      reason: 'draining',
+      attempts: 1,
+      error: 'upstream answered 503',
+    });
     expect(hits).toBe(1);
     // The backoff was 30 s: closing took a small fraction of it.
     expect(closeMs).toBeLessThan(5_000);

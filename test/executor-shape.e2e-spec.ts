@@ -27,11 +27,26 @@ function functionsOf(file: string): FunctionSite[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const sites: FunctionSite[] = [];
   const visit = (node: ts.Node): void => {
-    if (ts.isFunctionLike(node) && !ts.isFunctionTypeNode(node) && !ts.isConstructorTypeNode(node) && !ts.isCallSignatureDeclaration(node)) {
-      const named = node.name !== undefined && ts.isIdentifier(node.name) ? node.name.text : undefined;
-      const holder = node.parent !== undefined && ts.isVariableDeclaration(node.parent) && ts.isIdentifier(node.parent.name) ? node.parent.name.text : undefined;
-      const name = ts.isConstructorDeclaration(node) ? 'constructor' : (named ?? holder ?? '(anonymous)');
-      const moduleLevel = ts.isFunctionDeclaration(node) || (holder !== undefined && ts.isSourceFile(node.parent.parent.parent));
+    if (
+      ts.isFunctionLike(node) &&
+      !ts.isFunctionTypeNode(node) &&
+      !ts.isConstructorTypeNode(node) &&
+      !ts.isCallSignatureDeclaration(node)
+    ) {
+      const named =
+        node.name !== undefined && ts.isIdentifier(node.name) ? node.name.text : undefined;
+      const holder =
+        node.parent !== undefined &&
+        ts.isVariableDeclaration(node.parent) &&
+        ts.isIdentifier(node.parent.name)
+          ? node.parent.name.text
+          : undefined;
+      const name = ts.isConstructorDeclaration(node)
+        ? 'constructor'
+        : (named ?? holder ?? '(anonymous)');
+      const moduleLevel =
+        ts.isFunctionDeclaration(node) ||
+        (holder !== undefined && ts.isSourceFile(node.parent.parent.parent));
       const { line } = source.getLineAndCharacterOfPosition(node.getStart());
       sites.push({ file, name, line: line + 1, parameters: node.parameters.length, moduleLevel });
     }
@@ -45,19 +60,28 @@ const sites = SOURCES.flatMap(functionsOf);
 
 describe('lib/core/execution', () => {
   it('reads its sources (the check is not vacuous)', () => {
-    expect(SOURCES).toEqual(expect.arrayContaining(['call.ts', 'executor.ts', 'loop.ts', 'phases.ts']));
-    expect(sites.filter((s) => s.moduleLevel).map((s) => s.name)).toEqual(expect.arrayContaining(['execute', 'loop', 'admit', 'record', 'decideRetry']));
+    expect(SOURCES).toEqual(
+      expect.arrayContaining(['call.ts', 'executor.ts', 'loop.ts', 'phases.ts']),
+    );
+    expect(sites.filter((s) => s.moduleLevel).map((s) => s.name)).toEqual(
+      expect.arrayContaining(['execute', 'loop', 'admit', 'record', 'decideRetry']),
+    );
   });
 
   it('has no function with more than four positional parameters', () => {
-    const long = sites.filter((s) => s.parameters > 4).map((s) => `${s.file}:${s.line} ${s.name} (${s.parameters})`);
+    const long = sites
+      .filter((s) => s.parameters > 4)
+      .map((s) => `${s.file}:${s.line} ${s.name} (${s.parameters})`);
     expect(long).toEqual([]);
   });
 
   it('has no two functions of its modules with the same name', () => {
     const byName = new Map<string, string[]>();
-    for (const site of sites.filter((s) => s.moduleLevel)) byName.set(site.name, [...(byName.get(site.name) ?? []), `${site.file}:${site.line}`]);
-    const shared = [...byName].filter(([, where]) => where.length > 1).map(([name, where]) => `${name}: ${where.join(', ')}`);
+    for (const site of sites.filter((s) => s.moduleLevel))
+      byName.set(site.name, [...(byName.get(site.name) ?? []), `${site.file}:${site.line}`]);
+    const shared = [...byName]
+      .filter(([, where]) => where.length > 1)
+      .map(([name, where]) => `${name}: ${where.join(', ')}`);
     expect(shared).toEqual([]);
   });
 });

@@ -1,7 +1,21 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { Ambient, Backoff, Breaker, CallRejectedError, FakeClock, Jitter, type PolicyOptions, Resilience, RetryBudget } from '../lib/core/index.js';
-import { Classifier, createResilienceInterceptor, type ResilienceInterceptorOptions } from '../lib/grpc/index.js';
+import {
+  Ambient,
+  Backoff,
+  Breaker,
+  CallRejectedError,
+  FakeClock,
+  Jitter,
+  type PolicyOptions,
+  Resilience,
+  RetryBudget,
+} from '../lib/core/index.js';
+import {
+  Classifier,
+  createResilienceInterceptor,
+  type ResilienceInterceptorOptions,
+} from '../lib/grpc/index.js';
 import { PolicyRegistry } from '../lib/nest/index.js';
 import { EventRecorder } from '../lib/testing/index.js';
 import { LoopbackGrpc, stream, unary } from './support/grpc-loopback.js';
@@ -26,10 +40,16 @@ afterEach(() => {
  * and an Echo client through the interceptor. `drive` moves the fake clock to each pending timer
  * while the real socket does its part, so waits are observed exactly, without sleeping.
  */
-function setup(options: Partial<ResilienceInterceptorOptions> = {}, service: 'Echo' | 'Ledger' = 'Echo', changes: PolicyOptions = {}) {
+function setup(
+  options: Partial<ResilienceInterceptorOptions> = {},
+  service: 'Echo' | 'Ledger' = 'Echo',
+  changes: PolicyOptions = {},
+) {
   const clock = new FakeClock();
   const recorder = new EventRecorder();
-  const policy = Resilience.default.with({ clock, backoff: Backoff.exponential({ jitter: Jitter.none }), ...changes }).withListener(recorder.record);
+  const policy = Resilience.default
+    .with({ clock, backoff: Backoff.exponential({ jitter: Jitter.none }), ...changes })
+    .withListener(recorder.record);
   const interceptor = createResilienceInterceptor({ policy, repeatable: [ECHO], ...options });
   const client = server.client(service, { interceptors: [interceptor] });
   clients.push(client);
@@ -51,11 +71,19 @@ const delays = (recorder: EventRecorder) => recorder.ofKind('retrying').map((eve
 describe('unary calls through the resilience interceptor', () => {
   it('retries UNAVAILABLE and answers with the attempt that succeeded; only the first attempt carries the retrying marker', async () => {
     const { client, drive, recorder } = setup();
-    server.script('Say', { code: grpc.status.UNAVAILABLE }, { code: grpc.status.INTERNAL, headers: true });
+    server.script(
+      'Say',
+      { code: grpc.status.UNAVAILABLE },
+      { code: grpc.status.INTERNAL, headers: true },
+    );
     const outcome = await drive(unary(client, 'Say'));
     expect(outcome.error).toBeUndefined();
     expect(outcome.reply).toEqual({ text: 'reply 3', call: 3 });
-    expect(server.calls('Say').map((call) => call.metadata.get('x-nresilience-retrying'))).toEqual([['1'], [], []]);
+    expect(server.calls('Say').map((call) => call.metadata.get('x-nresilience-retrying'))).toEqual([
+      ['1'],
+      [],
+      [],
+    ]);
     // Headers the failed second attempt sent never reach the client: only the answer's.
     expect(outcome.headers.map((headers) => headers.get('x-call'))).toEqual([['3']]);
     expect(delays(recorder)).toEqual([100, 200]);
@@ -70,14 +98,17 @@ describe('unary calls through the resilience interceptor', () => {
     ['FAILED_PRECONDITION', grpc.status.FAILED_PRECONDITION],
     ['OUT_OF_RANGE', grpc.status.OUT_OF_RANGE],
     ['UNIMPLEMENTED', grpc.status.UNIMPLEMENTED],
-  ])('%s is an answer: delivered as sent, not retried, no breaker evidence', async (_name, code) => {
-    const { client, drive, interceptor } = setup({}, 'Echo', { breaker: Breaker.default });
-    server.script('Say', { code, details: 'no such thing' });
-    const outcome = await drive(unary(client, 'Say'));
-    expect([outcome.error?.code, outcome.error?.details]).toEqual([code, 'no such thing']);
-    expect(server.calls('Say')).toHaveLength(1);
-    expect(interceptor.policyFor(ECHO).breaker()!.snapshot().consecutiveFailures).toBe(0);
-  });
+  ])(
+    '%s is an answer: delivered as sent, not retried, no breaker evidence',
+    async (_name, code) => {
+      const { client, drive, interceptor } = setup({}, 'Echo', { breaker: Breaker.default });
+      server.script('Say', { code, details: 'no such thing' });
+      const outcome = await drive(unary(client, 'Say'));
+      expect([outcome.error?.code, outcome.error?.details]).toEqual([code, 'no such thing']);
+      expect(server.calls('Say')).toHaveLength(1);
+      expect(interceptor.policyFor(ECHO).breaker()!.snapshot().consecutiveFailures).toBe(0);
+    },
+  );
 
   it('RESOURCE_EXHAUSTED with grpc-retry-pushback-ms waits exactly the pushback (no jitter, no curve)', async () => {
     const { client, drive, recorder } = setup();
@@ -95,17 +126,24 @@ describe('unary calls through the resilience interceptor', () => {
     expect(delays(recorder)).toEqual([1000]);
   });
 
-  it.each(['-1', 'abc', '1.5', ''])('a pushback of %j means do not retry (gRFC A6)', async (value) => {
-    const { client, drive } = setup();
-    server.script('Say', { code: grpc.status.UNAVAILABLE, pushback: value });
-    const outcome = await drive(unary(client, 'Say'));
-    expect(outcome.error?.code).toBe(grpc.status.UNAVAILABLE);
-    expect(server.calls('Say')).toHaveLength(1);
-  });
+  it.each(['-1', 'abc', '1.5', ''])(
+    'a pushback of %j means do not retry (gRFC A6)',
+    async (value) => {
+      const { client, drive } = setup();
+      server.script('Say', { code: grpc.status.UNAVAILABLE, pushback: value });
+      const outcome = await drive(unary(client, 'Say'));
+      expect(outcome.error?.code).toBe(grpc.status.UNAVAILABLE);
+      expect(server.calls('Say')).toHaveLength(1);
+    },
+  );
 
   it('a pushback on the last allowed attempt adds no attempt', async () => {
     const { client, drive } = setup({}, 'Echo', { attempts: 2 });
-    server.script('Say', { code: grpc.status.RESOURCE_EXHAUSTED, pushback: '10' }, { code: grpc.status.RESOURCE_EXHAUSTED, pushback: '10' });
+    server.script(
+      'Say',
+      { code: grpc.status.RESOURCE_EXHAUSTED, pushback: '10' },
+      { code: grpc.status.RESOURCE_EXHAUSTED, pushback: '10' },
+    );
     const outcome = await drive(unary(client, 'Say'));
     expect(outcome.error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(server.calls('Say')).toHaveLength(2);
@@ -113,7 +151,12 @@ describe('unary calls through the resilience interceptor', () => {
 
   it('after a pushback the next computed backoff starts again from the initial base', async () => {
     const { client, drive, recorder } = setup({}, 'Echo', { attempts: 4 });
-    server.script('Say', { code: grpc.status.UNAVAILABLE }, { code: grpc.status.UNAVAILABLE, pushback: '300' }, { code: grpc.status.UNAVAILABLE });
+    server.script(
+      'Say',
+      { code: grpc.status.UNAVAILABLE },
+      { code: grpc.status.UNAVAILABLE, pushback: '300' },
+      { code: grpc.status.UNAVAILABLE },
+    );
     const outcome = await drive(unary(client, 'Say'));
     expect(outcome.reply?.call).toBe(4);
     // 100 (retry 1), 300 (pushback), then 100 again — not 400, the third step of the curve.
@@ -125,26 +168,35 @@ describe('unary calls through the resilience interceptor', () => {
     server.script('Post', { code: grpc.status.UNAVAILABLE });
     const outcome = await drive(unary(client, 'Post'));
     expect(outcome.error?.code).toBe(grpc.status.UNAVAILABLE);
-    expect(server.calls('Post').map((call) => call.metadata.get('x-nresilience-retrying'))).toEqual([[]]);
+    expect(server.calls('Post').map((call) => call.metadata.get('x-nresilience-retrying'))).toEqual(
+      [[]],
+    );
   });
 
   it('repeatable can name a single method, and repeatableWhen decides per method', async () => {
     const byName = setup({ repeatable: [`${LEDGER}/Post`] }, 'Ledger');
     server.script('Post', { code: grpc.status.UNAVAILABLE });
     expect((await byName.drive(unary(byName.client, 'Post'))).reply?.call).toBe(2);
-    const byRule = setup({ repeatable: undefined, repeatableWhen: (method) => method.method === 'Say' });
+    const byRule = setup({
+      repeatable: undefined,
+      repeatableWhen: (method) => method.method === 'Say',
+    });
     server.script('Say', { code: grpc.status.UNAVAILABLE });
     expect((await byRule.drive(unary(byRule.client, 'Say'))).reply?.call).toBe(2);
   });
 
-  it('keeps state per service: one service\'s open breaker never refuses another\'s calls', async () => {
+  it("keeps state per service: one service's open breaker never refuses another's calls", async () => {
     const clock = new FakeClock();
-    const interceptor = createResilienceInterceptor({ policy: Resilience.default.with({ clock, attempts: 1, breaker: Breaker.default }), repeatable: [ECHO, LEDGER] });
+    const interceptor = createResilienceInterceptor({
+      policy: Resilience.default.with({ clock, attempts: 1, breaker: Breaker.default }),
+      repeatable: [ECHO, LEDGER],
+    });
     const echo = server.client('Echo', { interceptors: [interceptor] });
     const ledger = server.client('Ledger', { interceptors: [interceptor] });
     clients.push(echo, ledger);
     for (let i = 0; i < 5; i++) server.script('Say', { code: grpc.status.UNAVAILABLE });
-    for (let i = 0; i < 5; i++) expect((await unary(echo, 'Say')).error?.code).toBe(grpc.status.UNAVAILABLE);
+    for (let i = 0; i < 5; i++)
+      expect((await unary(echo, 'Say')).error?.code).toBe(grpc.status.UNAVAILABLE);
     expect(interceptor.policyFor(ECHO).breaker()!.snapshot().state).toBe('open');
     expect(interceptor.policyFor(LEDGER).breaker()!.snapshot().state).toBe('closed');
     expect((await unary(ledger, 'Post')).reply?.call).toBe(1);
@@ -152,7 +204,9 @@ describe('unary calls through the resilience interceptor', () => {
     await clock.advance(100); // the guarded pause before a refusal is reported
     const outcome = await refused;
     expect(outcome.error?.code).toBe(grpc.status.UNAVAILABLE);
-    expect((outcome.error as unknown as { cause: unknown }).cause).toBeInstanceOf(CallRejectedError);
+    expect((outcome.error as unknown as { cause: unknown }).cause).toBeInstanceOf(
+      CallRejectedError,
+    );
     expect(server.calls('Say')).toHaveLength(5);
   });
 
@@ -160,7 +214,9 @@ describe('unary calls through the resilience interceptor', () => {
     const { client, drive, interceptor } = setup({ scopeBy: 'method' });
     expect((await drive(unary(client, 'Say'))).reply?.call).toBe(1);
     expect(interceptor.policyFor(`${ECHO}/Say`)).not.toBe(interceptor.policyFor(`${ECHO}/Watch`));
-    expect(interceptor.policyFor(`${ECHO}/Say`).bucket()).not.toBe(interceptor.policyFor(`${ECHO}/Watch`).bucket());
+    expect(interceptor.policyFor(`${ECHO}/Say`).bucket()).not.toBe(
+      interceptor.policyFor(`${ECHO}/Watch`).bucket(),
+    );
   });
 
   it('holds at most maximumServices services: an evicted service comes back with fresh state', () => {
@@ -186,41 +242,58 @@ describe('unary calls through the resilience interceptor', () => {
 
   it.each([
     ['registry.handle(name)', (registry: PolicyRegistry) => registry.handle('orders')],
-    ['() => registry.keyedTemplate(name)', (registry: PolicyRegistry) => () => registry.keyedTemplate('orders')],
-  ])('a service breaker opened by UNAVAILABLE answers stays open across reloads given %s: identical, of another policy, of its own config', async (_source, source) => {
-    const clock = new FakeClock();
-    const policies = { orders: { attempts: 1, breaker: { breakDuration: 60_000, jitter: 'none' as const } }, other: { attempts: 2 } };
-    const registry = PolicyRegistry.create({ policies, clock, random: () => 0.5 });
-    const interceptor = createResilienceInterceptor({ policy: source(registry), repeatable: [ECHO] });
-    const echo = server.client('Echo', { interceptors: [interceptor] });
-    clients.push(echo);
-    for (let i = 0; i < 6; i++) server.script('Say', { code: grpc.status.UNAVAILABLE });
-    while (interceptor.policyFor(ECHO).breaker()!.state === 'closed') expect((await unary(echo, 'Say')).error?.code).toBe(grpc.status.UNAVAILABLE);
-    const breaker = interceptor.policyFor(ECHO).breaker()!;
-    const sent = server.calls('Say').length;
-    const refused = async () => {
-      const pending = unary(echo, 'Say');
-      await clock.advance(100); // the guarded pause before a refusal is reported
-      const { error } = await pending;
-      return [error?.code, (error as unknown as { cause: unknown }).cause instanceof CallRejectedError];
-    };
-    registry.reload({ policies });
-    expect(await refused()).toEqual([grpc.status.UNAVAILABLE, true]);
-    registry.reload({ policies: { ...policies, other: { attempts: 3 } } });
-    expect(await refused()).toEqual([grpc.status.UNAVAILABLE, true]);
-    registry.reload({ policies: { ...policies, orders: { ...policies.orders, attempts: 2 } } });
-    expect(interceptor.policyFor(ECHO).options.attempts).toBe(2);
-    expect(interceptor.policyFor(ECHO).breaker()).toBe(breaker);
-    expect(await refused()).toEqual([grpc.status.UNAVAILABLE, true]);
-    expect(server.calls('Say')).toHaveLength(sent);
-    expect(registry.breaker('orders')!.state).toBe('closed');
-  });
+    [
+      '() => registry.keyedTemplate(name)',
+      (registry: PolicyRegistry) => () => registry.keyedTemplate('orders'),
+    ],
+  ])(
+    'a service breaker opened by UNAVAILABLE answers stays open across reloads given %s: identical, of another policy, of its own config',
+    async (_source, source) => {
+      const clock = new FakeClock();
+      const policies = {
+        orders: { attempts: 1, breaker: { breakDuration: 60_000, jitter: 'none' as const } },
+        other: { attempts: 2 },
+      };
+      const registry = PolicyRegistry.create({ policies, clock, random: () => 0.5 });
+      const interceptor = createResilienceInterceptor({
+        policy: source(registry),
+        repeatable: [ECHO],
+      });
+      const echo = server.client('Echo', { interceptors: [interceptor] });
+      clients.push(echo);
+      for (let i = 0; i < 6; i++) server.script('Say', { code: grpc.status.UNAVAILABLE });
+      while (interceptor.policyFor(ECHO).breaker()!.state === 'closed')
+        expect((await unary(echo, 'Say')).error?.code).toBe(grpc.status.UNAVAILABLE);
+      const breaker = interceptor.policyFor(ECHO).breaker()!;
+      const sent = server.calls('Say').length;
+      const refused = async () => {
+        const pending = unary(echo, 'Say');
+        await clock.advance(100); // the guarded pause before a refusal is reported
+        const { error } = await pending;
+        return [
+          error?.code,
+          (error as unknown as { cause: unknown }).cause instanceof CallRejectedError,
+        ];
+      };
+      registry.reload({ policies });
+      expect(await refused()).toEqual([grpc.status.UNAVAILABLE, true]);
+      registry.reload({ policies: { ...policies, other: { attempts: 3 } } });
+      expect(await refused()).toEqual([grpc.status.UNAVAILABLE, true]);
+      registry.reload({ policies: { ...policies, orders: { ...policies.orders, attempts: 2 } } });
+      expect(interceptor.policyFor(ECHO).options.attempts).toBe(2);
+      expect(interceptor.policyFor(ECHO).breaker()).toBe(breaker);
+      expect(await refused()).toEqual([grpc.status.UNAVAILABLE, true]);
+      expect(server.calls('Say')).toHaveLength(sent);
+      expect(registry.breaker('orders')!.state).toBe('closed');
+    },
+  );
 
   it("the caller's own deadline stops the call during a backoff: DEADLINE_EXCEEDED, no further attempt", async () => {
     const { client, clock, recorder } = setup({}, 'Echo', { backoff: Backoff.constant(5000) });
     server.script('Say', { code: grpc.status.UNAVAILABLE });
     const pending = unary(client, 'Say', { deadline: Date.now() + 1000 });
-    while (recorder.ofKind('retrying').length === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+    while (recorder.ofKind('retrying').length === 0)
+      await new Promise((resolve) => setTimeout(resolve, 2));
     // The next timer due is the caller's deadline (about 1000 ms), well before the 5 s backoff ends.
     expect(clock.nextDue).toBeLessThanOrEqual(1000);
     await clock.advance(1000);
@@ -231,7 +304,10 @@ describe('unary calls through the resilience interceptor', () => {
   });
 
   it('a retry the budget refuses ends the call as UNAVAILABLE with the refusal as cause', async () => {
-    const { client, drive } = setup({}, 'Echo', { attempts: 2, budget: RetryBudget.automaticWith({ fraction: 0, minimumPerSecond: 0 }) });
+    const { client, drive } = setup({}, 'Echo', {
+      attempts: 2,
+      budget: RetryBudget.automaticWith({ fraction: 0, minimumPerSecond: 0 }),
+    });
     const outcomes = [];
     for (let i = 0; i < 11; i++) {
       server.script('Say', { code: grpc.status.UNAVAILABLE }, { code: grpc.status.UNAVAILABLE });
@@ -249,7 +325,8 @@ describe('unary calls through the resilience interceptor', () => {
     server.script('Say', { code: grpc.status.UNAVAILABLE });
     let call: grpc.ClientUnaryCall | undefined;
     const pending = unary(client, 'Say', {}, (c) => (call = c));
-    while (recorder.ofKind('retrying').length === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+    while (recorder.ofKind('retrying').length === 0)
+      await new Promise((resolve) => setTimeout(resolve, 2));
     call!.cancel();
     const outcome = await pending;
     expect(outcome.error?.code).toBe(grpc.status.CANCELLED);
@@ -260,15 +337,22 @@ describe('unary calls through the resilience interceptor', () => {
   it('Classifier.grpc is what a policy with a preset classifier (default, http) runs with; a custom one is kept', () => {
     const { interceptor } = setup();
     expect(interceptor.policyFor(ECHO).options.classifier).toBe(Classifier.grpc);
-    expect(setup({ policy: Resilience.http }).interceptor.policyFor(ECHO).options.classifier).toBe(Classifier.grpc);
+    expect(setup({ policy: Resilience.http }).interceptor.policyFor(ECHO).options.classifier).toBe(
+      Classifier.grpc,
+    );
     const custom = Classifier.grpc.with(() => undefined);
-    expect(setup({ classifier: custom }).interceptor.policyFor(ECHO).options.classifier).toBe(custom);
+    expect(setup({ classifier: custom }).interceptor.policyFor(ECHO).options.classifier).toBe(
+      custom,
+    );
   });
 });
 
 describe('wire deadlines (real clock, short bounds)', () => {
   it('puts min(attempt bound, caller deadline) + 50 ms on the wire', async () => {
-    const interceptor = createResilienceInterceptor({ policy: Resilience.default.with({ attemptTimeout: 400 }), repeatable: [ECHO] });
+    const interceptor = createResilienceInterceptor({
+      policy: Resilience.default.with({ attemptTimeout: 400 }),
+      repeatable: [ECHO],
+    });
     const client = server.client('Echo', { interceptors: [interceptor] });
     clients.push(client);
     await unary(client, 'Say');
@@ -282,7 +366,12 @@ describe('wire deadlines (real clock, short bounds)', () => {
 
   it('a slow attempt ends by our timer as an attempt timeout (cancelled on the wire), not a transport DEADLINE_EXCEEDED', async () => {
     const recorder = new EventRecorder();
-    const interceptor = createResilienceInterceptor({ policy: Resilience.default.with({ attemptTimeout: 100, backoff: Backoff.none }).withListener(recorder.record), repeatable: [ECHO] });
+    const interceptor = createResilienceInterceptor({
+      policy: Resilience.default
+        .with({ attemptTimeout: 100, backoff: Backoff.none })
+        .withListener(recorder.record),
+      repeatable: [ECHO],
+    });
     const client = server.client('Echo', { interceptors: [interceptor] });
     clients.push(client);
     server.script('Say', { delay: 300 });
@@ -297,7 +386,10 @@ describe('wire deadlines (real clock, short bounds)', () => {
   });
 
   it('the last attempt timing out reaches the caller as DEADLINE_EXCEEDED', async () => {
-    const interceptor = createResilienceInterceptor({ policy: Resilience.default.with({ attempts: 1, attemptTimeout: 50 }), repeatable: [ECHO] });
+    const interceptor = createResilienceInterceptor({
+      policy: Resilience.default.with({ attempts: 1, attemptTimeout: 50 }),
+      repeatable: [ECHO],
+    });
     const client = server.client('Echo', { interceptors: [interceptor] });
     clients.push(client);
     server.script('Say', { delay: 200 });
@@ -307,7 +399,10 @@ describe('wire deadlines (real clock, short bounds)', () => {
   });
 
   it('a call whose remaining time is already <= 0 is never put on the wire', async () => {
-    const interceptor = createResilienceInterceptor({ policy: Resilience.default, repeatable: [ECHO] });
+    const interceptor = createResilienceInterceptor({
+      policy: Resilience.default,
+      repeatable: [ECHO],
+    });
     const client = server.client('Echo', { interceptors: [interceptor] });
     clients.push(client);
     const outcome = await unary(client, 'Say', { deadline: Date.now() - 1 });
@@ -318,7 +413,10 @@ describe('wire deadlines (real clock, short bounds)', () => {
 
 describe('the ambient context (inbound request being served)', () => {
   it("bounds the wire deadline by the inbound request's remaining time and sends what is left as x-nresilience-remaining-ms", async () => {
-    const interceptor = createResilienceInterceptor({ policy: Resilience.default, repeatable: [ECHO] });
+    const interceptor = createResilienceInterceptor({
+      policy: Resilience.default,
+      repeatable: [ECHO],
+    });
     const client = server.client('Echo', { interceptors: [interceptor] });
     clients.push(client);
     await Ambient.run({ remaining: 150 }, () => unary(client, 'Say'));
@@ -342,7 +440,9 @@ describe('the ambient context (inbound request being served)', () => {
     server.script('Say', { code: grpc.status.UNAVAILABLE });
     const outcome = await drive(Resilience.singleShot(() => unary(client, 'Say')));
     expect(outcome.error?.code).toBe(grpc.status.UNAVAILABLE);
-    expect(server.calls('Say').map((call) => call.metadata.get('x-nresilience-retrying'))).toEqual([[]]);
+    expect(server.calls('Say').map((call) => call.metadata.get('x-nresilience-retrying'))).toEqual([
+      [],
+    ]);
   });
 
   it('propagateCriticality sends the ambient criticality; without it none is sent', async () => {
@@ -350,7 +450,9 @@ describe('the ambient context (inbound request being served)', () => {
     await on.drive(Ambient.run({ criticality: 'sheddable' }, () => unary(on.client, 'Say')));
     const off = setup();
     await off.drive(Ambient.run({ criticality: 'sheddable' }, () => unary(off.client, 'Say')));
-    expect(server.calls('Say').map((call) => call.metadata.get('x-nresilience-criticality'))).toEqual([['sheddable'], []]);
+    expect(
+      server.calls('Say').map((call) => call.metadata.get('x-nresilience-criticality')),
+    ).toEqual([['sheddable'], []]);
   });
 });
 
@@ -384,12 +486,19 @@ describe('server streaming and client streaming', () => {
     const { client } = setup();
     server.script('Collect', { code: grpc.status.UNAVAILABLE, details: 'once' });
     const error = await new Promise<grpc.ServiceError | null>((resolve) => {
-      const call = (client as unknown as Record<string, (cb: (e: grpc.ServiceError | null) => void) => grpc.ClientWritableStream<unknown>>).Collect!((e) => resolve(e));
+      const call = (
+        client as unknown as Record<
+          string,
+          (cb: (e: grpc.ServiceError | null) => void) => grpc.ClientWritableStream<unknown>
+        >
+      ).Collect!((e) => resolve(e));
       call.write({ text: 'a' });
       call.end();
     });
     expect([error?.code, error?.details]).toEqual([grpc.status.UNAVAILABLE, 'once']);
-    expect(server.calls('Collect').map((call) => call.metadata.get('x-nresilience-retrying'))).toEqual([[]]);
+    expect(
+      server.calls('Collect').map((call) => call.metadata.get('x-nresilience-retrying')),
+    ).toEqual([[]]);
   });
 });
 
@@ -402,15 +511,29 @@ describe('createResilienceInterceptor options', () => {
     ['repeatableWhen', { policy: Resilience.default, repeatableWhen: true }],
     ['retries', { policy: Resilience.default, retries: 3 }],
   ])('rejects a bad %s, naming it', (field, options) => {
-    expect(() => createResilienceInterceptor(options as unknown as ResilienceInterceptorOptions)).toThrow(expect.objectContaining({ name: 'PolicyConfigError', field }));
+    expect(() =>
+      createResilienceInterceptor(options as unknown as ResilienceInterceptorOptions),
+    ).toThrow(expect.objectContaining({ name: 'PolicyConfigError', field }));
   });
 
   it('says the rule of scopeBy, maximumServices and propagateCriticality', () => {
-    const create = (options: Record<string, unknown>) => () => createResilienceInterceptor({ policy: Resilience.default, ...options } as ResilienceInterceptorOptions);
-    expect(create({ scopeBy: 'host' })).toThrow(`scopeBy: "host" is invalid: must be 'service' or 'method'`);
-    expect(create({ maximumServices: 0 })).toThrow('maximumServices: 0 is invalid: must be an integer >= 1 (the most services or methods with their own state), at most 1000000');
+    const create = (options: Record<string, unknown>) => () =>
+      createResilienceInterceptor({
+        policy: Resilience.default,
+        ...options,
+      } as ResilienceInterceptorOptions);
+    expect(create({ scopeBy: 'host' })).toThrow(
+      `scopeBy: "host" is invalid: must be 'service' or 'method'`,
+    );
+    expect(create({ maximumServices: 0 })).toThrow(
+      'maximumServices: 0 is invalid: must be an integer >= 1 (the most services or methods with their own state), at most 1000000',
+    );
     // The bound becomes the services' scope's maximumKeys: refused here, by its own name, not at the first call.
-    expect(create({ maximumServices: 2_000_000 })).toThrow('maximumServices: 2000000 is invalid: must be an integer >= 1 (the most services or methods with their own state), at most 1000000');
-    expect(create({ propagateCriticality: 'yes' })).toThrow('propagateCriticality: "yes" is invalid: must be true or false');
+    expect(create({ maximumServices: 2_000_000 })).toThrow(
+      'maximumServices: 2000000 is invalid: must be an integer >= 1 (the most services or methods with their own state), at most 1000000',
+    );
+    expect(create({ propagateCriticality: 'yes' })).toThrow(
+      'propagateCriticality: "yes" is invalid: must be true or false',
+    );
   });
 });

@@ -1,15 +1,38 @@
 import 'reflect-metadata';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Get, Inject, type INestApplication, type INestMicroservice, Module, type OnModuleInit } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Inject,
+  type INestApplication,
+  type INestMicroservice,
+  Module,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
-import { ClientsModule, type ClientGrpc, GrpcMethod, RpcException, Transport } from '@nestjs/microservices';
+import {
+  ClientsModule,
+  type ClientGrpc,
+  GrpcMethod,
+  RpcException,
+  Transport,
+} from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { firstValueFrom, type Observable } from 'rxjs';
 import request from 'supertest';
 import { createResilienceInterceptor, type ResilienceInterceptor } from '../lib/grpc/index.js';
-import { Ambient, CallRejectedError, DeadlineExceededError, InjectPolicy, type PolicyHandle, PolicyRegistry, ResilienceModule, ResilienceRpcContextInterceptor } from '../lib/nest/index.js';
+import {
+  Ambient,
+  CallRejectedError,
+  DeadlineExceededError,
+  InjectPolicy,
+  type PolicyHandle,
+  PolicyRegistry,
+  ResilienceModule,
+  ResilienceRpcContextInterceptor,
+} from '../lib/nest/index.js';
 import { ECHO_PROTO, LoopbackGrpc } from './support/grpc-loopback.js';
 
 /** The downstream Ledger the app under test calls (a scripted loopback server). */
@@ -74,7 +97,13 @@ class HttpRoutesController {
 function appModule() {
   @Module({
     imports: [
-      ResilienceModule.forRoot({ policies: { ledger: { attempts: 3, backoff: { transientBase: 1 } }, guarded: { attempts: 1, breaker: true } }, exceptionFilter: true }),
+      ResilienceModule.forRoot({
+        policies: {
+          ledger: { attempts: 3, backoff: { transientBase: 1 } },
+          guarded: { attempts: 1, breaker: true },
+        },
+        exceptionFilter: true,
+      }),
       ClientsModule.registerAsync([
         {
           name: 'LEDGER',
@@ -85,7 +114,14 @@ function appModule() {
               package: 'nresilience.test',
               protoPath: ECHO_PROTO,
               url: ledger.address,
-              channelOptions: { interceptors: [(ledgerInterceptor = createResilienceInterceptor({ policy: () => registry.keyedTemplate('ledger'), repeatable: ['nresilience.test.Ledger'] }))] },
+              channelOptions: {
+                interceptors: [
+                  (ledgerInterceptor = createResilienceInterceptor({
+                    policy: () => registry.keyedTemplate('ledger'),
+                    repeatable: ['nresilience.test.Ledger'],
+                  })),
+                ],
+              },
             },
           }),
         },
@@ -98,12 +134,20 @@ function appModule() {
   return AppModule;
 }
 
-const grpcOptions = (url: string) => ({ transport: Transport.GRPC, options: { package: 'nresilience.test', protoPath: ECHO_PROTO, url } }) as const;
+const grpcOptions = (url: string) =>
+  ({
+    transport: Transport.GRPC,
+    options: { package: 'nresilience.test', protoPath: ECHO_PROTO, url },
+  }) as const;
 
 /** A plain grpc-js client of the app's Gateway service (no interceptor: what any caller sees). */
 function gatewayClient(address: string) {
-  const Gateway = (grpc.loadPackageDefinition(protoDefinition()).nresilience as grpc.GrpcObject).test as grpc.GrpcObject;
-  return new (Gateway.Gateway as grpc.ServiceClientConstructor)(address, grpc.credentials.createInsecure());
+  const Gateway = (grpc.loadPackageDefinition(protoDefinition()).nresilience as grpc.GrpcObject)
+    .test as grpc.GrpcObject;
+  return new (Gateway.Gateway as grpc.ServiceClientConstructor)(
+    address,
+    grpc.credentials.createInsecure(),
+  );
 }
 
 function protoDefinition() {
@@ -115,17 +159,29 @@ interface ActOutcome {
   error?: grpc.ServiceError;
 }
 
-function act(client: grpc.Client, text: string, options: grpc.CallOptions = {}): Promise<ActOutcome> {
+function act(
+  client: grpc.Client,
+  text: string,
+  options: grpc.CallOptions = {},
+): Promise<ActOutcome> {
   return new Promise((resolve) => {
-    (client as unknown as Record<string, (...args: unknown[]) => void>).Act!({ text }, new grpc.Metadata(), options, (error: grpc.ServiceError | null, reply?: { text: string; call: number }) =>
-      resolve(error ? { error } : { reply }),
+    (client as unknown as Record<string, (...args: unknown[]) => void>).Act!(
+      { text },
+      new grpc.Metadata(),
+      options,
+      (error: grpc.ServiceError | null, reply?: { text: string; call: number }) =>
+        resolve(error ? { error } : { reply }),
     );
   });
 }
 
 const freePort = async (): Promise<number> => {
   const probe = new grpc.Server();
-  const port = await new Promise<number>((resolve, reject) => probe.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    probe.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+      e ? reject(e) : resolve(p),
+    ),
+  );
   await new Promise<void>((resolve) => probe.tryShutdown(() => resolve()));
   return port;
 };
@@ -149,13 +205,19 @@ function answersInGrpcTerms(address: () => string, registry: () => PolicyRegistr
 
   it('a budget refusal answers UNAVAILABLE with grpc-retry-pushback-ms = the hint rounded up to whole ms', async () => {
     const { error } = await act(client, 'budget');
-    expect([error?.code, error?.metadata.get('grpc-retry-pushback-ms')]).toEqual([grpc.status.UNAVAILABLE, ['1235']]);
+    expect([error?.code, error?.metadata.get('grpc-retry-pushback-ms')]).toEqual([
+      grpc.status.UNAVAILABLE,
+      ['1235'],
+    ]);
     expect(error?.details).toContain('BudgetExhausted');
   });
 
   it('a refusal without a hint answers UNAVAILABLE without pushback', async () => {
     const { error } = await act(client, 'unknown-hint');
-    expect([error?.code, error?.metadata.get('grpc-retry-pushback-ms')]).toEqual([grpc.status.UNAVAILABLE, []]);
+    expect([error?.code, error?.metadata.get('grpc-retry-pushback-ms')]).toEqual([
+      grpc.status.UNAVAILABLE,
+      [],
+    ]);
   });
 
   it("an open breaker's refusal answers UNAVAILABLE with the break left as pushback", async () => {
@@ -174,7 +236,10 @@ function answersInGrpcTerms(address: () => string, registry: () => PolicyRegistr
 
   it('a deadline answers DEADLINE_EXCEEDED', async () => {
     const { error } = await act(client, 'deadline');
-    expect([error?.code, error?.details]).toEqual([grpc.status.DEADLINE_EXCEEDED, 'deadline of 250ms exceeded']);
+    expect([error?.code, error?.details]).toEqual([
+      grpc.status.DEADLINE_EXCEEDED,
+      'deadline of 250ms exceeded',
+    ]);
   });
 
   it('an RpcException the app threw keeps its code and message (not UNKNOWN or INTERNAL)', async () => {
@@ -192,7 +257,10 @@ function answersInGrpcTerms(address: () => string, registry: () => PolicyRegistr
     expect(first!.remaining).toBeLessThanOrEqual(450);
     expect(second!.remaining).toBeLessThan(first!.remaining);
     expect(Number(first!.metadata.get('x-nresilience-remaining-ms')[0])).toBeLessThanOrEqual(400);
-    expect([first!.metadata.get('x-nresilience-retrying'), second!.metadata.get('x-nresilience-retrying')]).toEqual([['1'], []]);
+    expect([
+      first!.metadata.get('x-nresilience-retrying'),
+      second!.metadata.get('x-nresilience-retrying'),
+    ]).toEqual([['1'], []]);
   });
 
   it("classifies the registry policy's downstream statuses by the gRPC rule: NOT_FOUND is an answer, not retried", async () => {
@@ -200,7 +268,10 @@ function answersInGrpcTerms(address: () => string, registry: () => PolicyRegistr
     const { error } = await act(client, 'relay');
     expect(error).toBeDefined();
     expect(ledger.calls('Post')).toHaveLength(1);
-    expect(ledgerInterceptor.policyFor('nresilience.test.Ledger').breaker()?.snapshot().consecutiveFailures ?? 0).toBe(0);
+    expect(
+      ledgerInterceptor.policyFor('nresilience.test.Ledger').breaker()?.snapshot()
+        .consecutiveFailures ?? 0,
+    ).toBe(0);
   });
 
   it("keeps the Ledger service's state its own: not the name's pinned budget and breaker", () => {
@@ -248,7 +319,11 @@ describe('hybrid app (HTTP + gRPC through connectMicroservice)', () => {
 
   it('HTTP routes still answer 503 with Retry-After and 504 with problem+json', async () => {
     const refused = await request(app.getHttpServer()).get('/http/refused');
-    expect([refused.status, refused.headers['retry-after'], refused.body.reason]).toEqual([503, '3', 'DependencyUnavailable']);
+    expect([refused.status, refused.headers['retry-after'], refused.body.reason]).toEqual([
+      503,
+      '3',
+      'DependencyUnavailable',
+    ]);
     expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
     const late = await request(app.getHttpServer()).get('/http/late');
     expect([late.status, late.body.reason]).toEqual([504, 'DeadlineExceeded']);

@@ -26,7 +26,11 @@ describe('sample 03-grpc (--json)', () => {
 
   beforeAll(async () => {
     if (!existsSync(sample)) throw new Error(`${sample} is missing: run \`npm run build\` first`);
-    const { stdout } = await run(process.execPath, [sample, '--rate', '300', '--seconds', '1', '--json'], { timeout: 30_000, killSignal: 'SIGKILL' });
+    const { stdout } = await run(
+      process.execPath,
+      [sample, '--rate', '300', '--seconds', '1', '--json'],
+      { timeout: 30_000, killSignal: 'SIGKILL' },
+    );
     ({ rows } = JSON.parse(stdout.trimEnd().split('\n').at(-1)!) as { rows: Row[] });
   }, 35_000);
 

@@ -7,12 +7,27 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { BadGatewayException, Controller, Get, Inject, Injectable, type INestApplication, Param } from '@nestjs/common';
+import {
+  BadGatewayException,
+  Controller,
+  Get,
+  Inject,
+  Injectable,
+  type INestApplication,
+  Param,
+} from '@nestjs/common';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import request, { type Response } from 'supertest';
 import { ResilienceHealthIndicator, ResilienceHealthModule } from '../lib/health/index.js';
-import { AttemptSignal, CallRejectedError, FakeClock, PolicyRegistry, ResilienceModule, Resilient } from '../lib/nest/index.js';
+import {
+  AttemptSignal,
+  CallRejectedError,
+  FakeClock,
+  PolicyRegistry,
+  ResilienceModule,
+  Resilient,
+} from '../lib/nest/index.js';
 
 /**
  * Health and refusals end to end (issue 3 §3, §4): a real Nest app on platform-express, a real
@@ -64,7 +79,9 @@ class AppController {
   @Get('health/ready')
   @HealthCheck()
   ready() {
-    return this.health.check([() => this.resilience.isHealthy('resilience', { downWhenOpen: ['payments'] })]);
+    return this.health.check([
+      () => this.resilience.isHealthy('resilience', { downWhenOpen: ['payments'] }),
+    ]);
   }
 }
 
@@ -85,7 +102,12 @@ beforeAll(async () => {
     imports: [
       ResilienceModule.forRoot({
         policies: {
-          payments: { attempts: 1, backoff: { type: 'none' }, budget: false, breaker: { breakDuration: '15s', jitter: 'none' } },
+          payments: {
+            attempts: 1,
+            backoff: { type: 'none' },
+            budget: false,
+            breaker: { breakDuration: '15s', jitter: 'none' },
+          },
           inventory: { preset: 'http' },
         },
         clock,
@@ -118,8 +140,11 @@ function resilienceDetails(response: Response): unknown {
 
 /** A request the breaker refuses: waits for the guarded pause's timer, moves the FakeClock exactly 100 ms, returns the answer. */
 async function refused(path: string): Promise<Response> {
-  const pending = request(app.getHttpServer()).get(path).then((response) => response);
-  for (let i = 0; i < 2000 && clock.pending === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+  const pending = request(app.getHttpServer())
+    .get(path)
+    .then((response) => response);
+  for (let i = 0; i < 2000 && clock.pending === 0; i++)
+    await new Promise((resolve) => setTimeout(resolve, 1));
   expect(clock.pending).toBe(1);
   await clock.advance(100);
   return pending;
@@ -129,12 +154,17 @@ describe('health with a real failing dependency and the payments breaker', () =>
   it('starts closed and ok', async () => {
     const live = await request(app.getHttpServer()).get('/health/live').expect(200);
     expect(live.body.status).toBe('ok');
-    expect(resilienceDetails(live)).toEqual({ status: 'up', payments: payments('closed', 0), inventory: INVENTORY_OK });
+    expect(resilienceDetails(live)).toEqual({
+      status: 'up',
+      payments: payments('closed', 0),
+      inventory: INVENTORY_OK,
+    });
     await request(app.getHttpServer()).get('/health/ready').expect(200);
   });
 
   it('opens after 5 consecutive Transient failures (each a real 500 from the dependency)', async () => {
-    for (let order = 1; order <= 4; order++) await request(app.getHttpServer()).get(`/checkout/${order}`).expect(502);
+    for (let order = 1; order <= 4; order++)
+      await request(app.getHttpServer()).get(`/checkout/${order}`).expect(502);
     expect(app.get(PolicyRegistry).breaker('payments')!.state).toBe('closed');
     await request(app.getHttpServer()).get('/checkout/5').expect(502);
     expect(dependencyRequests).toBe(5);
@@ -146,9 +176,13 @@ describe('health with a real failing dependency and the payments breaker', () =>
     const live = await request(app.getHttpServer()).get('/health/live').expect(200);
     expect(live.body).toEqual({
       status: 'ok',
-      info: { resilience: { status: 'up', payments: payments('open', 15_000), inventory: INVENTORY_OK } },
+      info: {
+        resilience: { status: 'up', payments: payments('open', 15_000), inventory: INVENTORY_OK },
+      },
       error: {},
-      details: { resilience: { status: 'up', payments: payments('open', 15_000), inventory: INVENTORY_OK } },
+      details: {
+        resilience: { status: 'up', payments: payments('open', 15_000), inventory: INVENTORY_OK },
+      },
     });
   });
 
@@ -157,8 +191,12 @@ describe('health with a real failing dependency and the payments breaker', () =>
     expect(ready.body).toEqual({
       status: 'error',
       info: {},
-      error: { resilience: { status: 'down', payments: payments('open', 15_000), inventory: INVENTORY_OK } },
-      details: { resilience: { status: 'down', payments: payments('open', 15_000), inventory: INVENTORY_OK } },
+      error: {
+        resilience: { status: 'down', payments: payments('open', 15_000), inventory: INVENTORY_OK },
+      },
+      details: {
+        resilience: { status: 'down', payments: payments('open', 15_000), inventory: INVENTORY_OK },
+      },
     });
   });
 
@@ -171,13 +209,21 @@ describe('health with a real failing dependency and the payments breaker', () =>
     expect(clock.now()).toBe(100);
     expect(dependencyRequests).toBe(5);
     const live = await request(app.getHttpServer()).get('/health/live').expect(200);
-    expect(resilienceDetails(live)).toEqual({ status: 'up', payments: payments('open', 14_900), inventory: INVENTORY_OK });
+    expect(resilienceDetails(live)).toEqual({
+      status: 'up',
+      payments: payments('open', 14_900),
+      inventory: INVENTORY_OK,
+    });
   });
 
   it('10 s later: Retry-After 5 (4 800 ms left after the pause), health shows 4 900 ms before it', async () => {
     await clock.advance(10_000);
     const before = await request(app.getHttpServer()).get('/health/live').expect(200);
-    expect(resilienceDetails(before)).toEqual({ status: 'up', payments: payments('open', 4_900), inventory: INVENTORY_OK });
+    expect(resilienceDetails(before)).toEqual({
+      status: 'up',
+      payments: payments('open', 4_900),
+      inventory: INVENTORY_OK,
+    });
     const response = await refused('/checkout/7');
     expect(response.status).toBe(503);
     expect(response.headers['retry-after']).toBe('5');
@@ -189,7 +235,11 @@ describe('health with a real failing dependency and the payments breaker', () =>
     await clock.advance(4_800);
     expect(clock.now()).toBe(15_000);
     const live = await request(app.getHttpServer()).get('/health/live').expect(200);
-    expect(resilienceDetails(live)).toEqual({ status: 'up', payments: payments('halfOpen', 0), inventory: INVENTORY_OK });
+    expect(resilienceDetails(live)).toEqual({
+      status: 'up',
+      payments: payments('halfOpen', 0),
+      inventory: INVENTORY_OK,
+    });
     const ready = await request(app.getHttpServer()).get('/health/ready').expect(200);
     expect(ready.body.status).toBe('ok');
   });
@@ -203,18 +253,30 @@ describe('health with a real failing dependency and the payments breaker', () =>
     expect(dependencyRequests).toBe(7);
     const live = await request(app.getHttpServer()).get('/health/live').expect(200);
     expect(live.body.status).toBe('ok');
-    expect(resilienceDetails(live)).toEqual({ status: 'up', payments: payments('closed', 0), inventory: INVENTORY_OK });
+    expect(resilienceDetails(live)).toEqual({
+      status: 'up',
+      payments: payments('closed', 0),
+      inventory: INVENTORY_OK,
+    });
     await request(app.getHttpServer()).get('/health/ready').expect(200);
   });
 
   it('an isolated breaker is down for readiness (break left at least breakDuration) and up for liveness; released, it probes again', async () => {
     const release = app.get(PolicyRegistry).breaker('payments')!.isolate();
     const ready = await request(app.getHttpServer()).get('/health/ready').expect(503);
-    expect(resilienceDetails(ready)).toEqual({ status: 'down', payments: payments('isolated', 15_000), inventory: INVENTORY_OK });
+    expect(resilienceDetails(ready)).toEqual({
+      status: 'down',
+      payments: payments('isolated', 15_000),
+      inventory: INVENTORY_OK,
+    });
     await request(app.getHttpServer()).get('/health/live').expect(200);
     release();
     const after = await request(app.getHttpServer()).get('/health/ready').expect(200);
-    expect(resilienceDetails(after)).toEqual({ status: 'up', payments: payments('halfOpen', 0), inventory: INVENTORY_OK });
+    expect(resilienceDetails(after)).toEqual({
+      status: 'up',
+      payments: payments('halfOpen', 0),
+      inventory: INVENTORY_OK,
+    });
     app.get(PolicyRegistry).breaker('payments')!.reset();
   });
 });
@@ -225,30 +287,54 @@ describe('entry points', () => {
     const sources = (dir: string): string[] =>
       readdirSync(dir).flatMap((name) => {
         const path = join(dir, name);
-        return statSync(path).isDirectory() ? sources(path) : path.endsWith('.ts') && !path.endsWith('.spec.ts') ? [path] : [];
+        return statSync(path).isDirectory()
+          ? sources(path)
+          : path.endsWith('.ts') && !path.endsWith('.spec.ts')
+            ? [path]
+            : [];
       });
-    const offenders = [...sources(join(root, 'lib/nest')), ...sources(join(root, 'lib/core'))].filter((file) =>
+    const offenders = [
+      ...sources(join(root, 'lib/nest')),
+      ...sources(join(root, 'lib/core')),
+    ].filter((file) =>
       /['"]@nestjs\/terminus['"]|['"]\.\.\/health\//.test(readFileSync(file, 'utf8')),
     );
     expect(offenders).toEqual([]);
   });
 
   it('the built root entry loads with @nestjs/terminus unresolvable; ./health then fails to load', async () => {
-    const hook = 'export async function resolve(s, c, next) { if (s.startsWith("@nestjs/terminus")) throw new Error("terminus hidden"); return next(s, c); }';
+    const hook =
+      'export async function resolve(s, c, next) { if (s.startsWith("@nestjs/terminus")) throw new Error("terminus hidden"); return next(s, c); }';
     const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
-    const script = "const r = await import('@nresilience/nestjs'); let health = 'loaded'; try { await import('@nresilience/nestjs/health'); } catch (e) { health = e.message; } console.log(typeof r.ResilienceModule, health);";
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], { timeout: 15_000 });
+    const script =
+      "const r = await import('@nresilience/nestjs'); let health = 'loaded'; try { await import('@nresilience/nestjs/health'); } catch (e) { health = e.message; } console.log(typeof r.ResilienceModule, health);";
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--import',
+        `data:text/javascript,${encodeURIComponent(register)}`,
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      { timeout: 15_000 },
+    );
     expect(stdout.trim()).toBe('function terminus hidden');
   });
 
   const sample = fileURLToPath(new URL('../dist-sample/sample/02-health/main.js', import.meta.url));
   it('the built health sample boots, prints both URLs, and answers live 200 / ready 503 with payments open', async () => {
     if (!existsSync(sample)) throw new Error(`${sample} is missing: run \`npm run build\` first`);
-    const { stdout } = await promisify(execFile)(process.execPath, [sample], { timeout: 15_000, killSignal: 'SIGKILL' });
+    const { stdout } = await promisify(execFile)(process.execPath, [sample], {
+      timeout: 15_000,
+      killSignal: 'SIGKILL',
+    });
     expect(stdout).toMatch(/^liveness: {2}http:\/\/127\.0\.0\.1:\d+\/health\/live$/m);
     expect(stdout).toMatch(/^readiness: http:\/\/127\.0\.0\.1:\d+\/health\/ready$/m);
     expect(stdout).toMatch(/^GET \/checkout\/6 -> 503 \(Retry-After: 15\) /m);
-    expect(stdout).toMatch(/^GET \/health\/live -> 200 .*"payments":\{"status":"degraded","breaker":"open"/m);
+    expect(stdout).toMatch(
+      /^GET \/health\/live -> 200 .*"payments":\{"status":"degraded","breaker":"open"/m,
+    );
     expect(stdout).toMatch(/^GET \/health\/ready -> 503 .*"status":"down"/m);
   });
 });

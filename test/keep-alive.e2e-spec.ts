@@ -13,7 +13,11 @@ describe('process lifetime', () => {
       const result = await policy.tryRun(async () => { if (++calls < 2) throw new Error('flaky'); return 'paid'; });
       console.log(JSON.stringify({ ok: result.ok, value: result.value, attempts: result.attempts.length, calls }));
     `;
-    const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: process.cwd(), encoding: 'utf8', timeout: 10_000 });
+    const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: process.cwd(),
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
     expect(JSON.parse(output.trim())).toEqual({ ok: true, value: 'paid', attempts: 2, calls: 2 });
   });
 });

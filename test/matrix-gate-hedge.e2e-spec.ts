@@ -1,5 +1,11 @@
 import { Hedge, Resilience } from '../lib/core/index.js';
-import { MATRIX_RATE, type MatrixCell, type MatrixReport, ScenarioMatrix, matrixScenario } from '../lib/testing/index.js';
+import {
+  MATRIX_RATE,
+  type MatrixCell,
+  type MatrixReport,
+  ScenarioMatrix,
+  matrixScenario,
+} from '../lib/testing/index.js';
 
 /**
  * The scenario matrix as hedging's gate (DESIGN §3.8, §8.1): `Resilience.http` with and without
@@ -22,44 +28,77 @@ beforeAll(async () => {
 }, 300_000);
 
 /** Each seed's [no hedging, hedged] cells of `scenario`. */
-const pairs = (scenario: string): [MatrixCell, MatrixCell][] => SEEDS.map((seed) => [matrix.cell(scenario, 'policy', seed), matrix.cell(scenario, 'hedged', seed)]);
+const pairs = (scenario: string): [MatrixCell, MatrixCell][] =>
+  SEEDS.map((seed) => [
+    matrix.cell(scenario, 'policy', seed),
+    matrix.cell(scenario, 'hedged', seed),
+  ]);
 
 /** Calls offered inside the scenario's fault windows. */
 function faultCalls(scenario: string): number {
-  return matrixScenario(scenario).faults.reduce((sum, f) => sum + ((f.end - f.start) / 1000) * MATRIX_RATE, 0);
+  return matrixScenario(scenario).faults.reduce(
+    (sum, f) => sum + ((f.end - f.start) / 1000) * MATRIX_RATE,
+    0,
+  );
 }
 
 describe('matrix gate: hedging', () => {
   it('latency-tail: p99 falls at least 3× at most 10 % extra attempts, every seed', () => {
     for (const [off, on] of pairs('latency-tail')) {
-      expect({ seed: on.seed, p99Cut: off.p99 / on.p99 >= 3, extra: on.loadMultiplier - off.loadMultiplier <= 0.1 }).toEqual({ seed: on.seed, p99Cut: true, extra: true });
+      expect({
+        seed: on.seed,
+        p99Cut: off.p99 / on.p99 >= 3,
+        extra: on.loadMultiplier - off.loadMultiplier <= 0.1,
+      }).toEqual({ seed: on.seed, p99Cut: true, extra: true });
       expect(on.availability).toBe(1);
     }
   });
 
   it('healthy: at most 1.1 × (1 − q) extra attempts per call, every seed', () => {
     for (const [off, on] of pairs('healthy')) {
-      expect({ seed: on.seed, extra: on.loadMultiplier - off.loadMultiplier <= 1.1 * (1 - Q), hedged: on.hedgedShare <= 1.1 * (1 - Q) }).toEqual({ seed: on.seed, extra: true, hedged: true });
+      expect({
+        seed: on.seed,
+        extra: on.loadMultiplier - off.loadMultiplier <= 1.1 * (1 - Q),
+        hedged: on.hedgedShare <= 1.1 * (1 - Q),
+      }).toEqual({ seed: on.seed, extra: true, hedged: true });
     }
   });
 
-  it.each(['brownout', 'overload', 'outage-30s'])('%s: ≤ 2 %% of the calls as extra attempts in the fault, ≤ 0.5 point of availability', (scenario) => {
-    const calls = faultCalls(scenario);
-    for (const [off, on] of pairs(scenario)) {
-      const extra = (on.faultAttempts! - off.faultAttempts!) / calls;
-      expect({ seed: on.seed, load: extra <= 0.02, availability: on.availability >= off.availability - 0.005 }).toEqual({ seed: on.seed, load: true, availability: true });
-    }
-  });
+  it.each(['brownout', 'overload', 'outage-30s'])(
+    '%s: ≤ 2 %% of the calls as extra attempts in the fault, ≤ 0.5 point of availability',
+    (scenario) => {
+      const calls = faultCalls(scenario);
+      for (const [off, on] of pairs(scenario)) {
+        const extra = (on.faultAttempts! - off.faultAttempts!) / calls;
+        expect({
+          seed: on.seed,
+          load: extra <= 0.02,
+          availability: on.availability >= off.availability - 0.005,
+        }).toEqual({ seed: on.seed, load: true, availability: true });
+      }
+    },
+  );
 
   it('brownout and overload: the whole run’s load grows at most 2 %', () => {
     for (const scenario of ['brownout', 'overload']) {
-      for (const [off, on] of pairs(scenario)) expect({ scenario, seed: on.seed, ok: on.loadMultiplier <= off.loadMultiplier * 1.02 }).toEqual({ scenario, seed: on.seed, ok: true });
+      for (const [off, on] of pairs(scenario))
+        expect({
+          scenario,
+          seed: on.seed,
+          ok: on.loadMultiplier <= off.loadMultiplier * 1.02,
+        }).toEqual({ scenario, seed: on.seed, ok: true });
     }
   });
 
   it('is a real gate: hedging at the median instead fails the healthy row', async () => {
-    const loose = await ScenarioMatrix.run(Resilience.http.with({ hedge: Hedge.at(0.5) }), { seeds: [1], variants: ['policy', 'hedged'], scenarios: ['healthy'] });
-    const extra = loose.cell('healthy', 'hedged', 1).loadMultiplier - matrix.cell('healthy', 'policy', 1).loadMultiplier;
+    const loose = await ScenarioMatrix.run(Resilience.http.with({ hedge: Hedge.at(0.5) }), {
+      seeds: [1],
+      variants: ['policy', 'hedged'],
+      scenarios: ['healthy'],
+    });
+    const extra =
+      loose.cell('healthy', 'hedged', 1).loadMultiplier -
+      matrix.cell('healthy', 'policy', 1).loadMultiplier;
     expect(extra).toBeGreaterThan(1.1 * (1 - Q));
   });
 });

@@ -13,8 +13,14 @@ describe('matrix gate: 10 minutes of steady failures', () => {
   it.each(['failing-40'])(
     '%s: 0 opens in 10 minutes, every seed',
     async (scenario) => {
-      const matrix = await ScenarioMatrix.run(Resilience.http, { scenarios: [scenario], seeds: [...GATE_SEEDS], variants: ['policy'] });
-      expect(matrix.row(scenario, 'policy').cells.map((c) => [c.seed, c.breakerOpens])).toEqual(GATE_SEEDS.map((seed) => [seed, 0]));
+      const matrix = await ScenarioMatrix.run(Resilience.http, {
+        scenarios: [scenario],
+        seeds: [...GATE_SEEDS],
+        variants: ['policy'],
+      });
+      expect(matrix.row(scenario, 'policy').cells.map((c) => [c.seed, c.breakerOpens])).toEqual(
+        GATE_SEEDS.map((seed) => [seed, 0]),
+      );
       expect(matrix.cell(scenario, 'policy', 1).faultAttempts).toBeGreaterThan(300_000);
     },
     300_000,

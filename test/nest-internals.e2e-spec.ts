@@ -6,7 +6,8 @@ const root = process.cwd();
 
 describe("Nest's internals", () => {
   it('only lib/nest/nest-internals.ts reads them (non-public constants and the injector)', () => {
-    const internal = /from ['"]@nestjs\/(?:common\/constants|core\/injector)[^'"]*['"]|getStaticTransientInstances|isDependencyTreeStatic/;
+    const internal =
+      /from ['"]@nestjs\/(?:common\/constants|core\/injector)[^'"]*['"]|getStaticTransientInstances|isDependencyTreeStatic/;
     const readers = sources(join(root, 'lib'))
       .filter((file) => internal.test(readFileSync(file, 'utf8')))
       .map((file) => relative(root, file));

@@ -3,7 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, Get, type INestApplication, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { type ResilientFetch, InjectResilientFetch, ResilientHttpModule } from '../lib/http/index.js';
+import {
+  type ResilientFetch,
+  InjectResilientFetch,
+  ResilientHttpModule,
+} from '../lib/http/index.js';
 import { ResilienceContextModule, ResilienceModule } from '../lib/nest/index.js';
 import { LoopbackServer, answer } from './support/loopback-server.js';
 import { captureLogs } from './support/log-capture.js';
@@ -28,7 +32,11 @@ class LookupController {
 }
 
 @Module({
-  imports: [ResilienceModule.forRoot({ policies: { db: { attempts: 2 } } }), ResilientHttpModule.register({ policy: 'db' }), ResilienceContextModule.forRoot()],
+  imports: [
+    ResilienceModule.forRoot({ policies: { db: { attempts: 2 } } }),
+    ResilientHttpModule.register({ policy: 'db' }),
+    ResilienceContextModule.forRoot(),
+  ],
   controllers: [LookupController],
 })
 class MiddleHop {}
@@ -52,7 +60,9 @@ describe('a healthy middle hop under the default logging profile', () => {
   it('200 successful calls for a retrying caller write one warning naming the host, and nothing else at any level', async () => {
     records.length = 0;
     for (let i = 0; i < 200; i++) {
-      const response = await request(app.getHttpServer()).get('/lookup').set('X-NResilience-Retrying', '1');
+      const response = await request(app.getHttpServer())
+        .get('/lookup')
+        .set('X-NResilience-Retrying', '1');
       expect(response.body).toEqual({ status: 200 });
     }
     expect(dependency.seen).toHaveLength(200);

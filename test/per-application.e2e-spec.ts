@@ -1,9 +1,22 @@
 import 'reflect-metadata';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { type BeforeApplicationShutdown, Controller, Get, Injectable, type INestApplication, Module, Scope } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Controller,
+  Get,
+  Injectable,
+  type INestApplication,
+  Module,
+  Scope,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { FakeClock, ResilienceModule, type ResilienceModuleOptions, Resilient } from '../lib/nest/index.js';
+import {
+  FakeClock,
+  ResilienceModule,
+  type ResilienceModuleOptions,
+  Resilient,
+} from '../lib/nest/index.js';
 
 // One feature module, two applications built from it with different configs (issue 9, DESIGN §4).
 
@@ -105,14 +118,27 @@ class CallsOnClose implements BeforeApplicationShutdown {
   }
 }
 
-@Module({ providers: [Payments, PerRequest, PerConsumer, Consumer, CallsOnClose, ClosingGate], controllers: [PayController] })
+@Module({
+  providers: [Payments, PerRequest, PerConsumer, Consumer, CallsOnClose, ClosingGate],
+  controllers: [PayController],
+})
 class PaymentsModule {}
 
 const apps: INestApplication[] = [];
 
-async function boot(attempts: number, options: Partial<ResilienceModuleOptions> = {}): Promise<INestApplication> {
+async function boot(
+  attempts: number,
+  options: Partial<ResilienceModuleOptions> = {},
+): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
-    imports: [ResilienceModule.forRoot({ policies: { payments: { attempts, backoff: { type: 'none' }, budget: false } }, clock: new FakeClock(), ...options }), PaymentsModule],
+    imports: [
+      ResilienceModule.forRoot({
+        policies: { payments: { attempts, backoff: { type: 'none' }, budget: false } },
+        clock: new FakeClock(),
+        ...options,
+      }),
+      PaymentsModule,
+    ],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();
@@ -173,7 +199,9 @@ describe('an instance Nest did not create', () => {
         'so whose policies to use is unknown: get the instance from the application it belongs to (a provider or controller, app.get(Class)) instead of creating it with new',
     );
     for (const app of apps.splice(0)) await app.close();
-    await expect(new Payments().charge()).rejects.toThrow("@Resilient('payments') on Payments.charge was called, but no ResilienceModule is initialized");
+    await expect(new Payments().charge()).rejects.toThrow(
+      "@Resilient('payments') on Payments.charge was called, but no ResilienceModule is initialized",
+    );
   });
 });
 
@@ -191,7 +219,11 @@ describe('while the application closes', () => {
     await app.listen(0, '127.0.0.1');
     const url = await app.getUrl();
     const gate = app.get(ClosingGate);
-    const statuses = Array.from({ length: 20 }, () => request(url).get('/pay/after-close-began').then((response) => [response.status, response.text]));
+    const statuses = Array.from({ length: 20 }, () =>
+      request(url)
+        .get('/pay/after-close-began')
+        .then((response) => [response.status, response.text]),
+    );
     while (gate.waiting < 20) await new Promise((resolve) => setImmediate(resolve));
     apps.splice(0);
     const closed = app.close();

@@ -14,7 +14,8 @@ class Ledger {
   async charge(tenant: string, signal: AbortSignal): Promise<{ tenant: string; charged: true }> {
     signal.throwIfAborted();
     this.calls.set(tenant, (this.calls.get(tenant) ?? 0) + 1);
-    if (this.failing.has(tenant)) throw new Error(`ledger rejected a malformed request from ${tenant}`);
+    if (this.failing.has(tenant))
+      throw new Error(`ledger rejected a malformed request from ${tenant}`);
     return { tenant, charged: true };
   }
 }
@@ -42,7 +43,13 @@ describe('keyed policies in a Nest app (scope + handle.for)', () => {
       imports: [
         ResilienceModule.forRoot({
           // A 15 s break: this test reads the real clock, so the break must outlast its requests.
-          policies: { billing: { attempts: 1, breaker: { jitter: 'none', breakDuration: '15s' }, scope: { maximumKeys: 100 } } },
+          policies: {
+            billing: {
+              attempts: 1,
+              breaker: { jitter: 'none', breakDuration: '15s' },
+              scope: { maximumKeys: 100 },
+            },
+          },
           exceptionFilter: true,
         }),
       ],
@@ -75,7 +82,8 @@ describe('keyed policies in a Nest app (scope + handle.for)', () => {
     expect(refused.body).toMatchObject({ status: 503, reason: 'DependencyUnavailable' });
     expect(ledger.calls.get('noisy')).toBe(5); // the refused call never reached the ledger
 
-    for (let i = 0; i < 3; i++) expect((await request(server).get('/tenants/quiet/charge')).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await request(server).get('/tenants/quiet/charge')).status).toBe(200);
     expect(ledger.calls.get('quiet')).toBe(4);
 
     const scope = registry.scope('billing')!;

@@ -22,7 +22,11 @@ beforeAll(async () => {
       return;
     }
     res.setHeader('content-type', 'application/json');
-    res.end(req.url?.startsWith('/stock/') ? JSON.stringify({ count: 7 }) : JSON.stringify({ id: `ch_${req.url?.split('/').pop()}` }));
+    res.end(
+      req.url?.startsWith('/stock/')
+        ? JSON.stringify({ count: 7 })
+        : JSON.stringify({ id: `ch_${req.url?.split('/').pop()}` }),
+    );
   });
   await new Promise<void>((resolve) => dependency.listen(0, '127.0.0.1', resolve));
   const { port } = dependency.address() as AddressInfo;
@@ -44,7 +48,7 @@ it('the README quick start compiles, boots and serves a checkout through both po
   expect(response.body).toEqual({ id: 'ch_42', inStock: 7 });
 });
 
-it('a 404 from a dependency answers 404 to the client after one attempt, and the http preset\'s breaker stays closed', async () => {
+it("a 404 from a dependency answers 404 to the client after one attempt, and the http preset's breaker stays closed", async () => {
   const server = app!.getHttpServer();
   const registry = app!.get(PolicyRegistry);
   missing = ['/stock/'];

@@ -12,8 +12,12 @@ let rates: LoopbackServer;
 let app: INestApplication;
 
 beforeAll(async () => {
-  payments = await LoopbackServer.start((n, req, res) => (n === 0 ? reset(req) : answer(res, 201, { id: 'ch_1' })));
-  rates = await LoopbackServer.start((n, _req, res) => answer(res, n === 0 ? 502 : 200, { eur: 1.08 }));
+  payments = await LoopbackServer.start((n, req, res) =>
+    n === 0 ? reset(req) : answer(res, 201, { id: 'ch_1' }),
+  );
+  rates = await LoopbackServer.start((n, _req, res) =>
+    answer(res, n === 0 ? 502 : 200, { eur: 1.08 }),
+  );
   process.env.PAYMENTS_URL = payments.url;
   process.env.RATES_URL = rates.url;
   const { AppModule } = await import('./fixtures/readme-http.js');
@@ -32,11 +36,17 @@ describe('docs/http.md: the Nest example', () => {
   it('retries the keyed POST with the same key and returns the answer', async () => {
     const response = await request(app.getHttpServer()).post('/orders').expect(201);
     expect(response.body).toEqual({ status: 201 });
-    expect(payments.seen.map((r) => r.headers['idempotency-key'])).toEqual(['"order-42"', '"order-42"']);
+    expect(payments.seen.map((r) => r.headers['idempotency-key'])).toEqual([
+      '"order-42"',
+      '"order-42"',
+    ]);
   });
 
   it('runs HttpService under the rates policy, bounded by the caller time left', async () => {
-    const response = await request(app.getHttpServer()).get('/rates').set('x-nresilience-remaining-ms', '600').expect(200);
+    const response = await request(app.getHttpServer())
+      .get('/rates')
+      .set('x-nresilience-remaining-ms', '600')
+      .expect(200);
     expect(response.body).toEqual({ eur: 1.08 });
     expect(rates.seen).toHaveLength(2);
     expect(Number(rates.seen[0]!.headers['x-nresilience-remaining-ms'])).toBeLessThanOrEqual(600);
@@ -44,7 +54,10 @@ describe('docs/http.md: the Nest example', () => {
 
   it('answers 504 before the handler when the caller has less than the reserve left', async () => {
     const before = rates.seen.length;
-    await request(app.getHttpServer()).get('/rates').set('x-nresilience-remaining-ms', '10').expect(504);
+    await request(app.getHttpServer())
+      .get('/rates')
+      .set('x-nresilience-remaining-ms', '10')
+      .expect(504);
     expect(rates.seen).toHaveLength(before);
   });
 });

@@ -23,8 +23,19 @@ describe('README for users', () => {
   it('every link resolves from the npm page: absolute, into the repository, or an anchor of a README heading', () => {
     const repository = pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
     const links = [...readme.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]!);
-    const anchors = new Set([...readme.matchAll(/^#+ (.+)$/gm)].map((m) => '#' + m[1]!.toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
-    const broken = links.filter((link) => (link.startsWith('#') ? !anchors.has(link) : !link.startsWith(`${repository}/`)));
+    const anchors = new Set(
+      [...readme.matchAll(/^#+ (.+)$/gm)].map(
+        (m) =>
+          '#' +
+          m[1]!
+            .toLowerCase()
+            .replace(/[^\w\- ]/g, '')
+            .replace(/ /g, '-'),
+      ),
+    );
+    const broken = links.filter((link) =>
+      link.startsWith('#') ? !anchors.has(link) : !link.startsWith(`${repository}/`),
+    );
     expect(broken).toEqual([]);
     expect(links.length).toBeGreaterThan(5);
   });
@@ -43,7 +54,9 @@ describe('README for users', () => {
     const table = section('Install');
     const entries = Object.keys(pkg.exports)
       .filter((subpath) => !subpath.endsWith('.json'))
-      .map((subpath) => (subpath === '.' ? '@nresilience/nestjs' : `@nresilience/nestjs/${subpath.slice(2)}`));
+      .map((subpath) =>
+        subpath === '.' ? '@nresilience/nestjs' : `@nresilience/nestjs/${subpath.slice(2)}`,
+      );
     expect(entries.filter((entry) => !table.includes(`| \`${entry}\` |`))).toEqual([]);
   });
 });

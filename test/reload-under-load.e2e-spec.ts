@@ -5,10 +5,23 @@ import { Agent, get as httpGet, createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Controller, Get, Injectable, type INestApplication, type LoggerService, Module } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Injectable,
+  type INestApplication,
+  type LoggerService,
+  Module,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import autocannonModule from 'autocannon';
-import { type BreakerSnapshot, PolicyRegistry, type ReloadEvent, ResilienceModule, Resilient } from '../lib/nest/index.js';
+import {
+  type BreakerSnapshot,
+  PolicyRegistry,
+  type ReloadEvent,
+  ResilienceModule,
+  Resilient,
+} from '../lib/nest/index.js';
 
 /**
  * 20 reloads of a watched resilience.yaml (8 of them invalid) while a real loopback load of 650 calls/s
@@ -22,7 +35,9 @@ interface LoadResult {
   non2xx: number;
   statusCodeStats: Record<string, { count: number }>;
 }
-const autocannon = autocannonModule as unknown as (options: Record<string, unknown>) => Promise<LoadResult>;
+const autocannon = autocannonModule as unknown as (
+  options: Record<string, unknown>,
+) => Promise<LoadResult>;
 
 const LOAD_SECONDS = 10;
 const RATE = 650;
@@ -43,7 +58,13 @@ function call(path: string): Promise<number> {
   if (path.startsWith('/ok/')) okAttempts++;
   return new Promise((resolve, reject) => {
     const request = httpGet(`${baseUrl}${path}`, { agent }, (response) => {
-      response.resume().on('end', () => (response.statusCode === 200 ? resolve(200) : reject(new Error(`dependency answered ${response.statusCode}`))));
+      response
+        .resume()
+        .on('end', () =>
+          response.statusCode === 200
+            ? resolve(200)
+            : reject(new Error(`dependency answered ${response.statusCode}`)),
+        );
     });
     request.on('error', reject);
   });
@@ -158,7 +179,15 @@ afterAll(async () => {
 it(`${RELOADS} reloads (8 invalid) under ${RATE} calls/s for ${LOAD_SECONDS} s: no call lost, breaker state and counts kept`, async () => {
   writeFileSync(path, config(0));
   @Module({
-    imports: [ResilienceModule.forRoot({ configFile: path, watch: true, exceptionFilter: true, telemetry: false, logging: 'off' })],
+    imports: [
+      ResilienceModule.forRoot({
+        configFile: path,
+        watch: true,
+        exceptionFilter: true,
+        telemetry: false,
+        logging: 'off',
+      }),
+    ],
     controllers: [LoadController],
     providers: [Dependencies],
   })
@@ -173,7 +202,13 @@ it(`${RELOADS} reloads (8 invalid) under ${RATE} calls/s for ${LOAD_SECONDS} s: 
   const dead = registry.breaker('dead')!;
 
   // At every reload: the kept breakers, read at that moment.
-  const seen: { event: ReloadEvent; steady: BreakerSnapshot; dead: BreakerSnapshot; okHits: number; deadHits: number }[] = [];
+  const seen: {
+    event: ReloadEvent;
+    steady: BreakerSnapshot;
+    dead: BreakerSnapshot;
+    okHits: number;
+    deadHits: number;
+  }[] = [];
   registry.onReload((event) => {
     expect(registry.breaker('steady')).toBe(steady);
     expect(registry.breaker('dead')).toBe(dead);
@@ -181,8 +216,18 @@ it(`${RELOADS} reloads (8 invalid) under ${RATE} calls/s for ${LOAD_SECONDS} s: 
   });
 
   const started = performance.now();
-  const load = autocannon({ url: `${url}/steady`, connections: 50, overallRate: RATE, duration: LOAD_SECONDS });
-  const deadLoad = autocannon({ url: `${url}/dead`, connections: 1, overallRate: 10, duration: LOAD_SECONDS });
+  const load = autocannon({
+    url: `${url}/steady`,
+    connections: 50,
+    overallRate: RATE,
+    duration: LOAD_SECONDS,
+  });
+  const deadLoad = autocannon({
+    url: `${url}/dead`,
+    connections: 1,
+    overallRate: 10,
+    duration: LOAD_SECONDS,
+  });
   await until(() => dead.state === 'open', 'the dead breaker to open');
   // One write per slot, each waited for, so no two writes fall in one quiet period on a busy machine.
   const slot = (LOAD_SECONDS * 1000 - 1500) / RELOADS;
@@ -199,29 +244,45 @@ it(`${RELOADS} reloads (8 invalid) under ${RATE} calls/s for ${LOAD_SECONDS} s: 
   const seconds = (performance.now() - started) / 1000;
   await until(() => inFlight === 0, 'the last calls');
   // Measured, not asserted (a rate is a speed, and this machine is shared): printed for the record.
-  process.stdout.write(`reload-under-load: ${result.requests.total} calls in ${seconds.toFixed(1)} s = ${(result.requests.total / seconds).toFixed(0)} calls/s offered ${RATE}/s, ${seen.length} reloads\n`);
+  process.stdout.write(
+    `reload-under-load: ${result.requests.total} calls in ${seconds.toFixed(1)} s = ${(result.requests.total / seconds).toFixed(0)} calls/s offered ${RATE}/s, ${seen.length} reloads\n`,
+  );
 
   // Load: ≥ 500 calls/s, every call answered 200 (the 10 % first-attempt failures were retried).
   expect([result.errors, result.timeouts, result.non2xx]).toEqual([0, 0, 0]);
   expect(result.statusCodeStats['200']?.count).toBe(result.requests.total);
   // Reloads: each write reloaded once, invalid ones refused.
-  expect(seen.map((s) => s.event.kind)).toEqual(Array.from({ length: RELOADS }, (_, k) => ([2, 4].includes((k + 1) % 5) ? 'reloadFailed' : 'reloaded')));
+  expect(seen.map((s) => s.event.kind)).toEqual(
+    Array.from({ length: RELOADS }, (_, k) =>
+      [2, 4].includes((k + 1) % 5) ? 'reloadFailed' : 'reloaded',
+    ),
+  );
   expect(registry.reloadCounts).toEqual({ reloaded: 12, reloadFailed: 8 });
   expect(registry.get('steady').options.attempts).toBe(2 + (RELOADS % 2));
   // The steady breaker lost no outcome across the reloads: its window never shrank at a reload, grew
   // between the reloads made under load, and holds every attempt the policy made.
-  for (let k = 1; k < seen.length; k++) expect(seen[k]!.steady.tripWindowCalls).toBeGreaterThanOrEqual(seen[k - 1]!.steady.tripWindowCalls);
-  expect(seen[RELOADS / 2]!.steady.tripWindowCalls).toBeGreaterThan(seen[0]!.steady.tripWindowCalls);
+  for (let k = 1; k < seen.length; k++)
+    expect(seen[k]!.steady.tripWindowCalls).toBeGreaterThanOrEqual(
+      seen[k - 1]!.steady.tripWindowCalls,
+    );
+  expect(seen[RELOADS / 2]!.steady.tripWindowCalls).toBeGreaterThan(
+    seen[0]!.steady.tripWindowCalls,
+  );
   expect(steady.snapshot().tripWindowCalls).toBe(okAttempts);
   expect(okHits).toBeLessThanOrEqual(okAttempts);
   expect(steady.state).toBe('closed');
   // The dead breaker opened on its 3rd failure and stayed open through every reload, its break running down.
   expect(deadHits).toBe(3);
   expect(seen.every((s) => s.dead.state === 'open')).toBe(true);
-  for (let k = 1; k < seen.length; k++) expect(seen[k]!.dead.breakRemaining).toBeLessThan(seen[k - 1]!.dead.breakRemaining);
+  for (let k = 1; k < seen.length; k++)
+    expect(seen[k]!.dead.breakRemaining).toBeLessThan(seen[k - 1]!.dead.breakRemaining);
   expect(dead.settings.consecutiveFailures).toBe(3 + (RELOADS % 2));
   expect(deadResult.statusCodeStats['500']?.count).toBe(3);
   expect(deadResult.statusCodeStats['503']?.count).toBe(deadResult.requests.total - 3);
   // No error but the three dead calls that reached the dependency before its breaker opened.
-  expect(errors.lines).toEqual(['Error: dependency answered 500', 'Error: dependency answered 500', 'Error: dependency answered 500']);
+  expect(errors.lines).toEqual([
+    'Error: dependency answered 500',
+    'Error: dependency answered 500',
+    'Error: dependency answered 500',
+  ]);
 }, 30_000);

@@ -3,7 +3,14 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { Controller, Get, type INestApplication, NotFoundException } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request, { type Response } from 'supertest';
-import { CallRejectedError, DeadlineExceededError, FakeClock, PolicyRegistry, ResilienceModule, Resilient } from '../lib/nest/index.js';
+import {
+  CallRejectedError,
+  DeadlineExceededError,
+  FakeClock,
+  PolicyRegistry,
+  ResilienceModule,
+  Resilient,
+} from '../lib/nest/index.js';
 
 let scarceCalls = 0;
 let guarded: 'fail' | 'hang' = 'fail';
@@ -53,8 +60,22 @@ async function boot(exceptionFilter: boolean): Promise<INestApplication> {
     imports: [
       ResilienceModule.forRoot({
         policies: {
-          scarce: { attempts: 3, backoff: { type: 'none' }, budget: { fraction: 0, minimumPerSecond: 1 } },
-          guarded: { attempts: 1, budget: false, breaker: { consecutiveFailures: 5, failureRateFloor: 0, breakDuration: '3s', jitter: 'none', probeTimeout: '10s' } },
+          scarce: {
+            attempts: 3,
+            backoff: { type: 'none' },
+            budget: { fraction: 0, minimumPerSecond: 1 },
+          },
+          guarded: {
+            attempts: 1,
+            budget: false,
+            breaker: {
+              consecutiveFailures: 5,
+              failureRateFloor: 0,
+              breakDuration: '3s',
+              jitter: 'none',
+              probeTimeout: '10s',
+            },
+          },
         },
         clock,
         exceptionFilter,
@@ -70,7 +91,13 @@ async function boot(exceptionFilter: boolean): Promise<INestApplication> {
 function expectProblem(response: Response, status: number, reason: string): void {
   expect(response.status).toBe(status);
   expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(response.body).toEqual({ type: expect.stringMatching(/^urn:nresilience:problem:/), title: expect.any(String), status, detail: expect.any(String), reason });
+  expect(response.body).toEqual({
+    type: expect.stringMatching(/^urn:nresilience:problem:/),
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+    reason,
+  });
   expect(response.text).not.toMatch(/stack|at .*\.ts:|payments/);
 }
 
@@ -137,19 +164,34 @@ describe('a breaker refusal while half-open with the probe out', () => {
   it('answers every refused request 503 with Retry-After: the break last served (3 s), shorter than the probe timeout left', async () => {
     app = await boot(true);
     guarded = 'fail';
-    for (let i = 0; i < 5; i++) expect((await request(app.getHttpServer()).get('/refuse/guarded')).status).toBe(500);
+    for (let i = 0; i < 5; i++)
+      expect((await request(app.getHttpServer()).get('/refuse/guarded')).status).toBe(500);
     expect(app.get(PolicyRegistry).breaker('guarded')!.state).toBe('open');
     await clock.advance(3000);
     guarded = 'hang';
-    const probe = request(app.getHttpServer()).get('/refuse/guarded').then((response) => response);
-    for (let i = 0; i < 2000 && releaseProbe === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    const probe = request(app.getHttpServer())
+      .get('/refuse/guarded')
+      .then((response) => response);
+    for (let i = 0; i < 2000 && releaseProbe === undefined; i++)
+      await new Promise((resolve) => setTimeout(resolve, 1));
     const timersBefore = clock.pending;
-    const refused = Array.from({ length: 40 }, () => request(app!.getHttpServer()).get('/refuse/guarded').then((response) => response));
+    const refused = Array.from({ length: 40 }, () =>
+      request(app!.getHttpServer())
+        .get('/refuse/guarded')
+        .then((response) => response),
+    );
     // Each refused request waits out the guarded pause on the fake clock: wait until all 40 are there.
-    for (let i = 0; i < 5000 && clock.pending < timersBefore + 40; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    for (let i = 0; i < 5000 && clock.pending < timersBefore + 40; i++)
+      await new Promise((resolve) => setTimeout(resolve, 1));
     await clock.advance(100);
     const answers = await Promise.all(refused);
-    expect(answers.map((response) => [response.status, response.headers['retry-after'], response.body.reason])).toEqual(Array.from({ length: 40 }, () => [503, '3', 'DependencyUnavailable']));
+    expect(
+      answers.map((response) => [
+        response.status,
+        response.headers['retry-after'],
+        response.body.reason,
+      ]),
+    ).toEqual(Array.from({ length: 40 }, () => [503, '3', 'DependencyUnavailable']));
     releaseProbe!();
     expect((await probe).status).toBe(200);
   });

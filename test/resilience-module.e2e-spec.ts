@@ -40,7 +40,11 @@ let clock: FakeClock;
 
 const policies = {
   payments: { attempts: 3, backoff: { type: 'none' as const } },
-  ledger: { attempts: 2, backoff: { type: 'none' as const }, budget: { fraction: 0.1, minimumPerSecond: 1 } },
+  ledger: {
+    attempts: 2,
+    backoff: { type: 'none' as const },
+    budget: { fraction: 0.1, minimumPerSecond: 1 },
+  },
 };
 
 @Injectable()
@@ -144,11 +148,20 @@ class Gateway {
   constructor(@InjectPolicy('ledger') readonly ledger: PolicyHandle) {}
 }
 
-async function boot(options: Partial<ResilienceModuleOptions> = {}, extra: { providers?: Type[]; controllers?: Type[] } = {}): Promise<INestApplication> {
+async function boot(
+  options: Partial<ResilienceModuleOptions> = {},
+  extra: { providers?: Type[]; controllers?: Type[] } = {},
+): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
     imports: [ResilienceModule.forRoot({ policies, clock, ...options })],
     controllers: extra.controllers ?? [OrdersController, ScopedController],
-    providers: extra.providers ?? [StreamService, ScopedService, RecordingPipe, TagInterceptor, Gateway],
+    providers: extra.providers ?? [
+      StreamService,
+      ScopedService,
+      RecordingPipe,
+      TagInterceptor,
+      Gateway,
+    ],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();
@@ -173,14 +186,23 @@ describe('@Resilient on a real controller', () => {
   it.each([
     ['above', 'above/a1', 'a1', String],
     ['below', 'below/7', 7, Number],
-  ] as const)('@Resilient %s @Get(): 3 calls for a method failing twice, this preserved, interceptor and pipe metadata intact', async (_order, path, id, metatype) => {
-    app = await boot();
-    const response = await request(app.getHttpServer()).get(`/orders/${path}`).expect(200);
-    expect(response.body).toEqual({ id, calls: 3, self: true, intercepted: true, policy: 'payments' });
-    const controller = app.get(OrdersController);
-    expect(seenThis).toEqual([controller, controller, controller]);
-    expect(pipeSaw).toEqual([metatype]); // design:paramtypes reached the pipe; the pipe ran once per request
-  });
+  ] as const)(
+    '@Resilient %s @Get(): 3 calls for a method failing twice, this preserved, interceptor and pipe metadata intact',
+    async (_order, path, id, metatype) => {
+      app = await boot();
+      const response = await request(app.getHttpServer()).get(`/orders/${path}`).expect(200);
+      expect(response.body).toEqual({
+        id,
+        calls: 3,
+        self: true,
+        intercepted: true,
+        policy: 'payments',
+      });
+      const controller = app.get(OrdersController);
+      expect(seenThis).toEqual([controller, controller, controller]);
+      expect(pipeSaw).toEqual([metatype]); // design:paramtypes reached the pipe; the pipe ran once per request
+    },
+  );
 
   it('retries an Observable handler with a fresh invocation per attempt', async () => {
     app = await boot();
@@ -202,7 +224,9 @@ describe('@Resilient on a real controller', () => {
 
   it('gives a controller method the attempt signal at its @AttemptSignal() position', async () => {
     app = await boot();
-    await request(app.getHttpServer()).get('/orders/signal').expect(200, { isSignal: true, aborted: false });
+    await request(app.getHttpServer())
+      .get('/orders/signal')
+      .expect(200, { isSignal: true, aborted: false });
     expect(counts.signal).toBe(2);
   });
 
@@ -217,7 +241,9 @@ describe('@Resilient on a real controller', () => {
   });
 
   it('fails a call with the final error after the attempts (500 without the filter)', async () => {
-    app = await boot({ policies: { ...policies, payments: { attempts: 2, backoff: { type: 'none' } } } });
+    app = await boot({
+      policies: { ...policies, payments: { attempts: 2, backoff: { type: 'none' } } },
+    });
     await request(app.getHttpServer()).get('/orders/above/x').expect(500);
     expect(counts.above).toBe(2);
   });
@@ -242,34 +268,60 @@ describe('@InjectPolicy and reload', () => {
     }
     expect(bucket.level).toBeCloseTo(6.4, 10);
 
-    registry.reload({ policies: { ...policies, ledger: { attempts: 5, backoff: { type: 'none' }, budget: { fraction: 0.1, minimumPerSecond: 2 } } } });
+    registry.reload({
+      policies: {
+        ...policies,
+        ledger: {
+          attempts: 5,
+          backoff: { type: 'none' },
+          budget: { fraction: 0.1, minimumPerSecond: 2 },
+        },
+      },
+    });
     expect(gateway.ledger.current.options.attempts).toBe(5);
     expect(registry.bucket('ledger')).toBe(bucket);
     expect(bucket.level).toBeCloseTo(6.4, 10);
     expect(bucket.capacity).toBe(20);
 
-    expect(() => registry.reload({ policies: { ...policies, ledger: { budget: { fraction: 7 } } } })).toThrow('policies.ledger.budget.fraction: 7 is invalid: must be a number in [0, 1]');
+    expect(() =>
+      registry.reload({ policies: { ...policies, ledger: { budget: { fraction: 7 } } } }),
+    ).toThrow('policies.ledger.budget.fraction: 7 is invalid: must be a number in [0, 1]');
     expect(gateway.ledger.current.options.attempts).toBe(5);
-    expect(() => registry.reload({ policies: { payments: {} } })).toThrow(/policies\.ledger: undefined is invalid: is required: it is used by @InjectPolicy in Gateway/);
+    expect(() => registry.reload({ policies: { payments: {} } })).toThrow(
+      /policies\.ledger: undefined is invalid: is required: it is used by @InjectPolicy in Gateway/,
+    );
   });
 
   it('@Resilient methods run the reloaded policy', async () => {
     app = await boot();
-    app.get(PolicyRegistry).reload({ policies: { ...policies, payments: { attempts: 2, backoff: { type: 'none' } } } });
+    app
+      .get(PolicyRegistry)
+      .reload({ policies: { ...policies, payments: { attempts: 2, backoff: { type: 'none' } } } });
     await request(app.getHttpServer()).get('/orders/below/1').expect(500);
     expect(counts.below).toBe(2);
   });
 
   it('forRootAsync builds the options from injected providers', async () => {
     const CONFIG = Symbol('CONFIG');
-    @Module({ providers: [{ provide: CONFIG, useValue: { payments: { attempts: 3, backoff: { type: 'none' } }, ledger: {} } }], exports: [CONFIG] })
+    @Module({
+      providers: [
+        {
+          provide: CONFIG,
+          useValue: { payments: { attempts: 3, backoff: { type: 'none' } }, ledger: {} },
+        },
+      ],
+      exports: [CONFIG],
+    })
     class ConfigModule {}
     const moduleRef = await Test.createTestingModule({
       imports: [
         ResilienceModule.forRootAsync({
           imports: [ConfigModule],
           inject: [CONFIG],
-          useFactory: (config: ResilienceModuleOptions['policies']) => ({ policies: config, clock }),
+          useFactory: (config: ResilienceModuleOptions['policies']) => ({
+            policies: config,
+            clock,
+          }),
         }),
       ],
       controllers: [OrdersController],
@@ -287,9 +339,17 @@ describe('@InjectPolicy and reload', () => {
 describe('module definition', () => {
   it('is global by default; isGlobal: false and exceptionFilter stay out of the options provider', async () => {
     expect(ResilienceModule.forRoot({ policies: {} }).global).toBe(true);
-    const local = ResilienceModule.forRoot({ policies, clock, isGlobal: false, exceptionFilter: false });
+    const local = ResilienceModule.forRoot({
+      policies,
+      clock,
+      isGlobal: false,
+      exceptionFilter: false,
+    });
     expect(local.global).toBe(false);
-    const moduleRef = await Test.createTestingModule({ imports: [local], providers: [Gateway] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [local],
+      providers: [Gateway],
+    }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
     expect(app.get(Gateway).ledger.current.name).toBe('ledger');
@@ -297,7 +357,11 @@ describe('module definition', () => {
 });
 
 describe('start-up checks', () => {
-  async function initError(options: Partial<ResilienceModuleOptions>, providers: Type[], controllers: Type[] = []): Promise<Error> {
+  async function initError(
+    options: Partial<ResilienceModuleOptions>,
+    providers: Type[],
+    controllers: Type[] = [],
+  ): Promise<Error> {
     const moduleRef = await Test.createTestingModule({
       imports: [ResilienceModule.forRoot({ policies, clock, ...options })],
       providers,
@@ -338,7 +402,9 @@ describe('start-up checks', () => {
   it('invalid config fails app.init() with the full path, the value and the allowed range', async () => {
     const error = await initError({ policies: { payments: { budget: { fraction: 1.5 } } } }, []);
     expect(error.name).toBe('ResilienceConfigError');
-    expect(error.message).toContain('policies.payments.budget.fraction: 1.5 is invalid: must be a number in [0, 1]');
+    expect(error.message).toContain(
+      'policies.payments.budget.fraction: 1.5 is invalid: must be a number in [0, 1]',
+    );
   });
 
   it('@AttemptSignal() without @Resilient fails app.init()', async () => {
@@ -347,7 +413,9 @@ describe('start-up checks', () => {
       async fetch(@AttemptSignal() _signal?: AbortSignal): Promise<void> {}
     }
     const error = await initError({}, [Loose]);
-    expect(error.message).toBe('@AttemptSignal() needs @Resilient(name) on the same method: Loose.fetch');
+    expect(error.message).toBe(
+      '@AttemptSignal() needs @Resilient(name) on the same method: Loose.fetch',
+    );
   });
 });
 
@@ -355,20 +423,36 @@ describe('shutdown', () => {
   it('leaves no timer behind after app.close(), with the system clock, deadlines and attempt timeouts', async () => {
     // Every timer this test's code sets, by stack: a process-wide count would also see the timers of
     // Jest's own reporter, which come and go on their own schedule.
-    const created = new Map<number, { stack: string; timer: { hasRef(): boolean; _destroyed?: boolean } }>();
+    const created = new Map<
+      number,
+      { stack: string; timer: { hasRef(): boolean; _destroyed?: boolean } }
+    >();
     const hook = createHook({
       init(id, type, _trigger, resource) {
-        if (type === 'Timeout') created.set(id, { stack: new Error().stack ?? '', timer: resource as never });
+        if (type === 'Timeout')
+          created.set(id, { stack: new Error().stack ?? '', timer: resource as never });
       },
       destroy(id) {
         created.delete(id);
       },
     }).enable();
-    const leftover = () => [...created.values()].filter(({ stack, timer }) => timer._destroyed !== true && timer.hasRef() && !stack.includes('@jest/reporters'));
+    const leftover = () =>
+      [...created.values()].filter(
+        ({ stack, timer }) =>
+          timer._destroyed !== true && timer.hasRef() && !stack.includes('@jest/reporters'),
+      );
     try {
       app = await boot({
         clock: undefined,
-        policies: { ...policies, payments: { attempts: 3, backoff: { type: 'none' }, deadline: '5s', attemptTimeout: '1s' } },
+        policies: {
+          ...policies,
+          payments: {
+            attempts: 3,
+            backoff: { type: 'none' },
+            deadline: '5s',
+            attemptTimeout: '1s',
+          },
+        },
       });
       await request(app.getHttpServer()).get('/orders/above/t').expect(200);
       expect(counts.above).toBe(3);
@@ -378,7 +462,10 @@ describe('shutdown', () => {
       expect(SystemClock.instance.pending).toBe(0);
       // Nothing ref'd is left either; loopback sockets may need a few turns to finish closing.
       // On a loaded machine that takes more than a few immediate turns: wait up to 2 s of short timers.
-      for (let turn = 0; turn < 400 && leftover().length > 0; turn++) await new Promise((resolve) => (turn < 50 ? setImmediate(resolve) : setTimeout(resolve, 5)));
+      for (let turn = 0; turn < 400 && leftover().length > 0; turn++)
+        await new Promise((resolve) =>
+          turn < 50 ? setImmediate(resolve) : setTimeout(resolve, 5),
+        );
       expect(leftover().map(({ stack }) => stack)).toEqual([]);
     } finally {
       hook.disable();

@@ -3,7 +3,15 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplication, Module, NotFoundException } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Observable } from 'rxjs';
-import { Classifier, FakeClock, PolicyRegistry, ResilienceModule, type ResilienceModuleOptions, Resilient, Verdict } from '../lib/nest/index.js';
+import {
+  Classifier,
+  FakeClock,
+  PolicyRegistry,
+  ResilienceModule,
+  type ResilienceModuleOptions,
+  Resilient,
+  Verdict,
+} from '../lib/nest/index.js';
 
 // `@Resilient(name, { classifier })` (DESIGN §4): a classifier per decorated method, on the named
 // policy of the method's own application; the policy's breaker and budget stay the name's.
@@ -55,8 +63,13 @@ afterEach(async () => {
   while (apps.length > 0) await apps.pop()!.close();
 });
 
-async function start(options: ResilienceModuleOptions, imports: unknown[] = [CatalogModule]): Promise<INestApplication> {
-  const moduleRef = await Test.createTestingModule({ imports: [ResilienceModule.forRoot(options), ...(imports as never[])] }).compile();
+async function start(
+  options: ResilienceModuleOptions,
+  imports: unknown[] = [CatalogModule],
+): Promise<INestApplication> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [ResilienceModule.forRoot(options), ...(imports as never[])],
+  }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   apps.push(app);
   await app.init();
@@ -66,11 +79,22 @@ async function start(options: ResilienceModuleOptions, imports: unknown[] = [Cat
 const config = (attempts: number): ResilienceModuleOptions => ({
   clock: new FakeClock(),
   random: () => 0.5,
-  policies: { catalog: { attempts, backoff: { type: 'none' }, breaker: { consecutiveFailures: 20 }, budget: { fraction: 0.1, minimumPerSecond: 1 } } },
+  policies: {
+    catalog: {
+      attempts,
+      backoff: { type: 'none' },
+      breaker: { consecutiveFailures: 20 },
+      budget: { fraction: 0.1, minimumPerSecond: 1 },
+    },
+  },
 });
 
 /** The attempts one call of `method` made with `error`, and what it rejected with. */
-async function attemptsOf(catalog: Catalog, method: 'browse' | 'search' | 'lookup', error: unknown): Promise<number> {
+async function attemptsOf(
+  catalog: Catalog,
+  method: 'browse' | 'search' | 'lookup',
+  error: unknown,
+): Promise<number> {
   catalog.attempts = 0;
   await expect(catalog[method](error)).rejects.toBe(error);
   return catalog.attempts;
@@ -83,10 +107,18 @@ describe('@Resilient(name, { classifier })', () => {
     expect(await attemptsOf(catalog, 'browse', new StaleIndexError('stale'))).toBe(3); // the policy's default: Transient
     expect(await attemptsOf(catalog, 'search', new Error('down'))).toBe(3); // what the rule leaves to the default rules
     // The config form, over base 'grpc': a listed name first, then gRPC statuses.
-    expect(await attemptsOf(catalog, 'lookup', Object.assign(new Error('c'), { name: 'ConflictError' }))).toBe(1);
-    expect(await attemptsOf(catalog, 'lookup', Object.assign(new Error('u'), { code: 14, details: '' }))).toBe(3);
-    expect(await attemptsOf(catalog, 'lookup', Object.assign(new Error('n'), { code: 5, details: '' }))).toBe(1);
-    expect(await attemptsOf(catalog, 'browse', Object.assign(new Error('n'), { code: 5, details: '' }))).toBe(3);
+    expect(
+      await attemptsOf(catalog, 'lookup', Object.assign(new Error('c'), { name: 'ConflictError' })),
+    ).toBe(1);
+    expect(
+      await attemptsOf(catalog, 'lookup', Object.assign(new Error('u'), { code: 14, details: '' })),
+    ).toBe(3);
+    expect(
+      await attemptsOf(catalog, 'lookup', Object.assign(new Error('n'), { code: 5, details: '' })),
+    ).toBe(1);
+    expect(
+      await attemptsOf(catalog, 'browse', Object.assign(new Error('n'), { code: 5, details: '' })),
+    ).toBe(3);
     // In Nest the config form keeps judging an HttpException by its status: a 404 is an answer.
     expect(await attemptsOf(catalog, 'lookup', new NotFoundException())).toBe(1);
   });
@@ -110,7 +142,9 @@ describe('@Resilient(name, { classifier })', () => {
   it('follows a reload of the policy, keeping its own classifier', async () => {
     const app = await start(config(3));
     const catalog = app.get(Catalog);
-    app.get(PolicyRegistry).reload({ policies: { catalog: { attempts: 2, backoff: { type: 'none' } } } });
+    app
+      .get(PolicyRegistry)
+      .reload({ policies: { catalog: { attempts: 2, backoff: { type: 'none' } } } });
     expect(await attemptsOf(catalog, 'search', new Error('down'))).toBe(2);
     expect(await attemptsOf(catalog, 'search', new StaleIndexError('stale'))).toBe(1);
   });
@@ -118,15 +152,23 @@ describe('@Resilient(name, { classifier })', () => {
   it('runs on each application’s own policy: two apps from one module, one process', async () => {
     const one = (await start(config(1))).get(Catalog);
     const four = (await start(config(4))).get(Catalog);
-    expect([await attemptsOf(one, 'search', new Error('down')), await attemptsOf(four, 'search', new Error('down'))]).toEqual([1, 4]);
-    expect([await attemptsOf(one, 'search', new StaleIndexError('s')), await attemptsOf(four, 'search', new StaleIndexError('s'))]).toEqual([1, 1]);
+    expect([
+      await attemptsOf(one, 'search', new Error('down')),
+      await attemptsOf(four, 'search', new Error('down')),
+    ]).toEqual([1, 4]);
+    expect([
+      await attemptsOf(one, 'search', new StaleIndexError('s')),
+      await attemptsOf(four, 'search', new StaleIndexError('s')),
+    ]).toEqual([1, 1]);
   });
 
   it('applies in Observable mode too', async () => {
     const catalog = (await start(config(3))).get(Catalog);
     const run = async (error: unknown): Promise<number> => {
       catalog.attempts = 0;
-      await new Promise<void>((resolve) => catalog.stream(error).subscribe({ error: () => resolve() }));
+      await new Promise<void>((resolve) =>
+        catalog.stream(error).subscribe({ error: () => resolve() }),
+      );
       return catalog.attempts;
     };
     expect([await run(new StaleIndexError('s')), await run(new Error('down'))]).toEqual([1, 3]);

@@ -3,7 +3,14 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplication, Module, NotFoundException } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Observable, lastValueFrom, of, toArray } from 'rxjs';
-import { FakeClock, PolicyRegistry, ResilienceConfigError, ResilienceModule, type ResilienceModuleOptions, Resilient } from '../lib/nest/index.js';
+import {
+  FakeClock,
+  PolicyRegistry,
+  ResilienceConfigError,
+  ResilienceModule,
+  type ResilienceModuleOptions,
+  Resilient,
+} from '../lib/nest/index.js';
 
 // `@Resilient(name, { fallback: 'method' })`: a method of the same class, called on the same instance
 // with the same arguments, answers a call the policy stopped without a value of its own.
@@ -65,10 +72,15 @@ afterEach(async () => {
   while (apps.length > 0) await apps.pop()!.close();
 });
 
-async function start(providers: unknown[], options: ResilienceModuleOptions = config()): Promise<INestApplication> {
+async function start(
+  providers: unknown[],
+  options: ResilienceModuleOptions = config(),
+): Promise<INestApplication> {
   @Module({ providers: providers as never[] })
   class Providers {}
-  const moduleRef = await Test.createTestingModule({ imports: [ResilienceModule.forRoot(options), Providers] }).compile();
+  const moduleRef = await Test.createTestingModule({
+    imports: [ResilienceModule.forRoot(options), Providers],
+  }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   apps.push(app);
   await app.init();
@@ -79,7 +91,14 @@ function config(clock = new FakeClock()): ResilienceModuleOptions {
   return {
     clock,
     random: () => 0.5,
-    policies: { prices: { attempts: 3, backoff: { type: 'none' }, breaker: { consecutiveFailures: 6, breakDuration: 60_000 }, budget: false } },
+    policies: {
+      prices: {
+        attempts: 3,
+        backoff: { type: 'none' },
+        breaker: { consecutiveFailures: 6, breakDuration: 60_000 },
+        budget: false,
+      },
+    },
   };
 }
 
@@ -131,11 +150,15 @@ describe("@Resilient(name, { fallback: 'method' })", () => {
 
   it('Observable mode: the fallback method’s Observable is delivered to the subscriber', async () => {
     const prices = (await start([Prices])).get(Prices);
-    await expect(lastValueFrom(prices.ticks('ACME', new Error('down')).pipe(toArray()))).resolves.toEqual([1, 2, 4]);
+    await expect(
+      lastValueFrom(prices.ticks('ACME', new Error('down')).pipe(toArray())),
+    ).resolves.toEqual([1, 2, 4]);
     expect(prices.attempts).toBe(3);
     // A Promise from the fallback is one value, then completion.
     prices.attempts = 0;
-    await expect(lastValueFrom(prices.tick(new Error('down')).pipe(toArray()))).resolves.toEqual([7]);
+    await expect(lastValueFrom(prices.tick(new Error('down')).pipe(toArray()))).resolves.toEqual([
+      7,
+    ]);
     expect(prices.attempts).toBe(3);
   });
 });
@@ -152,7 +175,7 @@ describe('the fallback is checked at app.init()', () => {
     const failure = await start([Quotes]).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ResilienceConfigError);
     expect((failure as ResilienceConfigError).problems.map((problem) => problem.message)).toEqual([
-      "@Resilient('prices') on Quotes.quote: fallback: \"cachedQuote\" is invalid: must name a method of the same class (the class has no such method)",
+      '@Resilient(\'prices\') on Quotes.quote: fallback: "cachedQuote" is invalid: must name a method of the same class (the class has no such method)',
     ]);
   });
 
@@ -172,14 +195,18 @@ describe('the fallback is checked at app.init()', () => {
     (Quotes.prototype as unknown as { limit: number }).limit = 5;
     const failure = await start([Quotes]).catch((error: unknown) => error);
     expect((failure as ResilienceConfigError).problems.map((problem) => problem.message)).toEqual([
-      "@Resilient('prices') on Quotes.quote: fallback: \"limit\" is invalid: must name a method of the same class (it is a number, not a method)",
-      "@Resilient('prices') on Quotes.again: fallback: \"again\" is invalid: must name another method of the class, not the decorated one",
+      '@Resilient(\'prices\') on Quotes.quote: fallback: "limit" is invalid: must name a method of the same class (it is a number, not a method)',
+      '@Resilient(\'prices\') on Quotes.again: fallback: "again" is invalid: must name another method of the class, not the decorated one',
     ]);
   });
 
   it('a fallback that is not a non-empty string is refused where it is written', () => {
-    expect(() => Resilient('prices', { fallback: '' })).toThrow("@Resilient('prices', { fallback }): fallback must be the name of a method of the same class, got ");
-    expect(() => Resilient('prices', { fallback: (() => 1) as unknown as string })).toThrow(TypeError);
+    expect(() => Resilient('prices', { fallback: '' })).toThrow(
+      "@Resilient('prices', { fallback }): fallback must be the name of a method of the same class, got ",
+    );
+    expect(() => Resilient('prices', { fallback: (() => 1) as unknown as string })).toThrow(
+      TypeError,
+    );
   });
 
   it('refusals by the limiter are answered too', async () => {
@@ -200,7 +227,10 @@ describe('the fallback is checked at app.init()', () => {
       }
     }
     const clock = new FakeClock();
-    const app = await start([Slow], { clock, policies: { slow: { attempts: 1, limit: { concurrency: 1 } } } });
+    const app = await start([Slow], {
+      clock,
+      policies: { slow: { attempts: 1, limit: { concurrency: 1 } } },
+    });
     const slow = app.get(Slow);
     const first = slow.load('a');
     await Promise.resolve();

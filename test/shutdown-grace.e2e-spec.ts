@@ -38,7 +38,13 @@ class AppController {
 function appModule(clock: FakeClock) {
   @Module({
     imports: [
-      ResilienceModule.forRoot({ policies: { api: {} }, clock, shutdown: { grace: '5s' }, telemetry: false, logging: 'off' }),
+      ResilienceModule.forRoot({
+        policies: { api: {} },
+        clock,
+        shutdown: { grace: '5s' },
+        telemetry: false,
+        logging: 'off',
+      }),
       ResilienceHealthModule.forRoot({ logger: false }),
     ],
     controllers: [AppController, HealthController],
@@ -60,7 +66,14 @@ function get(url: string, agent: Agent): Promise<Answer> {
     const request = httpRequest(url, { agent }, (response: IncomingMessage) => {
       let body = '';
       response.on('data', (chunk: Buffer) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, connection: response.headers.connection, body, socket: request.socket! }));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode!,
+          connection: response.headers.connection,
+          body,
+          socket: request.socket!,
+        }),
+      );
     });
     request.on('error', reject);
     request.end();
@@ -94,11 +107,16 @@ afterEach(async () => {
   for (const agent of agents.splice(0)) agent.destroy();
 });
 
-async function start(adapter: FastifyAdapter | undefined): Promise<{ app: INestApplication; base: string; clock: FakeClock }> {
+async function start(
+  adapter: FastifyAdapter | undefined,
+): Promise<{ app: INestApplication; base: string; clock: FakeClock }> {
   slowStarted = false;
   const clock = new FakeClock();
   const moduleRef = await Test.createTestingModule({ imports: [appModule(clock)] }).compile();
-  const app: INestApplication = adapter === undefined ? moduleRef.createNestApplication({ logger: false }) : moduleRef.createNestApplication(adapter, { logger: false });
+  const app: INestApplication =
+    adapter === undefined
+      ? moduleRef.createNestApplication({ logger: false })
+      : moduleRef.createNestApplication(adapter, { logger: false });
   await app.listen(0, '127.0.0.1');
   started = { app, clock };
   return { app, base: (await app.getUrl()).replace('[::1]', '127.0.0.1'), clock };
@@ -126,7 +144,9 @@ describe.each([
 
     let closed = false;
     // What Nest's SIGTERM handler (enableShutdownHooks) does: close with the signal.
-    const closing = (app as unknown as { close(signal: string): Promise<void> }).close('SIGTERM').then(() => (closed = true));
+    const closing = (app as unknown as { close(signal: string): Promise<void> })
+      .close('SIGTERM')
+      .then(() => (closed = true));
     // The idle keep-alive connection is closed by the server right away.
     await until(() => idleClosed, 'the idle keep-alive connection to be closed');
 
@@ -137,19 +157,26 @@ describe.each([
     // The indicator says down itself, whichever module's shutdown hook Nest ran first (terminus
     // marks its own checks 'shutting_down' only once its hook has run); a liveness check without
     // the option stays up.
-    expect(indicator.isHealthy('resilience', { downWhenShuttingDown: true }).resilience.status).toBe('down');
+    expect(
+      indicator.isHealthy('resilience', { downWhenShuttingDown: true }).resilience.status,
+    ).toBe('down');
     expect(indicator.isHealthy('resilience').resilience.status).toBe('up');
     expect(app.get(PolicyRegistry).shuttingDown).toBe(true);
     const during: Answer[] = [];
     for (let i = 0; i < 5; i++) during.push(await get(`${base}/fast`, client));
-    expect(during.map((a) => [a.status, a.connection])).toEqual(Array.from({ length: 5 }, () => [200, 'close']));
+    expect(during.map((a) => [a.status, a.connection])).toEqual(
+      Array.from({ length: 5 }, () => [200, 'close']),
+    );
     expect(new Set(during.map((a) => a.socket)).size).toBe(5);
     expect(closed).toBe(false);
     expect(app.get(PolicyRegistry).draining).toBe(false);
 
     // The grace passes: the registry drains and Nest closes the server, which stops accepting.
     await clock.advance(5000);
-    await until(() => app.get(PolicyRegistry).draining, 'the registry to drain once the grace has passed');
+    await until(
+      () => app.get(PolicyRegistry).draining,
+      'the registry to drain once the grace has passed',
+    );
     await until(() => !app.getHttpServer().listening, 'the server to stop accepting');
     await expect(get(`${base}/fast`, client)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     expect(closed).toBe(false);
@@ -158,10 +185,16 @@ describe.each([
     const answeredAt = performance.now();
     releaseSlow();
     const answer = await slow;
-    expect([answer.status, answer.connection, answer.body]).toEqual([200, 'close', '{"slow":true}']);
+    expect([answer.status, answer.connection, answer.body]).toEqual([
+      200,
+      'close',
+      '{"slow":true}',
+    ]);
     await closing;
     const closeMs = performance.now() - answeredAt;
-    process.stdout.write(`shutdown grace (${name}): app.close() resolved ${closeMs.toFixed(0)} ms after the last answer\n`);
+    process.stdout.write(
+      `shutdown grace (${name}): app.close() resolved ${closeMs.toFixed(0)} ms after the last answer\n`,
+    );
     expect(closeMs).toBeLessThan(500);
   });
 
@@ -179,9 +212,16 @@ describe.each([
 
 describe('shutdown option', () => {
   it('a bad grace stops the app at start-up, naming the field, the value and the rule', () => {
-    expect(() => PolicyRegistry.create({ policies: { api: {} }, shutdown: { grace: 'soon' } })).toThrow(
+    expect(() =>
+      PolicyRegistry.create({ policies: { api: {} }, shutdown: { grace: 'soon' } }),
+    ).toThrow(
       'shutdown.grace: "soon" is invalid: must be a finite duration in ms >= 0, written as a ms number or a string such as "250ms", "10s", "2m"',
     );
-    expect(() => PolicyRegistry.create({ policies: { api: {} }, shutdown: { grace: 1000, drain: true } as never })).toThrow('shutdown.drain: true is invalid: is not a known shutdown option (grace)');
+    expect(() =>
+      PolicyRegistry.create({
+        policies: { api: {} },
+        shutdown: { grace: 1000, drain: true } as never,
+      }),
+    ).toThrow('shutdown.drain: true is invalid: is not a known shutdown option (grace)');
   });
 });

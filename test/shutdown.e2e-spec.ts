@@ -72,11 +72,19 @@ describe('shutdown', () => {
     const { port } = dependency.address() as AddressInfo;
     try {
       const output = await new Promise<string>((resolve, reject) => {
-        execFile(process.execPath, ['--input-type=module', '-e', script(`http://127.0.0.1:${port}/`)], { cwd: process.cwd(), timeout: 15_000 }, (error, stdout, stderr) =>
-          error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+        execFile(
+          process.execPath,
+          ['--input-type=module', '-e', script(`http://127.0.0.1:${port}/`)],
+          { cwd: process.cwd(), timeout: 15_000 },
+          (error, stdout, stderr) =>
+            error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
         );
       });
-      const result = JSON.parse(output.trim().split('\n').at(-1)!) as { statuses: number[]; exitAfterCloseMs: number; holding: string[] };
+      const result = JSON.parse(output.trim().split('\n').at(-1)!) as {
+        statuses: number[];
+        exitAfterCloseMs: number;
+        holding: string[];
+      };
       expect(result.statuses).toEqual([200, 200, 200, 200, 200, 200]);
       // The first request succeeds at once; each later one meets a 503 and succeeds on its retry.
       expect(hits).toBe(11);

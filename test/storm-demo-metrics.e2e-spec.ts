@@ -18,7 +18,9 @@ describe('storm demo --metrics (NodeSDK + Prometheus exporter)', () => {
 
   it('counts calls and attempts of the payments policy from the scraped /metrics text', async () => {
     // Instrumented through the global providers NodeSDK registered, as ResilienceModule does.
-    const payments = withTelemetry(Resilience.default.with({ name: 'payments', backoff: Backoff.none }));
+    const payments = withTelemetry(
+      Resilience.default.with({ name: 'payments', backoff: Backoff.none }),
+    );
     const other = withTelemetry(Resilience.default.with({ name: 'ledger' }));
     await payments.run(() => 'ok');
     let failures = 1;
@@ -36,7 +38,9 @@ describe('storm demo --metrics (NodeSDK + Prometheus exporter)', () => {
   });
 
   it('parses labels, escaped quotes and values of the text format', () => {
-    const samples = parsePrometheusText('# TYPE x_total counter\nx_total{a="1",b="say \\"hi\\""} 4\n\ny 2.5\n');
+    const samples = parsePrometheusText(
+      '# TYPE x_total counter\nx_total{a="1",b="say \\"hi\\""} 4\n\ny 2.5\n',
+    );
     expect(samples.map((s) => [s.name, Object.fromEntries(s.labels), s.value])).toEqual([
       ['x_total', { a: '1', b: 'say "hi"' }, 4],
       ['y', {}, 2.5],

@@ -16,7 +16,8 @@ import type { Scenario } from '../sample/01-storm-demo/scenario.js';
  * demo makes before it exits (exit code 3) — nothing it opened may still be open.
  */
 
-const timers = (): number => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
+const timers = (): number =>
+  process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
 
 // 40 calls/s after a one-second warm-up, one healthy and one degraded second. Degraded answers take
 // 120-200 ms and half are 503s that the policy retries after 25-250 ms, so a driver that gives up
@@ -39,15 +40,22 @@ describe('storm demo run shutdown', () => {
     const timersBefore = timers();
     const events: string[] = [];
     const problems: string[] = [];
-    const output = { line: () => void events.push('second'), problem: (text: string) => void problems.push(text) };
-    const { summary, extras } = await runOnce('budget off', false, SHORT, output, { warmedUp: async () => void events.push('warmed up') });
+    const output = {
+      line: () => void events.push('second'),
+      problem: (text: string) => void problems.push(text),
+    };
+    const { summary, extras } = await runOnce('budget off', false, SHORT, output, {
+      warmedUp: async () => void events.push('warmed up'),
+    });
 
     // At once: the run waited for its handles to close, and reported nothing still open.
     expect(await networkHandlesClosed(before, 0)).toEqual([]);
     expect(timers()).toBeLessThanOrEqual(timersBefore);
     // The path under test was taken: the driver gave up on some calls, and the app retried others.
     expect(extras.statuses.get('error') ?? 0).toBeGreaterThan(0);
-    expect(summary.dependencyRequests).toBeGreaterThan(summary.calls - (extras.statuses.get('error') ?? 0));
+    expect(summary.dependencyRequests).toBeGreaterThan(
+      summary.calls - (extras.statuses.get('error') ?? 0),
+    );
     // Cancelled with their callers, the abandoned calls stopped: the app went quiet before the run ended.
     expect(problems).toEqual([]);
     // The warm-up ends before the measured seconds; the run's calls are its own 2 s at 40 calls/s.
@@ -70,7 +78,14 @@ describe('storm demo callerSignal', () => {
       signal = callerSignal(req, res);
       // No answer: the client gives up first.
     });
-    const call = request({ host: '127.0.0.1', port, method: 'POST', path: '/checkout', agent: false, headers: { 'content-length': '0' } });
+    const call = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/checkout',
+      agent: false,
+      headers: { 'content-length': '0' },
+    });
     call.on('error', () => undefined);
     call.end();
     await once(server, 'request');
@@ -94,7 +109,14 @@ describe('storm demo callerSignal', () => {
       closed = once(res, 'close');
       res.end('ok');
     });
-    const call = request({ host: '127.0.0.1', port, method: 'POST', path: '/checkout', agent: false, headers: { 'content-length': '0' } });
+    const call = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/checkout',
+      agent: false,
+      headers: { 'content-length': '0' },
+    });
     call.end();
     const [answer] = (await once(call, 'response')) as [IncomingMessage];
     answer.resume();
@@ -114,11 +136,24 @@ describe('storm demo checkout', () => {
     const payments = createServer((req) => void held.push(req));
     payments.listen(0, '127.0.0.1');
     await once(payments, 'listening');
-    const app = await NestFactory.create(CheckoutModule.forRun({ paymentsUrl: `http://127.0.0.1:${(payments.address() as AddressInfo).port}`, budget: true }), { logger: false });
+    const app = await NestFactory.create(
+      CheckoutModule.forRun({
+        paymentsUrl: `http://127.0.0.1:${(payments.address() as AddressInfo).port}`,
+        budget: true,
+      }),
+      { logger: false },
+    );
     await app.listen(0, '127.0.0.1');
     try {
       const arrived = once(payments, 'request').then(() => performance.now());
-      const call = request({ host: '127.0.0.1', port: (app.getHttpServer().address() as AddressInfo).port, method: 'POST', path: '/checkout', agent: false, headers: { 'content-length': '0' } });
+      const call = request({
+        host: '127.0.0.1',
+        port: (app.getHttpServer().address() as AddressInfo).port,
+        method: 'POST',
+        path: '/checkout',
+        agent: false,
+        headers: { 'content-length': '0' },
+      });
       call.on('error', () => undefined);
       call.end();
       const arrivedAt = await arrived;

@@ -8,9 +8,14 @@ import { USAGE } from '../sample/01-storm-demo/usage.js';
 const run = promisify(execFile);
 const demo = fileURLToPath(new URL('../dist-sample/sample/01-storm-demo/main.js', import.meta.url));
 
-async function demoWith(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function demoWith(
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [demo, ...args], { timeout: 20_000, killSignal: 'SIGKILL' });
+    const { stdout, stderr } = await run(process.execPath, [demo, ...args], {
+      timeout: 20_000,
+      killSignal: 'SIGKILL',
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };

@@ -20,10 +20,22 @@ const run = (changes: Partial<RunSummary> = {}): RunSummary => ({
   machine: { loopDelayP99Ms: 40, loopDelayMaxMs: 120, cpuPerSecond: 0.3, cpuWaitShare: 0.57 },
   ...changes,
 });
-const lagging = (summary: RunSummary, loopDelayP99Ms: number): RunSummary => ({ ...summary, machine: { ...summary.machine, loopDelayP99Ms } });
-const waiting = (summary: RunSummary, cpuWaitShare: number | null): RunSummary => ({ ...summary, machine: { ...summary.machine, cpuWaitShare } });
+const lagging = (summary: RunSummary, loopDelayP99Ms: number): RunSummary => ({
+  ...summary,
+  machine: { ...summary.machine, loopDelayP99Ms },
+});
+const waiting = (summary: RunSummary, cpuWaitShare: number | null): RunSummary => ({
+  ...summary,
+  machine: { ...summary.machine, cpuWaitShare },
+});
 const on = run();
-const off = run({ dependencyRequests: 6580, loadMultiplier: 1.755, worstSecond: 2.371, availability: 0.7453, degradedLoadMultiplier: 2.256 });
+const off = run({
+  dependencyRequests: 6580,
+  loadMultiplier: 1.755,
+  worstSecond: 2.371,
+  availability: 0.7453,
+  degradedLoadMultiplier: 2.256,
+});
 
 describe('storm demo verdict', () => {
   it('holds when the budget keeps the degraded load at most 1.2x and below the run without it', () => {
@@ -42,7 +54,9 @@ describe('storm demo verdict', () => {
     const leaky = run({ degradedLoadMultiplier: 1.35 });
     expect(judge(leaky, off)).toEqual({
       kind: 'notHeld',
-      reasons: ['with the budget on the dependency got 1.35x its calls while degraded (at most 1.20x)'],
+      reasons: [
+        'with the budget on the dependency got 1.35x its calls while degraded (at most 1.20x)',
+      ],
     });
     expect(EXIT_CODES.notHeld).toBe(4);
   });
@@ -52,7 +66,9 @@ describe('storm demo verdict', () => {
       kind: 'notHeld',
       reasons: ['with the budget off it got 1.05x (more than with it on)'],
     });
-    expect(judge(on, run({ degradedLoadMultiplier: 2.1, worstSecond: 1.243 })).reasons).toEqual(['worst second: 1.24x with the budget on, 1.24x off (lower with it on)']);
+    expect(judge(on, run({ degradedLoadMultiplier: 2.1, worstSecond: 1.243 })).reasons).toEqual([
+      'worst second: 1.24x with the budget on, 1.24x off (lower with it on)',
+    ]);
   });
 
   it('calls a run that lost healthy-phase calls while it waited for a CPU a machine too slow, whatever the load numbers say', () => {
@@ -60,13 +76,17 @@ describe('storm demo verdict', () => {
     const starved = waiting(run({ healthyAvailability: 0.15 }), 0.92);
     expect(judge(starved, off)).toEqual({
       kind: 'machineTooSlow',
-      reasons: ['budget on: with the dependency healthy only 15.0% of calls got a 2xx (a machine that keeps up answers at least 95.0%); it waited for a CPU 92.0% of the time it was ready to run'],
+      reasons: [
+        'budget on: with the dependency healthy only 15.0% of calls got a 2xx (a machine that keeps up answers at least 95.0%); it waited for a CPU 92.0% of the time it was ready to run',
+      ],
     });
     expect(EXIT_CODES.machineTooSlow).toBe(5);
   });
 
   it('calls a run whose event loop ran more than 250 ms late (p99) a machine too slow, even with every healthy call answered', () => {
-    expect(judge(on, lagging(off, 251)).reasons).toEqual(['budget off: the event loop ran 251 ms late (p99; at most 250 ms for the timings to hold); it waited for a CPU 57.0% of the time it was ready to run']);
+    expect(judge(on, lagging(off, 251)).reasons).toEqual([
+      'budget off: the event loop ran 251 ms late (p99; at most 250 ms for the timings to hold); it waited for a CPU 57.0% of the time it was ready to run',
+    ]);
     expect(judge(on, lagging(off, 250)).kind).toBe('held');
     expect(judge(run({ healthyAvailability: 0.95 }), off).kind).toBe('held');
     expect(judge(run({ healthyAvailability: 0.9499 }), off).kind).toBe('machineTooSlow');
@@ -76,7 +96,9 @@ describe('storm demo verdict', () => {
     // A regression that fails calls to the healthy dependency must not pass as a busy machine.
     expect(judge(waiting(run({ healthyAvailability: 0.4 }), 0.49), off)).toEqual({
       kind: 'notHeld',
-      reasons: ['budget on: with the dependency healthy only 40.0% of calls got a 2xx (a machine that keeps up answers at least 95.0%), yet it waited for a CPU only 49.0% of the time it was ready to run: the app, not the machine'],
+      reasons: [
+        'budget on: with the dependency healthy only 40.0% of calls got a 2xx (a machine that keeps up answers at least 95.0%), yet it waited for a CPU only 49.0% of the time it was ready to run: the app, not the machine',
+      ],
     });
     expect(judge(waiting(run({ healthyAvailability: 0.4 }), 0.5), off).kind).toBe('machineTooSlow');
     // An event loop held up by the process's own work is the app's too.
@@ -86,23 +108,33 @@ describe('storm demo verdict', () => {
   it('puts a distorted run down to the machine where the system cannot tell how long it waited for a CPU', () => {
     expect(judge(waiting(run({ healthyAvailability: 0.15 }), null), off)).toEqual({
       kind: 'machineTooSlow',
-      reasons: ['budget on: with the dependency healthy only 15.0% of calls got a 2xx (a machine that keeps up answers at least 95.0%)'],
+      reasons: [
+        'budget on: with the dependency healthy only 15.0% of calls got a 2xx (a machine that keeps up answers at least 95.0%)',
+      ],
     });
   });
 
   it('checks the machine before the library: a starved run that also amplified is not blamed on the budget', () => {
-    const verdict = judge(waiting(run({ healthyAvailability: 0.5, degradedLoadMultiplier: 1.9 }), 0.9), off);
+    const verdict = judge(
+      waiting(run({ healthyAvailability: 0.5, degradedLoadMultiplier: 1.9 }), 0.9),
+      off,
+    );
     expect(verdict.kind).toBe('machineTooSlow');
   });
 
   it('prints a too-slow verdict with the load average, saying the numbers measure the machine', () => {
-    const text = verdictText(judge(waiting(run({ healthyAvailability: 0.15 }), null), off), { loadAverage: 10.2, cores: 2 });
+    const text = verdictText(judge(waiting(run({ healthyAvailability: 0.15 }), null), off), {
+      loadAverage: 10.2,
+      cores: 2,
+    });
     expect(text.split('\n')).toEqual([
       'verdict: none — this machine was too slow for the numbers above to mean anything (load average 10.2 on 2 cores). ' +
         'They measure the machine, not the library; run the demo again when the machine is less busy',
       '  - budget on: with the dependency healthy only 15.0% of calls got a 2xx (a machine that keeps up answers at least 95.0%)',
     ]);
-    expect(verdictText(judge(on, off), { loadAverage: 1, cores: 2 }).split('\n')[0]).toBe('verdict: the retry budget held');
+    expect(verdictText(judge(on, off), { loadAverage: 1, cores: 2 }).split('\n')[0]).toBe(
+      'verdict: the retry budget held',
+    );
   });
 });
 
@@ -112,16 +144,29 @@ describe('storm demo machine check (healthy-phase 2xx)', () => {
     { name: 'degraded', seconds: 2 },
   ]);
   const record = (sent: number[], succeeded: number[]): RunRecord => {
-    const load = { sent: new PerSecond(), succeeded: new PerSecond(), skipped: 0, statuses: new Map() };
+    const load = {
+      sent: new PerSecond(),
+      succeeded: new PerSecond(),
+      skipped: 0,
+      statuses: new Map(),
+    };
     sent.forEach((n, s) => load.sent.add(s, n));
     succeeded.forEach((n, s) => load.succeeded.add(s, n));
     const dependency = { received: new PerSecond(), calls: new PerSecond(), seen: new Map() };
-    return { load, dependency, timeline, rate: 150, machine: { loopDelayP99Ms: 0, loopDelayMaxMs: 0, cpuPerSecond: 0, cpuWaitShare: null } };
+    return {
+      load,
+      dependency,
+      timeline,
+      rate: 150,
+      machine: { loopDelayP99Ms: 0, loopDelayMaxMs: 0, cpuPerSecond: 0, cpuWaitShare: null },
+    };
   };
 
   it('is the 2xx share of calls sent in the healthy seconds, leaving out the last one (its calls meet the degraded dependency)', () => {
     // Seconds 0 and 1 count (300 sent, 285 answered 2xx); second 2's 20 failures and the degraded seconds do not.
-    expect(summarize(record([150, 150, 150, 150, 150], [140, 145, 130, 70, 80])).healthyAvailability).toBe(0.95);
+    expect(
+      summarize(record([150, 150, 150, 150, 150], [140, 145, 130, 70, 80])).healthyAvailability,
+    ).toBe(0.95);
   });
 
   it('counts a one-second healthy phase whole', () => {

@@ -20,7 +20,12 @@ interface RunSummary {
   availability: number;
   degradedLoadMultiplier: number;
   healthyAvailability: number;
-  machine: { loopDelayP99Ms: number; loopDelayMaxMs: number; cpuPerSecond: number; cpuWaitShare: number | null };
+  machine: {
+    loopDelayP99Ms: number;
+    loopDelayMaxMs: number;
+    cpuPerSecond: number;
+    cpuWaitShare: number | null;
+  };
 }
 
 interface Output {
@@ -47,12 +52,20 @@ describe('storm demo (--quick --json)', () => {
     if (!existsSync(demo)) throw new Error(`${demo} is missing: run \`npm run build\` first`);
     // execFile rejects on a non-zero exit (with the output on the error) and on the timeout (the child is killed then).
     try {
-      ({ stdout, stderr } = await run(process.execPath, [demo, '--act', '1', '--quick', '--json'], { timeout: BOUND_MS, killSignal: 'SIGKILL', maxBuffer: 1 << 20 }));
+      ({ stdout, stderr } = await run(process.execPath, [demo, '--act', '1', '--quick', '--json'], {
+        timeout: BOUND_MS,
+        killSignal: 'SIGKILL',
+        maxBuffer: 1 << 20,
+      }));
       code = 0;
     } catch (error) {
       const failed = error as { code?: unknown; stdout?: string; stderr?: string };
       if (failed.code !== MACHINE_TOO_SLOW) throw error;
-      ({ code, stdout = '', stderr = '' } = failed as { code: number; stdout?: string; stderr?: string });
+      ({
+        code,
+        stdout = '',
+        stderr = '',
+      } = failed as { code: number; stdout?: string; stderr?: string });
     }
     output = JSON.parse(stdout.trimEnd().split('\n').at(-1) ?? '') as Output;
     ({ budgetOn, budgetOff } = output);
@@ -60,16 +73,21 @@ describe('storm demo (--quick --json)', () => {
 
   it('closes everything it opened and reports no problem with itself', () => {
     // Exit 3 and these lines are what a socket or listener left open, or an app still working, look like.
-    expect(stderr).not.toMatch(/still alive after closing|still open .* after closing|still calling the dependency/);
+    expect(stderr).not.toMatch(
+      /still alive after closing|still open .* after closing|still calling the dependency/,
+    );
   });
 
   it('exits 0 when the budget held, 5 (and says so) when the machine was too slow to tell', () => {
     if (output.verdict.kind === 'machineTooSlow') {
       expect(code).toBe(MACHINE_TOO_SLOW);
-      expect(stdout).toContain(`verdict: none — this machine was too slow for the numbers above to mean anything (load average ${output.load.loadAverage}`);
+      expect(stdout).toContain(
+        `verdict: none — this machine was too slow for the numbers above to mean anything (load average ${output.load.loadAverage}`,
+      );
       // The verdict rests on the runs' own machine check: distorted, and waiting for a CPU.
       const starved = (run: RunSummary) =>
-        (run.healthyAvailability < 0.95 || run.machine.loopDelayP99Ms > 250) && (run.machine.cpuWaitShare === null || run.machine.cpuWaitShare >= 0.5);
+        (run.healthyAvailability < 0.95 || run.machine.loopDelayP99Ms > 250) &&
+        (run.machine.cpuWaitShare === null || run.machine.cpuWaitShare >= 0.5);
       expect(starved(budgetOn) || starved(budgetOff)).toBe(true);
     } else {
       expect([code, output.verdict.kind]).toEqual([0, 'held']);
@@ -83,7 +101,9 @@ describe('storm demo (--quick --json)', () => {
       expect(summary.calls).toBeGreaterThan(0);
       expect(summary.dependencyRequests).toBeGreaterThan(0);
       // A starved machine may answer nothing at all in time.
-      expect(summary.availability).toBeGreaterThanOrEqual(output.verdict.kind === 'machineTooSlow' ? 0 : Number.MIN_VALUE);
+      expect(summary.availability).toBeGreaterThanOrEqual(
+        output.verdict.kind === 'machineTooSlow' ? 0 : Number.MIN_VALUE,
+      );
       expect(summary.availability).toBeLessThanOrEqual(1);
     }
   });

@@ -16,14 +16,20 @@ let server: Server | undefined;
 
 afterEach(async () => {
   server?.closeAllConnections();
-  await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
+  await new Promise<void>((resolve) =>
+    server === undefined ? resolve() : server.close(() => resolve()),
+  );
   server = undefined;
 });
 
-async function serve(handler: (req: IncomingMessage, res: ServerResponse, n: number) => void): Promise<{ base: string; seen: Seen[] }> {
+async function serve(
+  handler: (req: IncomingMessage, res: ServerResponse, n: number) => void,
+): Promise<{ base: string; seen: Seen[] }> {
   const seen: Seen[] = [];
   server = createServer((req, res) => {
-    const closed = new Promise<'finished' | 'aborted'>((resolve) => res.on('close', () => resolve(res.writableFinished ? 'finished' : 'aborted')));
+    const closed = new Promise<'finished' | 'aborted'>((resolve) =>
+      res.on('close', () => resolve(res.writableFinished ? 'finished' : 'aborted')),
+    );
     seen.push({ url: req.url ?? '', closed });
     handler(req, res, seen.length);
   });
@@ -107,11 +113,19 @@ describe('streams over loopback HTTP', () => {
       else res.write(body, () => setTimeout(() => res.destroy(), 20));
     });
     const policy = Resilience.default.with({ backoff: Backoff.none, budget: RetryBudget.none });
-    const stream = await policy.run({ start: 0, checkpoint: (line: number) => line + 1, source: (from, ctx) => open(`${base}/numbers?from=${from}`, ctx) });
+    const stream = await policy.run({
+      start: 0,
+      checkpoint: (line: number) => line + 1,
+      source: (from, ctx) => open(`${base}/numbers?from=${from}`, ctx),
+    });
     const items: number[] = [];
     for await (const item of stream) items.push(item);
     expect(items).toEqual(Array.from({ length: 20 }, (_, i) => i));
-    expect(seen.map((s) => s.url)).toEqual(['/numbers?from=0', '/numbers?from=5', '/numbers?from=10']);
+    expect(seen.map((s) => s.url)).toEqual([
+      '/numbers?from=0',
+      '/numbers?from=5',
+      '/numbers?from=10',
+    ]);
     expect(stream.restarts).toBe(2);
   });
 });

@@ -4,8 +4,17 @@ import { Injectable, type LoggerService, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import {
   FakeClock,
   InjectPolicy,
@@ -123,10 +132,15 @@ beforeEach(() => {
   logger = new CapturingLogger();
   failuresLeft = 0;
   metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 });
+  reader = new PeriodicExportingMetricReader({
+    exporter: metricExporter,
+    exportIntervalMillis: 3_600_000,
+  });
   meterProvider = new MeterProvider({ readers: [reader] });
   spanExporter = new InMemorySpanExporter();
-  tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spanExporter)] });
+  tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(spanExporter)],
+  });
 });
 afterEach(async () => {
   await moduleRef?.close();
@@ -148,7 +162,11 @@ describe('ResilienceModule attaches telemetry and logging to registered policies
     expect(await counter('nresilience.calls', { 'nresilience.policy': 'payments' })).toBe(1);
     expect(await counter('nresilience.calls', { 'nresilience.policy': 'ledger' })).toBe(2);
     expect(await counter('nresilience.attempts', { 'nresilience.policy': 'ledger' })).toBe(3);
-    expect(spanExporter.getFinishedSpans().map((s) => s.name)).toEqual(['nresilience payments', 'nresilience ledger', 'nresilience ledger']);
+    expect(spanExporter.getFinishedSpans().map((s) => s.name)).toEqual([
+      'nresilience payments',
+      'nresilience ledger',
+      'nresilience ledger',
+    ]);
     expect(logger.resilience()).toEqual([
       'log NResilience.payments [payments] Attempt #1 Ok (0ms)',
       'log NResilience.payments [payments] Succeeded #1 (0ms)',
@@ -162,7 +180,16 @@ describe('ResilienceModule attaches telemetry and logging to registered policies
   });
 
   it('the default profile is quiet when healthy with every level on, and warns when the breaker opens', async () => {
-    const app = await boot({ policies: { payments: { attempts: 2, backoff: { type: 'none' } }, ledger: { attempts: 2, backoff: { type: 'none' }, breaker: { consecutiveFailures: 2, failureRateFloor: 0 } } } });
+    const app = await boot({
+      policies: {
+        payments: { attempts: 2, backoff: { type: 'none' } },
+        ledger: {
+          attempts: 2,
+          backoff: { type: 'none' },
+          breaker: { consecutiveFailures: 2, failureRateFloor: 0 },
+        },
+      },
+    });
     const client = app.get(PaymentsClient);
     await client.payments.run(() => 'charged');
     failuresLeft = 1;
@@ -170,7 +197,9 @@ describe('ResilienceModule attaches telemetry and logging to registered policies
     expect(logger.resilience()).toEqual([]);
     failuresLeft = 2;
     await expect(client.post('order-18')).rejects.toThrow('ledger order-18 down'); // two failures in a row trip it (no rate floor: a fixed run)
-    expect(logger.resilience()).toEqual([expect.stringMatching(/^warn NResilience\.ledger \[ledger\] Breaker opened for \d+ms$/)]);
+    expect(logger.resilience()).toEqual([
+      expect.stringMatching(/^warn NResilience\.ledger \[ledger\] Breaker opened for \d+ms$/),
+    ]);
   });
 
   it('telemetry: false and logging: off attach nothing', async () => {
@@ -183,21 +212,33 @@ describe('ResilienceModule attaches telemetry and logging to registered policies
   });
 
   it("logging: 'verbose' with sampling: every 3rd traffic record, at log level", async () => {
-    const app = await boot({ telemetry: false, logging: { profile: 'verbose', sampling: LogSampling.oneIn(3) } });
+    const app = await boot({
+      telemetry: false,
+      logging: { profile: 'verbose', sampling: LogSampling.oneIn(3) },
+    });
     const payments = app.get(PaymentsClient).payments;
     for (let i = 0; i < 3; i++) await payments.run(() => i);
     // Records: attempt, succeeded × 3 calls; the 3rd and the 6th are kept.
-    expect(logger.resilience()).toEqual(['log NResilience.payments [payments] Attempt #1 Ok (0ms)', 'log NResilience.payments [payments] Succeeded #1 (0ms)']);
+    expect(logger.resilience()).toEqual([
+      'log NResilience.payments [payments] Attempt #1 Ok (0ms)',
+      'log NResilience.payments [payments] Succeeded #1 (0ms)',
+    ]);
   });
 
   it('a reload keeps telemetry, logging and the logging state pinned to the name', async () => {
-    const app = await boot({ telemetry: { meterProvider, tracerProvider, traces: false }, logging: { profile: 'verbose', sampling: { oneIn: 3 } } });
+    const app = await boot({
+      telemetry: { meterProvider, tracerProvider, traces: false },
+      logging: { profile: 'verbose', sampling: { oneIn: 3 } },
+    });
     const registry = app.get(PolicyRegistry);
     const payments = app.get(PaymentsClient).payments;
     await payments.run(() => 1); // sampled records 1, 2
     registry.reload({ policies: { payments: { attempts: 3 }, ledger: {} } });
     await payments.run(() => 2); // records 3 (kept), 4
-    expect(logger.resilience()).toEqual(['log NResilience.config config reloaded (api): payments, ledger', 'log NResilience.payments [payments] Attempt #1 Ok (0ms)']);
+    expect(logger.resilience()).toEqual([
+      'log NResilience.config config reloaded (api): payments, ledger',
+      'log NResilience.payments [payments] Attempt #1 Ok (0ms)',
+    ]);
     expect(await counter('nresilience.calls', { 'nresilience.policy': 'payments' })).toBe(2);
     expect(spanExporter.getFinishedSpans()).toHaveLength(0);
   });
@@ -206,9 +247,15 @@ describe('ResilienceModule attaches telemetry and logging to registered policies
     const app = await boot({});
     const registry = app.get(PolicyRegistry);
     registry.reload({ policies: { payments: { attempts: 3 }, ledger: {} } });
-    expect(() => registry.reload({ policies: { payments: { attempts: 0 }, ledger: {} } })).toThrow(ResilienceConfigError);
-    expect(await counter('nresilience.config.reloads', { 'nresilience.outcome': 'reloaded' })).toBe(1);
-    expect(await counter('nresilience.config.reloads', { 'nresilience.outcome': 'reloadFailed' })).toBe(1);
+    expect(() => registry.reload({ policies: { payments: { attempts: 0 }, ledger: {} } })).toThrow(
+      ResilienceConfigError,
+    );
+    expect(await counter('nresilience.config.reloads', { 'nresilience.outcome': 'reloaded' })).toBe(
+      1,
+    );
+    expect(
+      await counter('nresilience.config.reloads', { 'nresilience.outcome': 'reloadFailed' }),
+    ).toBe(1);
     expect(logger.lines.filter((line) => line.includes(' NResilience.config '))).toEqual([
       'log NResilience.config config reloaded (api): payments, ledger',
       'warn NResilience.config config reload (api) refused, the previous config stays in force: Invalid resilience config (1 problem):\n  - policies.payments.attempts: 0 is invalid: must be an integer >= 1 (total attempts, including the first), at most 100',
@@ -230,10 +277,14 @@ describe('ResilienceModule attaches telemetry and logging to registered policies
   });
 
   it('invalid telemetry or logging options stop the application with the path, the value and the rule', async () => {
-    const error = await boot({ logging: 'loud' as never, telemetry: 3 as never }).catch((e: unknown) => e);
+    const error = await boot({ logging: 'loud' as never, telemetry: 3 as never }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ResilienceConfigError);
     const message = (error as Error).message;
-    expect(message).toContain("logging: \"loud\" is invalid: must be 'off', 'default' or 'verbose'");
+    expect(message).toContain(
+      "logging: \"loud\" is invalid: must be 'off', 'default' or 'verbose'",
+    );
     expect(message).toContain('telemetry: 3 is invalid');
   });
 

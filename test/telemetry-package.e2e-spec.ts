@@ -8,19 +8,28 @@ const root = process.cwd();
 
 /** Runs an ES module script in a fresh Node process from the repo root (the built dist, by package name). */
 function run(script: string, nodeArgs: string[] = []): string {
-  return execFileSync(process.execPath, [...nodeArgs, '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  return execFileSync(process.execPath, [...nodeArgs, '--input-type=module', '-e', script], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim();
 }
 
 describe('telemetry package boundaries (source)', () => {
   it('lib/core imports nothing from @opentelemetry/*', () => {
-    const offenders = sources(join(root, 'lib/core')).filter((file) => /from ['"]@opentelemetry\//.test(readFileSync(file, 'utf8')));
+    const offenders = sources(join(root, 'lib/core')).filter((file) =>
+      /from ['"]@opentelemetry\//.test(readFileSync(file, 'utf8')),
+    );
     expect(offenders).toEqual([]);
   });
 
   it('lib/nest never imports OpenTelemetry statically: only a dynamic import() of the telemetry listener', () => {
     const offenders = sources(join(root, 'lib/nest')).filter((file) => {
       const text = readFileSync(file, 'utf8');
-      return /from ['"]@opentelemetry\//.test(text) || /from ['"]\.\.\/telemetry\/(index|otel-[a-z-]+|telemetry-names)\.js['"]/.test(text);
+      return (
+        /from ['"]@opentelemetry\//.test(text) ||
+        /from ['"]\.\.\/telemetry\/(index|otel-[a-z-]+|telemetry-names)\.js['"]/.test(text)
+      );
     });
     expect(offenders).toEqual([]);
   });
@@ -48,14 +57,17 @@ describe('built package, by name', () => {
   return next(specifier, context);
 }`;
     writeFileSync(join(dir, 'hook.mjs'), hook);
-    writeFileSync(hideOpenTelemetry, `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${join(dir, 'hook.mjs')}`)});\n`);
+    writeFileSync(
+      hideOpenTelemetry,
+      `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${join(dir, 'hook.mjs')}`)});\n`,
+    );
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('@nresilience/nestjs/telemetry resolves to withTelemetry, ResilienceTelemetry and the metric names, and patches nothing (sideEffects: false)', () => {
     const out = run(
       "const m = await import('@nresilience/nestjs/telemetry'); const core = await import('@nresilience/nestjs/core'); " +
-        "console.log(JSON.stringify([typeof m.withTelemetry, typeof m.ResilienceTelemetry, m.MetricNames.calls, typeof core.Resilience.default.withTelemetry]));",
+        'console.log(JSON.stringify([typeof m.withTelemetry, typeof m.ResilienceTelemetry, m.MetricNames.calls, typeof core.Resilience.default.withTelemetry]));',
     );
     expect(JSON.parse(out)).toEqual(['function', 'function', 'nresilience.calls', 'undefined']);
   });
@@ -77,6 +89,11 @@ let subpath;
 try { await import('@nresilience/nestjs/telemetry'); subpath = 'loaded'; } catch (error) { subpath = error.code; }
 console.log(JSON.stringify({ value, telemetry, logging, subpath }));`;
     const out = run(script, ['--import', hideOpenTelemetry]);
-    expect(JSON.parse(out.split('\n').at(-1)!)).toEqual({ value: 42, telemetry: false, logging: true, subpath: 'ERR_MODULE_NOT_FOUND' });
+    expect(JSON.parse(out.split('\n').at(-1)!)).toEqual({
+      value: 42,
+      telemetry: false,
+      logging: true,
+      subpath: 'ERR_MODULE_NOT_FOUND',
+    });
   });
 });

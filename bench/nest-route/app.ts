@@ -29,7 +29,10 @@ class BenchController {
   }
 }
 
-@Module({ imports: [ResilienceModule.forRoot({ policies: { route: { preset: 'default' } } })], controllers: [BenchController] })
+@Module({
+  imports: [ResilienceModule.forRoot({ policies: { route: { preset: 'default' } } })],
+  controllers: [BenchController],
+})
 class BenchModule {}
 
 const app = await NestFactory.create(BenchModule, { logger: ['log', 'warn', 'error'] });

@@ -24,7 +24,9 @@ const rounds = Number(values.rounds);
 const duration = Number(values.seconds);
 const connections = Number(values.connections);
 
-const app = spawn(process.execPath, [fileURLToPath(new URL('./app.js', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+const app = spawn(process.execPath, [fileURLToPath(new URL('./app.js', import.meta.url))], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 try {
   const port = await new Promise<number>((resolve, reject) => {
     let seen = '';
@@ -35,8 +37,13 @@ try {
     });
   });
   const load = async (path: string, seconds: number) => {
-    const result = await autocannon({ url: `http://127.0.0.1:${port}${path}`, connections, duration: seconds });
-    if (result.non2xx > 0 || result.errors > 0) throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+    const result = await autocannon({
+      url: `http://127.0.0.1:${port}${path}`,
+      connections,
+      duration: seconds,
+    });
+    if (result.non2xx > 0 || result.errors > 0)
+      throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
     return { rps: result.requests.average, p99: result.latency.p99 };
   };
   if (!smoke) for (const path of ['/plain', '/resilient']) await load(path, 1);
@@ -50,14 +57,25 @@ try {
   }
   const rpsRatio = spread(resilient.map((r, i) => r.rps / plain[i]!.rps));
   const p99Ratio = spread(resilient.map((r, i) => r.p99 / plain[i]!.p99));
-  console.log(`\nNest route (express), ${rounds} interleaved rounds × ${duration} s per route, ${connections} connections, Node ${process.version}; median (min–max)`);
+  console.log(
+    `\nNest route (express), ${rounds} interleaved rounds × ${duration} s per route, ${connections} connections, Node ${process.version}; median (min–max)`,
+  );
   const row = (name: string, xs: { rps: number; p99: number }[]) => {
     const rps = spread(xs.map((x) => x.rps));
     const p99 = spread(xs.map((x) => x.p99));
-    return { route: name, 'req/s': `${rps.median.toFixed(0)} (${rps.min.toFixed(0)}–${rps.max.toFixed(0)})`, 'p99 ms': `${p99.median} (${p99.min}–${p99.max})` };
+    return {
+      route: name,
+      'req/s': `${rps.median.toFixed(0)} (${rps.min.toFixed(0)}–${rps.max.toFixed(0)})`,
+      'p99 ms': `${p99.median} (${p99.min}–${p99.max})`,
+    };
   };
-  console.table([row('GET /plain (undecorated)', plain), row("GET /resilient (@Resilient('route'))", resilient)]);
-  console.log(`resilient ÷ plain: throughput ${formatSpread(rpsRatio, 3)}, p99 ${formatSpread(p99Ratio, 3)} (targets: ≥ 0.95×, ≤ 1.10×)`);
+  console.table([
+    row('GET /plain (undecorated)', plain),
+    row("GET /resilient (@Resilient('route'))", resilient),
+  ]);
+  console.log(
+    `resilient ÷ plain: throughput ${formatSpread(rpsRatio, 3)}, p99 ${formatSpread(p99Ratio, 3)} (targets: ≥ 0.95×, ≤ 1.10×)`,
+  );
 } finally {
   app.kill('SIGTERM');
 }

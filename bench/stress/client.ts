@@ -20,7 +20,10 @@ const { values } = parseArgs({
   },
 });
 const configuration = configurations.find((c) => keyOf(c) === values.config);
-if (configuration === undefined) throw new Error(`--config must be one of ${configurations.map(keyOf).join(', ')}; got ${values.config}`);
+if (configuration === undefined)
+  throw new Error(
+    `--config must be one of ${configurations.map(keyOf).join(', ')}; got ${values.config}`,
+  );
 const port = Number(values.port);
 const durationMs = Number(values.ms);
 const callers = Number(values.callers);
@@ -35,7 +38,11 @@ const call: Call = (signal) =>
   new Promise((resolve, reject) => {
     const request = get({ host: '127.0.0.1', port, path: '/', agent, signal }, (response) => {
       response.resume();
-      response.on('end', () => (response.statusCode === 200 ? resolve() : reject(new DependencyError(`status ${response.statusCode}`))));
+      response.on('end', () =>
+        response.statusCode === 200
+          ? resolve()
+          : reject(new DependencyError(`status ${response.statusCode}`)),
+      );
     });
     request.on('error', reject);
   });

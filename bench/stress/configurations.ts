@@ -39,23 +39,36 @@ export async function loadPeers(dir: string | undefined): Promise<Peers> {
   const load = async (name: string) => {
     const entry = require.resolve(name);
     const version = (require(`${name}/package.json`) as { version: string }).version;
-    return { module: (await import(pathToFileURL(entry).href)) as Record<string, unknown>, version };
+    return {
+      module: (await import(pathToFileURL(entry).href)) as Record<string, unknown>,
+      version,
+    };
   };
   const cockatiel = await load('cockatiel');
   const opossum = await load('opossum');
   return {
     cockatiel: cockatiel.module as unknown as Peers['cockatiel'],
-    opossum: ((opossum.module as { default?: unknown }).default ?? opossum.module) as Peers['opossum'],
+    opossum: ((opossum.module as { default?: unknown }).default ??
+      opossum.module) as Peers['opossum'],
     versions: { cockatiel: cockatiel.version, opossum: opossum.version },
   };
 }
 
 // Closest equivalent of our default backoff (exponential, 100 ms base, 30 s cap, jittered) in cockatiel.
 const cockatielRetry = (peers: Peers) =>
-  peers.cockatiel.retry(peers.cockatiel.handleAll, { maxAttempts: 2, backoff: new peers.cockatiel.ExponentialBackoff({ initialDelay: 100, maxDelay: 30_000 }) });
+  peers.cockatiel.retry(peers.cockatiel.handleAll, {
+    maxAttempts: 2,
+    backoff: new peers.cockatiel.ExponentialBackoff({ initialDelay: 100, maxDelay: 30_000 }),
+  });
 
 const healthy: Configuration[] = [
-  { id: 'raw', library: 'none', failRate: 0, note: 'the request alone, no library', build: async () => (call) => call() },
+  {
+    id: 'raw',
+    library: 'none',
+    failRate: 0,
+    note: 'the request alone, no library',
+    build: async () => (call) => call(),
+  },
   {
     id: 'nresilience-default',
     library: 'nresilience',
@@ -87,7 +100,14 @@ const healthy: Configuration[] = [
     note: 'retry as above + ConsecutiveBreaker(5), halfOpenAfter 15 s + cooperative timeout(30 s) ≈ Resilience.http; lacks a budget and measured trips',
     build: async (peers) => {
       const c = peers.cockatiel;
-      const policy = c.wrap(cockatielRetry(peers), c.circuitBreaker(c.handleAll, { halfOpenAfter: 15_000, breaker: new c.ConsecutiveBreaker(5) }), c.timeout(30_000, c.TimeoutStrategy.Cooperative));
+      const policy = c.wrap(
+        cockatielRetry(peers),
+        c.circuitBreaker(c.handleAll, {
+          halfOpenAfter: 15_000,
+          breaker: new c.ConsecutiveBreaker(5),
+        }),
+        c.timeout(30_000, c.TimeoutStrategy.Cooperative),
+      );
       return (call) => policy.execute(({ signal }) => call(signal));
     },
   },

@@ -10,9 +10,15 @@
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { 'fail-rate': { type: 'string', default: '0' }, seed: { type: 'string', default: '1' } } });
+const { values } = parseArgs({
+  options: {
+    'fail-rate': { type: 'string', default: '0' },
+    seed: { type: 'string', default: '1' },
+  },
+});
 const failRate = Number(values['fail-rate']);
-if (!(failRate >= 0 && failRate <= 1)) throw new Error(`--fail-rate must be in [0, 1], got ${values['fail-rate']}`);
+if (!(failRate >= 0 && failRate <= 1))
+  throw new Error(`--fail-rate must be in [0, 1], got ${values['fail-rate']}`);
 
 let state = Number(values.seed) >>> 0 || 1;
 function random(): number {
@@ -46,6 +52,8 @@ const server = createServer((request, response) => {
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();
-  console.log(JSON.stringify({ port: typeof address === 'object' && address !== null ? address.port : 0 }));
+  console.log(
+    JSON.stringify({ port: typeof address === 'object' && address !== null ? address.port : 0 }),
+  );
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

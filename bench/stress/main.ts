@@ -28,7 +28,10 @@ const { values } = parseArgs({
     node: { type: 'string', default: process.execPath },
     peers: { type: 'string' },
     only: { type: 'string' },
-    out: { type: 'string', default: fileURLToPath(new URL('../../../bench/results/', import.meta.url)) },
+    out: {
+      type: 'string',
+      default: fileURLToPath(new URL('../../../bench/results/', import.meta.url)),
+    },
     seed: { type: 'string', default: '15' },
   },
 });
@@ -37,7 +40,8 @@ const reps = Number(values.reps);
 const node = values.node!;
 const only = values.only?.split(',');
 const chosen = configurations.filter((c) => only === undefined || only.includes(keyOf(c)));
-if (chosen.length === 0) throw new Error(`--only matched nothing; keys: ${configurations.map(keyOf).join(', ')}`);
+if (chosen.length === 0)
+  throw new Error(`--only matched nothing; keys: ${configurations.map(keyOf).join(', ')}`);
 
 interface Run {
   config: string;
@@ -70,15 +74,45 @@ const runs: Run[] = [];
 const began = performance.now();
 for (const [index, key] of order.entries()) {
   const configuration = chosen.find((c) => keyOf(c) === key)!;
-  const dependency = spawn(node, [here('./dependency.js'), '--fail-rate', String(configuration.failRate), '--seed', String(index + 1)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const dependency = spawn(
+    node,
+    [
+      here('./dependency.js'),
+      '--fail-rate',
+      String(configuration.failRate),
+      '--seed',
+      String(index + 1),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   try {
     const port = await portOf(dependency);
-    const args = [here('./client.js'), '--config', key, '--port', String(port), '--ms', values.ms!, ...(values.peers === undefined ? [] : ['--peers', values.peers])];
-    const { stdout } = await exec(node, args, { timeout: Number(values.ms) + 60_000, killSignal: 'SIGKILL', maxBuffer: 1 << 20 });
-    const stats = (await (await fetch(`http://127.0.0.1:${port}/__stats`)).json()) as { requests: number };
-    const run = { ...(JSON.parse(stdout.trimEnd().split('\n').at(-1)!) as Omit<Run, 'dependencyRequests'>), dependencyRequests: stats.requests };
+    const args = [
+      here('./client.js'),
+      '--config',
+      key,
+      '--port',
+      String(port),
+      '--ms',
+      values.ms!,
+      ...(values.peers === undefined ? [] : ['--peers', values.peers]),
+    ];
+    const { stdout } = await exec(node, args, {
+      timeout: Number(values.ms) + 60_000,
+      killSignal: 'SIGKILL',
+      maxBuffer: 1 << 20,
+    });
+    const stats = (await (await fetch(`http://127.0.0.1:${port}/__stats`)).json()) as {
+      requests: number;
+    };
+    const run = {
+      ...(JSON.parse(stdout.trimEnd().split('\n').at(-1)!) as Omit<Run, 'dependencyRequests'>),
+      dependencyRequests: stats.requests,
+    };
     runs.push(run);
-    console.error(`[${index + 1}/${order.length}] ${key}: ${Math.round(run.throughput)} ops/s, p99 ${run.p99Ms.toFixed(1)} ms`);
+    console.error(
+      `[${index + 1}/${order.length}] ${key}: ${Math.round(run.throughput)} ops/s, p99 ${run.p99Ms.toFixed(1)} ms`,
+    );
   } finally {
     dependency.kill('SIGTERM');
   }
@@ -107,7 +141,10 @@ const summary = chosen.map((c) => {
     note: c.note,
     reps: own.length,
     throughput: median(own.map((r) => r.throughput)),
-    throughputRange: [Math.min(...own.map((r) => r.throughput)), Math.max(...own.map((r) => r.throughput))],
+    throughputRange: [
+      Math.min(...own.map((r) => r.throughput)),
+      Math.max(...own.map((r) => r.throughput)),
+    ],
     successRate: perOp((r) => r.succeeded),
     p50Ms: median(own.map((r) => r.p50Ms)),
     p99Ms: median(own.map((r) => r.p99Ms)),
@@ -120,16 +157,32 @@ const summary = chosen.map((c) => {
 const retriesOf = (key: string) => summary.find((s) => s.key === key)?.retriesPerOp;
 const withBudget = retriesOf('nresilience-default@fail50');
 const withoutBudget = retriesOf('nresilience-no-budget@fail50');
-const retryCut = withBudget !== undefined && withoutBudget !== undefined ? withoutBudget / withBudget : undefined;
+const retryCut =
+  withBudget !== undefined && withoutBudget !== undefined ? withoutBudget / withBudget : undefined;
 // The budget's trade-off against the half-failing dependency: what it saves the dependency, what it
 // costs the callers, beside the same policy without it and cockatiel's plain retry.
-const tradeOff = ['nresilience-default@fail50', 'nresilience-no-budget@fail50', 'cockatiel-retry@fail50'].flatMap((key) => summary.filter((s) => s.key === key));
+const tradeOff = [
+  'nresilience-default@fail50',
+  'nresilience-no-budget@fail50',
+  'cockatiel-retry@fail50',
+].flatMap((key) => summary.filter((s) => s.key === key));
 const wallS = (performance.now() - began) / 1000;
 const { stdout: nodeVersion } = await exec(node, ['--version']);
 const peers = runs[0]?.peers;
 
 const major = nodeVersion.trim().slice(1).split('.')[0];
-const report = { node: nodeVersion.trim(), peers, msPerRun: Number(values.ms), reps, callers: 80, wallSeconds: wallS, order, retryCut, summary, runs };
+const report = {
+  node: nodeVersion.trim(),
+  peers,
+  msPerRun: Number(values.ms),
+  reps,
+  callers: 80,
+  wallSeconds: wallS,
+  order,
+  retryCut,
+  summary,
+  runs,
+};
 const fixed = (x: number, d = 2) => x.toFixed(d);
 const markdown = [
   `# Stress suite — Node ${report.node}, cockatiel ${peers?.cockatiel}, opossum ${peers?.opossum}`,
@@ -143,7 +196,9 @@ const markdown = [
       `| ${s.key.split('@')[0]} | ${s.dependency} | ${fixed(s.throughput, 0)} (${fixed(s.throughputRange[0]!, 0)}–${fixed(s.throughputRange[1]!, 0)}) | ${fixed(s.successRate * 100, 1)} % | ${fixed(s.p50Ms)} | ${fixed(s.p99Ms)} | ${fixed(s.gcShare * 100, 1)} % | ${fixed(s.peakHeapMb, 1)} | ${fixed(s.requestsPerOp, 3)} | ${fixed(s.retriesPerOp, 3)} |`,
   ),
   '',
-  retryCut === undefined ? 'Retry cut: not measured (a budget configuration was left out).' : `Retry cut of the budget against the half-failing dependency: ${fixed(withoutBudget!, 3)} → ${fixed(withBudget!, 3)} retries per operation, **${fixed(retryCut, 1)}×** (target ≥ 10×; the reference measured 18.9×).`,
+  retryCut === undefined
+    ? 'Retry cut: not measured (a budget configuration was left out).'
+    : `Retry cut of the budget against the half-failing dependency: ${fixed(withoutBudget!, 3)} → ${fixed(withBudget!, 3)} retries per operation, **${fixed(retryCut, 1)}×** (target ≥ 10×; the reference measured 18.9×).`,
   '',
   ...(tradeOff.length === 0
     ? []
@@ -152,7 +207,10 @@ const markdown = [
         '',
         '| configuration | success | requests/op | retries/op |',
         '|---|---|---|---|',
-        ...tradeOff.map((s) => `| ${s.key.split('@')[0]} | ${fixed(s.successRate * 100, 1)} % | ${fixed(s.requestsPerOp, 3)} | ${fixed(s.retriesPerOp, 3)} |`),
+        ...tradeOff.map(
+          (s) =>
+            `| ${s.key.split('@')[0]} | ${fixed(s.successRate * 100, 1)} % | ${fixed(s.requestsPerOp, 3)} | ${fixed(s.retriesPerOp, 3)} |`,
+        ),
         '',
       ]),
   'Configurations:',

@@ -22,7 +22,11 @@ export class AppExceptionsFilter implements ExceptionFilter {
     // Everything else: the application's own handling.
     const status = exception instanceof HttpException ? exception.getStatus() : 500;
     const { httpAdapter } = this.adapterHost;
-    httpAdapter.reply(host.switchToHttp().getResponse(), { statusCode: status, message: 'handled by the app' }, status);
+    httpAdapter.reply(
+      host.switchToHttp().getResponse(),
+      { statusCode: status, message: 'handled by the app' },
+      status,
+    );
   }
 }
 // #endregion catch-all

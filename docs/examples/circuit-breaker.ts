@@ -1,6 +1,12 @@
 // docs/circuit-breaker.md; test/docs-examples.e2e-spec.ts runs it.
 // #region circuit-breaker
-import { Breaker, CallRejectedError, FakeClock, Resilience, RetryBudget } from '../../lib/core/index.js';
+import {
+  Breaker,
+  CallRejectedError,
+  FakeClock,
+  Resilience,
+  RetryBudget,
+} from '../../lib/core/index.js';
 
 const clock = new FakeClock();
 const ledger = Resilience.default.with({
@@ -23,7 +29,9 @@ export async function tripAndRecover() {
   for (let i = 0; i < 5; i++) await ledger.run(fail).catch(() => undefined);
   states.push(ledger.breaker()!.state); // 'open'
 
-  const refused = ledger.run(async () => 'not called').catch((error: CallRejectedError) => `${error.reason}, retry after ${error.retryAfter} ms`);
+  const refused = ledger
+    .run(async () => 'not called')
+    .catch((error: CallRejectedError) => `${error.reason}, retry after ${error.retryAfter} ms`);
   await clock.advance(100); // the guarded pause
   // await refused → 'DependencyUnavailable, retry after 9900 ms'
 

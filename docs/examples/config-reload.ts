@@ -10,7 +10,9 @@ const payments = registry.handle('payments'); // what @InjectPolicy('payments') 
 export function reloadPayments() {
   const breakerBefore = payments.current.breaker();
   // #region reload
-  registry.reload({ policies: { payments: { attempts: 2, breaker: { consecutiveFailures: 10 } } } });
+  registry.reload({
+    policies: { payments: { attempts: 2, breaker: { consecutiveFailures: 10 } } },
+  });
   // payments.current.options.attempts → 2; the breaker object and its state are kept
 
   let refusal = '';
@@ -21,7 +23,11 @@ export function reloadPayments() {
   }
   // payments.current.options.attempts → still 2
   // #endregion reload
-  const result = { attempts: payments.current.options.attempts, sameBreaker: payments.current.breaker() === breakerBefore, refusal };
+  const result = {
+    attempts: payments.current.options.attempts,
+    sameBreaker: payments.current.breaker() === breakerBefore,
+    refusal,
+  };
   registry.onModuleDestroy();
   return result;
 }

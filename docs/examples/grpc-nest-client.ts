@@ -21,7 +21,14 @@ const url = process.env.INVENTORY_GRPC ?? '127.0.0.1:50051';
             package: 'shop',
             protoPath,
             url,
-            channelOptions: { interceptors: [createResilienceInterceptor({ policy: () => registry.keyedTemplate('inventory'), repeatable: ['shop.Inventory'] })] },
+            channelOptions: {
+              interceptors: [
+                createResilienceInterceptor({
+                  policy: () => registry.keyedTemplate('inventory'),
+                  repeatable: ['shop.Inventory'],
+                }),
+              ],
+            },
           },
         }),
       },

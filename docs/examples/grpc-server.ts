@@ -6,7 +6,10 @@ import { ResilienceModule, ResilienceRpcContextInterceptor } from '../../lib/nes
 @Module({
   imports: [
     // exceptionFilter: a refusal in a gRPC handler answers UNAVAILABLE with grpc-retry-pushback-ms.
-    ResilienceModule.forRoot({ policies: { stock: { preset: 'http', useAmbientDeadline: true } }, exceptionFilter: true }),
+    ResilienceModule.forRoot({
+      policies: { stock: { preset: 'http', useAmbientDeadline: true } },
+      exceptionFilter: true,
+    }),
   ],
   // Reads grpc-timeout, the remaining-time and criticality metadata into the ambient context of each
   // handler, so the policies it calls (useAmbientDeadline) are bounded by the caller's time left.

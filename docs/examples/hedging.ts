@@ -4,7 +4,12 @@ import { FakeClock, Hedge, Resilience } from '../../lib/core/index.js';
 
 const clock = new FakeClock();
 // A read: safe to send twice at once. A second attempt starts past the live p95 of recent latency.
-const prices = Resilience.http.with({ name: 'prices', hedge: Hedge.at(0.95), repeatable: true, clock });
+const prices = Resilience.http.with({
+  name: 'prices',
+  hedge: Hedge.at(0.95),
+  repeatable: true,
+  clock,
+});
 // #endregion hedged
 
 /** 40 calls of 20 ms warm the window; then a call whose first attempt hangs is answered by its hedge. */
@@ -21,7 +26,9 @@ export async function hedgedRead() {
   const answer = prices.run(({ signal, attempt }) => {
     attempts++;
     if (attempt === 2) return quick();
-    return new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+    return new Promise<string>((_, reject) =>
+      signal.addEventListener('abort', () => reject(signal.reason)),
+    );
   });
   await clock.advance(50);
   // await answer: 'price', from attempt 2, started at the threshold (about 20 ms) after the first

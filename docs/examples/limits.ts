@@ -15,7 +15,8 @@ const prices = Resilience.default.with({
 /** Four concurrent calls against a limit of 2 with a queue of 1: two run, one waits, one is answered by the fallback. */
 export async function bulkhead() {
   // #region bulkhead
-  const slow = () => new Promise<string>((resolve) => clock.setTimer(50, () => resolve('fresh price')));
+  const slow = () =>
+    new Promise<string>((resolve) => clock.setTimer(50, () => resolve('fresh price')));
   const calls = [prices.run(slow), prices.run(slow), prices.run(slow), prices.run(slow)];
   await clock.advance(100); // the refusal comes after the 100 ms guarded pause
   const answers = await Promise.all(calls);

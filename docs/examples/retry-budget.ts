@@ -1,6 +1,12 @@
 // docs/retry-budget.md; test/docs-examples.e2e-spec.ts runs it.
 // #region retry-budget
-import { Backoff, CallRejectedError, FakeClock, Resilience, RetryBudget } from '../../lib/core/index.js';
+import {
+  Backoff,
+  CallRejectedError,
+  FakeClock,
+  Resilience,
+  RetryBudget,
+} from '../../lib/core/index.js';
 
 const clock = new FakeClock();
 // A bucket of its own with no floor: it starts with 10 tokens and only successes (0.1 each) refill it.
@@ -21,7 +27,11 @@ export async function drainBudget() {
   };
   const outcomes: string[] = [];
   for (let i = 0; i < 11; i++) {
-    const call = inventory.run(down).catch((error: Error) => (error instanceof CallRejectedError ? `refused: ${error.reason}` : error.message));
+    const call = inventory
+      .run(down)
+      .catch((error: Error) =>
+        error instanceof CallRejectedError ? `refused: ${error.reason}` : error.message,
+      );
     await clock.advance(100); // a refusal is reported after the 100 ms guarded pause
     outcomes.push(await call);
   }

@@ -16,7 +16,9 @@ export class HealthController {
   @Get('ready')
   @HealthCheck()
   ready() {
-    return this.health.check([() => this.resilience.isHealthy('resilience', { downWhenShuttingDown: true })]);
+    return this.health.check([
+      () => this.resilience.isHealthy('resilience', { downWhenShuttingDown: true }),
+    ]);
   }
 
   // Liveness stays up while the application shuts down.
@@ -28,7 +30,13 @@ export class HealthController {
 }
 
 @Module({
-  imports: [ResilienceModule.forRoot({ policies: { payments: { preset: 'http' } }, shutdown: { grace: '5s' } }), ResilienceHealthModule],
+  imports: [
+    ResilienceModule.forRoot({
+      policies: { payments: { preset: 'http' } },
+      shutdown: { grace: '5s' },
+    }),
+    ResilienceHealthModule,
+  ],
   controllers: [HealthController],
 })
 export class AppModule {}

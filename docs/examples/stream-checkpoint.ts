@@ -8,7 +8,11 @@ interface Change {
 }
 
 /** The changes a `/changes?from=n` endpoint streams, one JSON object a line. */
-async function* changesSince(base: string, from: number, signal: AbortSignal): AsyncGenerator<Change> {
+async function* changesSince(
+  base: string,
+  from: number,
+  signal: AbortSignal,
+): AsyncGenerator<Change> {
   const response = await fetch(`${base}/changes?from=${from}`, { signal });
   const decoder = new TextDecoder();
   let rest = '';

@@ -12,7 +12,10 @@ class OnDemandReader extends MetricReader {
 const reader = new OnDemandReader();
 const meterProvider = new MeterProvider({ readers: [reader] });
 
-const payments = withTelemetry(Resilience.default.with({ name: 'payments' }), { meterProvider, traces: false });
+const payments = withTelemetry(Resilience.default.with({ name: 'payments' }), {
+  meterProvider,
+  traces: false,
+});
 // #endregion telemetry
 
 /** Three calls, one of which needs a retry: calls 3, attempts 4. */
@@ -27,7 +30,12 @@ export async function countCalls() {
   }
   const { resourceMetrics } = await reader.collect();
   const sums = Object.fromEntries(
-    resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).map((m) => [m.descriptor.name, m.dataPoints.reduce((n, p) => n + (typeof p.value === 'number' ? p.value : 0), 0)]),
+    resourceMetrics.scopeMetrics
+      .flatMap((scope) => scope.metrics)
+      .map((m) => [
+        m.descriptor.name,
+        m.dataPoints.reduce((n, p) => n + (typeof p.value === 'number' ? p.value : 0), 0),
+      ]),
   );
   // sums[MetricNames.calls] → 3, sums[MetricNames.attempts] → 4: attempts ÷ calls is the retry rate
   // #endregion telemetry

@@ -25,21 +25,31 @@ export interface ChainMatrixCommandOptions {
  * @returns the exit code (0)
  * @throws UsageError for a bad `--seeds` or a `--scenarios` name that is not a chain scenario
  */
-export async function chainMatrixCommand(policy: Policy, options: ChainMatrixCommandOptions, io: CliIo): Promise<number> {
+export async function chainMatrixCommand(
+  policy: Policy,
+  options: ChainMatrixCommandOptions,
+  io: CliIo,
+): Promise<number> {
   const seeds = options.seeds === undefined ? [1] : parseSeeds(options.seeds);
   let scenarios: string[] | undefined;
   if (options.scenarios !== undefined) {
     scenarios = options.scenarios.split(',').map((p) => p.trim());
     const known = CHAIN_SCENARIOS.map((s) => s.name);
     const unknown = scenarios.find((n) => !known.includes(n));
-    if (unknown !== undefined) throw new UsageError('--scenarios', unknown, `must be among ${known.join(', ')} (the chain matrix's scenarios)`);
+    if (unknown !== undefined)
+      throw new UsageError(
+        '--scenarios',
+        unknown,
+        `must be among ${known.join(', ')} (the chain matrix's scenarios)`,
+      );
   }
   const report = await ChainMatrix.run(policy, {
     hops: options.hops,
     seeds,
     scenarios,
     rate: options.rate,
-    onProgress: (done, total, scenario, variant, seed) => io.stderr(`chain matrix ${done}/${total}: ${scenario} · ${variant} · seed ${seed}\n`),
+    onProgress: (done, total, scenario, variant, seed) =>
+      io.stderr(`chain matrix ${done}/${total}: ${scenario} · ${variant} · seed ${seed}\n`),
   });
   io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${report.toString()}\n`);
   return 0;

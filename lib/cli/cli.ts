@@ -25,7 +25,8 @@ export type { CliIo } from './cli-io.js';
 
 /** The usage text `nresilience --help` prints. */
 /** Usage of `nresilience explain`. */
-export const EXPLAIN_USAGE = 'Usage: nresilience explain --config <resilience.yaml|json> --policy <name>';
+export const EXPLAIN_USAGE =
+  'Usage: nresilience explain --config <resilience.yaml|json> --policy <name>';
 
 export const USAGE = `Usage: nresilience simulate --config <resilience.yaml|json> --policy <name> [options]
 
@@ -82,7 +83,11 @@ function readConfig(io: CliIo, path: string): Record<string, unknown> {
   try {
     text = io.readFile(path);
   } catch (error) {
-    throw new UsageError('--config', path, `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new UsageError(
+      '--config',
+      path,
+      `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
   }
   let document: unknown;
   try {
@@ -101,36 +106,70 @@ function readConfig(io: CliIo, path: string): Record<string, unknown> {
  * The named policy of a config document. `where` prefixes a config error's message (the file, or
  * the `--compare` spec whose changes made it invalid).
  */
-function policyFromConfig(config: Record<string, unknown>, name: string, path: string, where: string): Policy {
+function policyFromConfig(
+  config: Record<string, unknown>,
+  name: string,
+  path: string,
+  where: string,
+): Policy {
   return planFromConfig(config, name, path, where).policy;
 }
 
 /** The named policy of a config document and the plan it was built from (its preset, `extends`). */
-function planFromConfig(config: Record<string, unknown>, name: string, path: string, where: string): { plan: PolicyPlan; policy: Policy } {
+function planFromConfig(
+  config: Record<string, unknown>,
+  name: string,
+  path: string,
+  where: string,
+): { plan: PolicyPlan; policy: Policy } {
   let parsed;
   try {
     parsed = parseResilienceConfig(config);
   } catch (error) {
-    if (error instanceof ResilienceConfigError) throw new UsageMessage(`${where}: ${error.message}`);
+    if (error instanceof ResilienceConfigError)
+      throw new UsageMessage(`${where}: ${error.message}`);
     throw error;
   }
   const plan = parsed.policies.get(name);
   if (plan === undefined) {
-    throw new UsageError('--policy', name, `must name a policy of ${path} (${[...parsed.policies.keys()].join(', ') || 'none defined'})`);
+    throw new UsageError(
+      '--policy',
+      name,
+      `must name a policy of ${path} (${[...parsed.policies.keys()].join(', ') || 'none defined'})`,
+    );
   }
   return { plan, policy: policyFromPlan(plan) };
 }
 
 /** `config` with one `--compare` spec applied to policy `name` (its other policies untouched). */
-function compareConfig(config: Record<string, unknown>, name: string, spec: string): Record<string, unknown> {
+function compareConfig(
+  config: Record<string, unknown>,
+  name: string,
+  spec: string,
+): Record<string, unknown> {
   const policies = (config.policies ?? {}) as Record<string, unknown>;
   const own = policies[name];
-  const base = own !== null && typeof own === 'object' && !Array.isArray(own) ? (own as Record<string, unknown>) : {};
-  return { ...config, policies: { ...policies, [name]: applyChanges(base, parseCompareSpec(spec)) } };
+  const base =
+    own !== null && typeof own === 'object' && !Array.isArray(own)
+      ? (own as Record<string, unknown>)
+      : {};
+  return {
+    ...config,
+    policies: { ...policies, [name]: applyChanges(base, parseCompareSpec(spec)) },
+  };
 }
 
 function summaryTable(runs: readonly { label: string; report: SimulationReport }[]): string {
-  const header = ['run', 'availability', 'load ×', 'worst second ×', 'p50 ms', 'p99 ms', 'breaker opens', 'time to recover'];
+  const header = [
+    'run',
+    'availability',
+    'load ×',
+    'worst second ×',
+    'p50 ms',
+    'p99 ms',
+    'breaker opens',
+    'time to recover',
+  ];
   const rows = runs.map(({ label, report: r }) => [
     label,
     `${(r.availability * 100).toFixed(2)}%`,
@@ -142,7 +181,8 @@ function summaryTable(runs: readonly { label: string; report: SimulationReport }
     r.timeToRecover === undefined ? '-' : `${(r.timeToRecover / 1000).toFixed(0)}s`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
@@ -152,7 +192,9 @@ function summaryTable(runs: readonly { label: string; report: SimulationReport }
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
-    return argv[0] === 'explain' ? explainCommand(argv.slice(1), io) : await simulateCommand(argv, io);
+    return argv[0] === 'explain'
+      ? explainCommand(argv.slice(1), io)
+      : await simulateCommand(argv, io);
   } catch (error) {
     if (error instanceof UsageError || error instanceof UsageMessage) {
       io.stderr(`nresilience: ${error.message}\n`);
@@ -171,13 +213,28 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 function explainCommand(argv: readonly string[], io: CliIo): number {
   let values;
   try {
-    values = parseArgs({ args: [...argv], strict: true, options: { config: { type: 'string' }, policy: { type: 'string' } } }).values;
+    values = parseArgs({
+      args: [...argv],
+      strict: true,
+      options: { config: { type: 'string' }, policy: { type: 'string' } },
+    }).values;
   } catch (error) {
     throw new UsageMessage(`${(error as Error).message}\n\n${EXPLAIN_USAGE}`);
   }
-  if (values.config === undefined) throw new UsageError('--config', undefined, 'is required: the path of a YAML or JSON config ({ policies, defaults })');
-  if (values.policy === undefined) throw new UsageError('--policy', undefined, 'is required: the name of a policy in the config');
-  const { plan, policy } = planFromConfig(readConfig(io, values.config), values.policy, values.config, values.config);
+  if (values.config === undefined)
+    throw new UsageError(
+      '--config',
+      undefined,
+      'is required: the path of a YAML or JSON config ({ policies, defaults })',
+    );
+  if (values.policy === undefined)
+    throw new UsageError('--policy', undefined, 'is required: the name of a policy in the config');
+  const { plan, policy } = planFromConfig(
+    readConfig(io, values.config),
+    values.policy,
+    values.config,
+    values.config,
+  );
   io.stdout(`${explainPlan(plan, policy.with({ name: values.policy }))}\n`);
   return 0;
 }
@@ -217,12 +274,23 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
     return 0;
   }
   if (positionals.length !== 1 || positionals[0] !== 'simulate') {
-    throw new UsageError('command', positionals.join(' ') || undefined, `must be "simulate"\n\n${USAGE}`);
+    throw new UsageError(
+      'command',
+      positionals.join(' ') || undefined,
+      `must be "simulate"\n\n${USAGE}`,
+    );
   }
-  if (values.config === undefined) throw new UsageError('--config', undefined, 'is required: the path of a YAML or JSON config ({ policies, defaults })');
-  if (values.policy === undefined) throw new UsageError('--policy', undefined, 'is required: the name of a policy in the config');
+  if (values.config === undefined)
+    throw new UsageError(
+      '--config',
+      undefined,
+      'is required: the path of a YAML or JSON config ({ policies, defaults })',
+    );
+  if (values.policy === undefined)
+    throw new UsageError('--policy', undefined, 'is required: the name of a policy in the config');
   const scenarioName = values.scenario as ScenarioName;
-  if (!SCENARIOS.includes(scenarioName)) throw new UsageError('--scenario', values.scenario, `must be one of ${SCENARIOS.join(', ')}`);
+  if (!SCENARIOS.includes(scenarioName))
+    throw new UsageError('--scenario', values.scenario, `must be one of ${SCENARIOS.join(', ')}`);
   const seed = parseNumber('--seed', values.seed, /^\s*\d+\s*$/, SEED_RULE);
   let duration: number;
   try {
@@ -230,20 +298,43 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
   } catch (error) {
     throw new UsageError('--duration', values.duration, (error as PolicyConfigError).rule);
   }
-  if (duration > 3_600_000) throw new UsageError('--duration', values.duration, 'must be at most 1h of simulated time');
-  if (values.hops !== undefined && !values.matrix) throw new UsageError('--hops', values.hops, 'only goes with --matrix (the chain matrix)');
-  const hops = values.hops === undefined ? undefined : parseNumber('--hops', values.hops, /^\d+$/, HOPS_RULE);
-  const rate = parseNumber('--rate', values.rate ?? String(hops === undefined ? DEFAULT_RATE : CHAIN_MATRIX_RATE), /^\d+(\.\d+)?$/, SIMULATED_RATE_RULE);
+  if (duration > 3_600_000)
+    throw new UsageError('--duration', values.duration, 'must be at most 1h of simulated time');
+  if (values.hops !== undefined && !values.matrix)
+    throw new UsageError('--hops', values.hops, 'only goes with --matrix (the chain matrix)');
+  const hops =
+    values.hops === undefined ? undefined : parseNumber('--hops', values.hops, /^\d+$/, HOPS_RULE);
+  const rate = parseNumber(
+    '--rate',
+    values.rate ?? String(hops === undefined ? DEFAULT_RATE : CHAIN_MATRIX_RATE),
+    /^\d+(\.\d+)?$/,
+    SIMULATED_RATE_RULE,
+  );
   const model = values.dependency === undefined ? {} : parseDependencySpec(values.dependency);
   for (const spec of values.compare) parseCompareSpec(spec);
 
   const config = readConfig(io, values.config);
   const base = policyFromConfig(config, values.policy, values.config, values.config);
-  if (hops !== undefined) return chainMatrixCommand(base.with({ name: values.policy }), { hops, seeds: values.seeds, scenarios: values.scenarios, rate, json: values.json }, io);
-  if (values.matrix) return matrixCommand(base.with({ name: values.policy }), { seeds: values.seeds, scenarios: values.scenarios, rate, json: values.json }, io);
+  if (hops !== undefined)
+    return chainMatrixCommand(
+      base.with({ name: values.policy }),
+      { hops, seeds: values.seeds, scenarios: values.scenarios, rate, json: values.json },
+      io,
+    );
+  if (values.matrix)
+    return matrixCommand(
+      base.with({ name: values.policy }),
+      { seeds: values.seeds, scenarios: values.scenarios, rate, json: values.json },
+      io,
+    );
   const variants: Variant[] = [{ label: values.policy, policy: base }];
   for (const spec of values.compare) {
-    const policy = policyFromConfig(compareConfig(config, values.policy, spec), values.policy, values.config, `--compare ${spec}`);
+    const policy = policyFromConfig(
+      compareConfig(config, values.policy, spec),
+      values.policy,
+      values.config,
+      `--compare ${spec}`,
+    );
     variants.push({ label: `${values.policy} (${spec})`, policy });
   }
 
@@ -258,14 +349,19 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
       .run(seed, {
         progressEvery: Math.max(10_000, Math.round(duration / 10 / 1000) * 1000),
         onProgress: showProgress
-          ? (at, total) => io.stderr(`simulating ${variant.label}: ${Math.round((100 * at) / total)}% (${Math.round(at / 1000)}s of ${Math.round(total / 1000)}s)\n`)
+          ? (at, total) =>
+              io.stderr(
+                `simulating ${variant.label}: ${Math.round((100 * at) / total)}% (${Math.round(at / 1000)}s of ${Math.round(total / 1000)}s)\n`,
+              )
           : undefined,
       });
     runs.push({ label: variant.label, report });
   }
 
   if (values.json) {
-    io.stdout(`${JSON.stringify({ scenario: scenarioName, seed, runs: runs.map((r) => ({ label: r.label, report: r.report })) }, null, 2)}\n`);
+    io.stdout(
+      `${JSON.stringify({ scenario: scenarioName, seed, runs: runs.map((r) => ({ label: r.label, report: r.report })) }, null, 2)}\n`,
+    );
   } else {
     for (const run of runs) io.stdout(`${run.report.toString()}\n\n`);
     io.stdout(`${summaryTable(runs)}\n`);
@@ -275,7 +371,11 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
     try {
       io.writeFile(values.svg, renderChart(runs, title));
     } catch (error) {
-      throw new UsageError('--svg', values.svg, `cannot be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      throw new UsageError(
+        '--svg',
+        values.svg,
+        `cannot be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
     }
     io.stderr(`chart written to ${values.svg}\n`);
   }

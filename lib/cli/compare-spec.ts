@@ -26,7 +26,11 @@ export function parseCompareSpec(spec: string): ConfigChange[] {
     const eq = pair.indexOf('=');
     const field = pair.slice(0, eq).trim();
     if (eq <= 0 || field.split('.').some((part) => part === '')) {
-      throw new UsageError('--compare', spec, 'must be field=value pairs separated by commas, e.g. budget=none,breaker.consecutiveFailures=10');
+      throw new UsageError(
+        '--compare',
+        spec,
+        'must be field=value pairs separated by commas, e.g. budget=none,breaker.consecutiveFailures=10',
+      );
     }
     const path = field.split('.');
     return { path, value: configValue(path, pair.slice(eq + 1).trim()) };
@@ -47,7 +51,10 @@ function configValue(path: readonly string[], text: string): unknown {
  * value that is not an object (`breaker: true` then `breaker.consecutiveFailures=10`) starts from an
  * empty object there, which the config reads as "defaults plus this field".
  */
-export function applyChanges(policy: Record<string, unknown>, changes: readonly ConfigChange[]): Record<string, unknown> {
+export function applyChanges(
+  policy: Record<string, unknown>,
+  changes: readonly ConfigChange[],
+): Record<string, unknown> {
   const copy = structuredClone(policy);
   for (const { path, value } of changes) {
     let target = copy;

@@ -34,7 +34,12 @@ export function parseDependencySpec(spec: string): DependencyModel {
   const model: { -readonly [K in keyof DependencyModel]: DependencyModel[K] } = {};
   for (const pair of spec.split(',')) {
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw new UsageError('--dependency', spec, `must be key=value pairs separated by commas, keys ${KEYS.join(', ')}`);
+    if (eq <= 0)
+      throw new UsageError(
+        '--dependency',
+        spec,
+        `must be key=value pairs separated by commas, keys ${KEYS.join(', ')}`,
+      );
     const key = pair.slice(0, eq).trim();
     const value = pair.slice(eq + 1).trim();
     const field = `--dependency ${key}`;
@@ -54,7 +59,8 @@ export function parseDependencySpec(spec: string): DependencyModel {
         break;
       case 'failures': {
         const share = Number(value);
-        if (!/^\d+(\.\d+)?$/.test(value) || share > 1) throw new UsageError(field, value, 'must be a share of requests in [0, 1], e.g. 0.1');
+        if (!/^\d+(\.\d+)?$/.test(value) || share > 1)
+          throw new UsageError(field, value, 'must be a share of requests in [0, 1], e.g. 0.1');
         model.failures = share;
         break;
       }
@@ -79,6 +85,7 @@ function duration(field: string, value: string): number {
 
 function integer(field: string, value: string, minimum: number): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < minimum || !Number.isSafeInteger(n)) throw new UsageError(field, value, `must be an integer >= ${minimum}`);
+  if (!/^\d+$/.test(value) || n < minimum || !Number.isSafeInteger(n))
+    throw new UsageError(field, value, `must be an integer >= ${minimum}`);
   return n;
 }

@@ -21,7 +21,8 @@ function io(files: Record<string, string>) {
     stdout: (text) => out.push(text),
     stderr: (text) => err.push(text),
     readFile: (path) => {
-      if (files[path] === undefined) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+      if (files[path] === undefined)
+        throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
       return files[path]!;
     },
     writeFile: () => undefined,
@@ -35,17 +36,21 @@ describe('nresilience explain', () => {
     const yaml = /```yaml\n([\s\S]*?)```/.exec(doc)![1]!;
     const text = /```text\n([\s\S]*?)```/.exec(doc)![1]!;
     const { value, out } = io({ 'resilience.yaml': yaml });
-    expect(await runCli(['explain', '--config', 'resilience.yaml', '--policy', 'payments'], value)).toBe(0);
+    expect(
+      await runCli(['explain', '--config', 'resilience.yaml', '--policy', 'payments'], value),
+    ).toBe(0);
     expect(out.join('')).toBe(text);
   });
 
   it('prints the resolved policy (preset, extends, defaults applied) and what each number means', async () => {
     const { value, out, err } = io({ 'resilience.yaml': CONFIG });
-    expect(await runCli(['explain', '--config', 'resilience.yaml', '--policy', 'payments'], value)).toBe(0);
+    expect(
+      await runCli(['explain', '--config', 'resilience.yaml', '--policy', 'payments'], value),
+    ).toBe(0);
     expect(err).toEqual([]);
     expect(out.join('')).toBe(
       [
-        'resolved from preset http, extends base, with the file\'s defaults underneath',
+        "resolved from preset http, extends base, with the file's defaults underneath",
         'policy payments',
         '  attempts        4 in total (3 retries) [warm]',
         '  deadline        30000 ms for the whole call (attempts, backoff, pauses) [warm]',
@@ -65,9 +70,15 @@ describe('nresilience explain', () => {
   it('names a missing option or an unknown policy, exit 2', async () => {
     const missing = io({ 'resilience.yaml': CONFIG });
     expect(await runCli(['explain', '--config', 'resilience.yaml'], missing.value)).toBe(2);
-    expect(missing.err.join('')).toBe('nresilience: --policy: missing: is required: the name of a policy in the config\n');
+    expect(missing.err.join('')).toBe(
+      'nresilience: --policy: missing: is required: the name of a policy in the config\n',
+    );
     const unknown = io({ 'resilience.yaml': CONFIG });
-    expect(await runCli(['explain', '--config', 'resilience.yaml', '--policy', 'ledger'], unknown.value)).toBe(2);
-    expect(unknown.err.join('')).toBe('nresilience: --policy: "ledger" is invalid: must name a policy of resilience.yaml (base, payments)\n');
+    expect(
+      await runCli(['explain', '--config', 'resilience.yaml', '--policy', 'ledger'], unknown.value),
+    ).toBe(2);
+    expect(unknown.err.join('')).toBe(
+      'nresilience: --policy: "ledger" is invalid: must name a policy of resilience.yaml (base, payments)\n',
+    );
   });
 });

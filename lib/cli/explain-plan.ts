@@ -9,5 +9,8 @@ import type { PolicyPlan } from '../config/policy-config.js';
  */
 export function explainPlan(plan: PolicyPlan, policy: Policy): string {
   const chain = plan.extends.length === 0 ? '' : `, extends ${plan.extends.join(' → ')}`;
-  return [`resolved from preset ${plan.presetName}${chain}, with the file's defaults underneath`, policy.explain().toString()].join('\n');
+  return [
+    `resolved from preset ${plan.presetName}${chain}, with the file's defaults underneath`,
+    policy.explain().toString(),
+  ].join('\n');
 }

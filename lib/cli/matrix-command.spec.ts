@@ -10,8 +10,11 @@ describe('--seeds', () => {
   });
 
   it('refuses a list with a seed out of range or not a whole number, naming the flag and the seed rule', () => {
-    const rule = 'must be a comma-separated list of seeds, each an integer in [0, 4294967295], e.g. 1,2,3';
-    expect(() => parseSeeds('1,4294967296')).toThrow(new UsageError('--seeds', '1,4294967296', rule));
+    const rule =
+      'must be a comma-separated list of seeds, each an integer in [0, 4294967295], e.g. 1,2,3';
+    expect(() => parseSeeds('1,4294967296')).toThrow(
+      new UsageError('--seeds', '1,4294967296', rule),
+    );
     expect(() => parseSeeds('1,x')).toThrow(`--seeds: "1,x" is invalid: ${rule}`);
     expect(() => parseSeeds('')).toThrow(`--seeds: "" is invalid: ${rule}`);
   });
@@ -19,8 +22,20 @@ describe('--seeds', () => {
 
 describe('the rows of simulate --matrix', () => {
   it('puts breaker off and budget off beside the policy only when it has them, then the SRE throttle', () => {
-    expect(commandVariants(Resilience.http)).toEqual(['policy', 'breakerOff', 'budgetOff', 'adaptiveThrottle']);
-    expect(commandVariants(Resilience.default)).toEqual(['policy', 'budgetOff', 'adaptiveThrottle']);
-    expect(commandVariants(Resilience.default.with({ budget: RetryBudget.none }))).toEqual(['policy', 'adaptiveThrottle']);
+    expect(commandVariants(Resilience.http)).toEqual([
+      'policy',
+      'breakerOff',
+      'budgetOff',
+      'adaptiveThrottle',
+    ]);
+    expect(commandVariants(Resilience.default)).toEqual([
+      'policy',
+      'budgetOff',
+      'adaptiveThrottle',
+    ]);
+    expect(commandVariants(Resilience.default.with({ budget: RetryBudget.none }))).toEqual([
+      'policy',
+      'adaptiveThrottle',
+    ]);
   });
 });

@@ -1,5 +1,10 @@
 import type { Policy } from '../core/index.js';
-import { MATRIX_SCENARIOS, MATRIX_SEEDS, ScenarioMatrix, type MatrixVariant } from '../testing/index.js';
+import {
+  MATRIX_SCENARIOS,
+  MATRIX_SEEDS,
+  ScenarioMatrix,
+  type MatrixVariant,
+} from '../testing/index.js';
 import { SEED_RULE } from '../testing/seeded-random.js';
 import type { CliIo } from './cli-io.js';
 import { UsageError } from './usage-error.js';
@@ -22,7 +27,11 @@ export function parseSeeds(text: string | undefined): readonly number[] {
   const parts = text.split(',').map((p) => p.trim());
   const seeds = parts.map(Number);
   if (parts.some((p, i) => !/^\d+$/.test(p) || !SEED_RULE.accepts(seeds[i]))) {
-    throw new UsageError('--seeds', text, `must be a comma-separated list of seeds, each ${SEED_RULE.rule.replace(/^must be /, '')}, e.g. 1,2,3`);
+    throw new UsageError(
+      '--seeds',
+      text,
+      `must be a comma-separated list of seeds, each ${SEED_RULE.rule.replace(/^must be /, '')}, e.g. 1,2,3`,
+    );
   }
   return seeds;
 }
@@ -33,7 +42,8 @@ export function parseScenarios(text: string | undefined): readonly string[] | un
   const names = text.split(',').map((p) => p.trim());
   const known = MATRIX_SCENARIOS.map((s) => s.name);
   const unknown = names.find((n) => !known.includes(n));
-  if (unknown !== undefined) throw new UsageError('--scenarios', unknown, `must be among ${known.join(', ')}`);
+  if (unknown !== undefined)
+    throw new UsageError('--scenarios', unknown, `must be among ${known.join(', ')}`);
   return names;
 }
 
@@ -57,7 +67,11 @@ export function commandVariants(policy: Policy): MatrixVariant[] {
  * @returns the exit code (0)
  * @throws UsageError for a bad `--seeds` or `--scenarios`
  */
-export async function matrixCommand(policy: Policy, options: MatrixCommandOptions, io: CliIo): Promise<number> {
+export async function matrixCommand(
+  policy: Policy,
+  options: MatrixCommandOptions,
+  io: CliIo,
+): Promise<number> {
   const seeds = parseSeeds(options.seeds);
   const scenarios = parseScenarios(options.scenarios);
   const variants = commandVariants(policy);
@@ -66,7 +80,8 @@ export async function matrixCommand(policy: Policy, options: MatrixCommandOption
     scenarios,
     rate: options.rate,
     variants,
-    onProgress: (done, total, scenario, variant, seed) => io.stderr(`matrix ${done}/${total}: ${scenario} · ${variant} · seed ${seed}\n`),
+    onProgress: (done, total, scenario, variant, seed) =>
+      io.stderr(`matrix ${done}/${total}: ${scenario} · ${variant} · seed ${seed}\n`),
   });
   io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${report.toString()}\n`);
   return 0;

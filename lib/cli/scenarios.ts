@@ -29,19 +29,39 @@ const WORKERS_AT_DEFAULT_RATE = 100;
  * @param rate calls per second (> 0)
  * @param model the dependency's own numbers (default: the healthy dependency above)
  */
-export function scenario(name: ScenarioName, duration: number, rate: number, model: DependencyModel = {}): { dependency: Dependency; load: Load } {
-  const concurrency = model.workers ?? Math.max(1, Math.round((WORKERS_AT_DEFAULT_RATE * rate) / DEFAULT_RATE));
-  const capacity = { concurrency, timeout: model.timeout ?? 150, ...(model.queue === undefined ? {} : { queue: model.queue }) };
-  const base = Dependency.healthy({ p50: model.p50 ?? 20, p99: model.p99 ?? 10 * (model.p50 ?? 20), capacity });
+export function scenario(
+  name: ScenarioName,
+  duration: number,
+  rate: number,
+  model: DependencyModel = {},
+): { dependency: Dependency; load: Load } {
+  const concurrency =
+    model.workers ?? Math.max(1, Math.round((WORKERS_AT_DEFAULT_RATE * rate) / DEFAULT_RATE));
+  const capacity = {
+    concurrency,
+    timeout: model.timeout ?? 150,
+    ...(model.queue === undefined ? {} : { queue: model.queue }),
+  };
+  const base = Dependency.healthy({
+    p50: model.p50 ?? 20,
+    p99: model.p99 ?? 10 * (model.p50 ?? 20),
+    capacity,
+  });
   const healthy = model.failures === undefined ? base : base.failing(model.failures);
   const load = Load.constant({ perSecond: rate });
   const fits = duration >= 120_000;
   const after = fits ? 30_000 : duration / 10;
   switch (name) {
     case 'brownout':
-      return { dependency: healthy.brownout({ after, slower: 8, lasting: fits ? 60_000 : duration / 5 }), load };
+      return {
+        dependency: healthy.brownout({ after, slower: 8, lasting: fits ? 60_000 : duration / 5 }),
+        load,
+      };
     case 'outage':
-      return { dependency: healthy.outage({ after, lasting: fits ? 30_000 : duration / 5, errorRate: 1 }), load };
+      return {
+        dependency: healthy.outage({ after, lasting: fits ? 30_000 : duration / 5, errorRate: 1 }),
+        load,
+      };
     case 'failing':
       return { dependency: healthy.failing(0.5), load };
   }

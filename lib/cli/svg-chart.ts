@@ -17,7 +17,11 @@ const GAP = 46;
 const TOP = 74;
 
 function escape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
 }
 
 /** A "nice" upper bound for an axis (1, 2, 2.5, 5 × 10^k) at or above `max`. */
@@ -54,7 +58,9 @@ export function renderChart(runs: readonly ChartRun[], title: string): string {
   const seconds = Math.max(1, ...runs.map((r) => r.report.perSecond.length));
   const plotWidth = WIDTH - LEFT - RIGHT;
   const x = (second: number) => LEFT + (plotWidth * second) / seconds;
-  const maxRequests = niceMax(Math.max(...runs.flatMap((r) => r.report.perSecond.map((s) => s.dependencyRequests))));
+  const maxRequests = niceMax(
+    Math.max(...runs.flatMap((r) => r.report.perSecond.map((s) => s.dependencyRequests))),
+  );
   const hasBreaker = runs.some((r) => r.report.perSecond.some((s) => s.breakerState !== null));
   const hasBudget = runs.some((r) => r.report.perSecond.some((s) => s.budgetUtilization !== null));
   const panels: Panel[] = [
@@ -62,7 +68,10 @@ export function renderChart(runs: readonly ChartRun[], title: string): string {
       title: 'Requests reaching the dependency per second',
       unit: 'req/s',
       max: maxRequests,
-      ticks: [0, 0.25, 0.5, 0.75, 1].map((f) => ({ value: f * maxRequests, label: fmt(f * maxRequests) })),
+      ticks: [0, 0.25, 0.5, 0.75, 1].map((f) => ({
+        value: f * maxRequests,
+        label: fmt(f * maxRequests),
+      })),
       value: (run, i) => run.report.perSecond[i]?.dependencyRequests ?? null,
       step: false,
     },
@@ -71,11 +80,14 @@ export function renderChart(runs: readonly ChartRun[], title: string): string {
       unit: '%',
       max: 100,
       ticks: [0, 25, 50, 75, 100].map((v) => ({ value: v, label: `${v}%` })),
-      value: (run, i) => (run.report.perSecond[i] === undefined ? null : run.report.perSecond[i]!.availability * 100),
+      value: (run, i) =>
+        run.report.perSecond[i] === undefined ? null : run.report.perSecond[i]!.availability * 100,
       step: false,
     },
     {
-      title: hasBreaker ? 'Breaker state (most severe in the second)' : 'Breaker state (no breaker in these policies)',
+      title: hasBreaker
+        ? 'Breaker state (most severe in the second)'
+        : 'Breaker state (no breaker in these policies)',
       unit: '',
       max: 2,
       ticks: [
@@ -90,7 +102,9 @@ export function renderChart(runs: readonly ChartRun[], title: string): string {
       step: true,
     },
     {
-      title: hasBudget ? 'Retry-budget utilization (end of second)' : 'Retry-budget utilization (no budget in these policies)',
+      title: hasBudget
+        ? 'Retry-budget utilization (end of second)'
+        : 'Retry-budget utilization (no budget in these policies)',
       unit: '%',
       max: 100,
       ticks: [0, 50, 100].map((v) => ({ value: v, label: `${v}%` })),
@@ -116,8 +130,12 @@ export function renderChart(runs: readonly ChartRun[], title: string): string {
     const r = run.report;
     const text = `${run.label} — availability ${(r.availability * 100).toFixed(2)}%, load ×${r.loadMultiplier.toFixed(2)}, worst second ×${r.amplification.toFixed(2)}`;
     const ly = 48 + index * 18;
-    out.push(`<line x1="${lx}" y1="${ly - 4}" x2="${lx + 24}" y2="${ly - 4}" stroke="${color}" stroke-width="3"/>`);
-    out.push(`<text x="${lx + 32}" y="${ly}" data-legend="${escape(run.label)}">${escape(text)}</text>`);
+    out.push(
+      `<line x1="${lx}" y1="${ly - 4}" x2="${lx + 24}" y2="${ly - 4}" stroke="${color}" stroke-width="3"/>`,
+    );
+    out.push(
+      `<text x="${lx + 32}" y="${ly}" data-legend="${escape(run.label)}">${escape(text)}</text>`,
+    );
   });
 
   const fault = runs[0]!.report.faultWindow;
@@ -129,23 +147,36 @@ export function renderChart(runs: readonly ChartRun[], title: string): string {
     if (fault !== undefined) {
       const fx = x(Math.min(seconds, fault.start / 1000));
       const fw = x(Math.min(seconds, fault.end / 1000)) - fx;
-      out.push(`<rect x="${fx.toFixed(1)}" y="${top}" width="${fw.toFixed(1)}" height="${PANEL}" fill="#f4e3c1" opacity="0.6"/>`);
-      if (p === 0) out.push(`<text x="${(fx + 4).toFixed(1)}" y="${top + 14}" fill="#8a6d3b">fault</text>`);
+      out.push(
+        `<rect x="${fx.toFixed(1)}" y="${top}" width="${fw.toFixed(1)}" height="${PANEL}" fill="#f4e3c1" opacity="0.6"/>`,
+      );
+      if (p === 0)
+        out.push(`<text x="${(fx + 4).toFixed(1)}" y="${top + 14}" fill="#8a6d3b">fault</text>`);
     }
     for (const tick of panel.ticks) {
       const ty = y(tick.value).toFixed(1);
       out.push(`<line x1="${LEFT}" y1="${ty}" x2="${WIDTH - RIGHT}" y2="${ty}" stroke="#e3e3e3"/>`);
-      out.push(`<text x="${LEFT - 6}" y="${(Number(ty) + 4).toFixed(1)}" text-anchor="end" fill="#444">${escape(tick.label)}</text>`);
+      out.push(
+        `<text x="${LEFT - 6}" y="${(Number(ty) + 4).toFixed(1)}" text-anchor="end" fill="#444">${escape(tick.label)}</text>`,
+      );
     }
-    out.push(`<rect x="${LEFT}" y="${top}" width="${plotWidth}" height="${PANEL}" fill="none" stroke="#888"/>`);
+    out.push(
+      `<rect x="${LEFT}" y="${top}" width="${plotWidth}" height="${PANEL}" fill="none" stroke="#888"/>`,
+    );
     const tickEvery = niceMax(seconds / 10);
     for (let s = 0; s <= seconds; s += tickEvery) {
       const tx = x(s).toFixed(1);
-      out.push(`<line x1="${tx}" y1="${top + PANEL}" x2="${tx}" y2="${top + PANEL + 4}" stroke="#888"/>`);
-      out.push(`<text x="${tx}" y="${top + PANEL + 16}" text-anchor="middle" fill="#444">${s}s</text>`);
+      out.push(
+        `<line x1="${tx}" y1="${top + PANEL}" x2="${tx}" y2="${top + PANEL + 4}" stroke="#888"/>`,
+      );
+      out.push(
+        `<text x="${tx}" y="${top + PANEL + 16}" text-anchor="middle" fill="#444">${s}s</text>`,
+      );
     }
     if (panel.unit === 'req/s') {
-      out.push(`<text transform="translate(16 ${top + PANEL / 2}) rotate(-90)" text-anchor="middle" fill="#444">${panel.unit}</text>`);
+      out.push(
+        `<text transform="translate(16 ${top + PANEL / 2}) rotate(-90)" text-anchor="middle" fill="#444">${panel.unit}</text>`,
+      );
     }
     runs.forEach((run, index) => {
       const color = COLORS[index % COLORS.length]!;
@@ -155,7 +186,11 @@ export function renderChart(runs: readonly ChartRun[], title: string): string {
         if (value === null) continue;
         // Offset step lines slightly per run so overlapping states stay visible.
         const vy = y(value) - (panel.step ? index * 3 : 0);
-        if (panel.step) points.push(`${x(i).toFixed(1)},${vy.toFixed(1)}`, `${x(i + 1).toFixed(1)},${vy.toFixed(1)}`);
+        if (panel.step)
+          points.push(
+            `${x(i).toFixed(1)},${vy.toFixed(1)}`,
+            `${x(i + 1).toFixed(1)},${vy.toFixed(1)}`,
+          );
         else points.push(`${x(i + 0.5).toFixed(1)},${vy.toFixed(1)}`);
       }
       if (points.length === 0) return;
@@ -165,7 +200,9 @@ export function renderChart(runs: readonly ChartRun[], title: string): string {
     });
     out.push('</g>');
   });
-  out.push(`<text x="${LEFT + plotWidth / 2}" y="${height - 8}" text-anchor="middle" fill="#666">time (seconds of the run; shaded: the dependency's fault window)</text>`);
+  out.push(
+    `<text x="${LEFT + plotWidth / 2}" y="${height - 8}" text-anchor="middle" fill="#666">time (seconds of the run; shaded: the dependency's fault window)</text>`,
+  );
   out.push('</svg>');
   return out.join('\n') + '\n';
 }

@@ -16,7 +16,9 @@ export class UsageError extends Error {
     readonly value: unknown,
     readonly rule: string,
   ) {
-    super(`${field}: ${value === undefined ? 'missing' : `${JSON.stringify(value)} is invalid`}: ${rule}`);
+    super(
+      `${field}: ${value === undefined ? 'missing' : `${JSON.stringify(value)} is invalid`}: ${rule}`,
+    );
   }
 }
 

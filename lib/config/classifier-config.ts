@@ -1,4 +1,13 @@
-import { Classifier, type ClassifierRule, GrpcStatus, type PolicyConfigError, Verdict, grpcStatusOf, grpcStatusRule, httpFactsOfError } from '../core/index.js';
+import {
+  Classifier,
+  type ClassifierRule,
+  GrpcStatus,
+  type PolicyConfigError,
+  Verdict,
+  grpcStatusOf,
+  grpcStatusRule,
+  httpFactsOfError,
+} from '../core/index.js';
 import { HTTP_STATUS_RULE } from '../core/internal.js';
 import { Problems, checkKeys, readObject } from './config-reading.js';
 
@@ -55,34 +64,61 @@ const ENTRY_RULE = `must be an error name or code (a non-empty string) or an HTT
  * @param path its path (`policies.payments.classifier`)
  * @returns the spec, or the problems found: each names the path (`….permanent[1]`), the value and the rule
  */
-export function parseClassifier(value: unknown, path: string): { spec: ClassifierSpec } | { problems: PolicyConfigError[] } {
+export function parseClassifier(
+  value: unknown,
+  path: string,
+): { spec: ClassifierSpec } | { problems: PolicyConfigError[] } {
   if (isBase(value)) return { spec: { base: value, permanent: [], transient: [], throttled: [] } };
   const problems = new Problems();
-  const raw = readObject(problems, value, path, `must be ${BASE_LIST} or an object { base?, permanent?, transient?, throttled? } of error names, codes and HTTP statuses`);
+  const raw = readObject(
+    problems,
+    value,
+    path,
+    `must be ${BASE_LIST} or an object { base?, permanent?, transient?, throttled? } of error names, codes and HTTP statuses`,
+  );
   if (raw === undefined) return { problems: problems.list };
   checkKeys(problems, raw, path, KEYS, 'classifier');
   const base = raw.base === undefined ? 'default' : raw.base;
   if (!isBase(base)) problems.add(`${path}.base`, base, `must be ${BASE_LIST}`);
   const seen = new Map<string | number, string>();
-  const lists: Record<(typeof LISTS)[number], (string | number)[]> = { permanent: [], transient: [], throttled: [] };
+  const lists: Record<(typeof LISTS)[number], (string | number)[]> = {
+    permanent: [],
+    transient: [],
+    throttled: [],
+  };
   for (const list of LISTS) {
     const entries = raw[list];
     if (entries === undefined) continue;
     if (!Array.isArray(entries)) {
-      problems.add(`${path}.${list}`, entries, 'must be a list of error names, codes or HTTP statuses, e.g. ["ValidationError", 404]');
+      problems.add(
+        `${path}.${list}`,
+        entries,
+        'must be a list of error names, codes or HTTP statuses, e.g. ["ValidationError", 404]',
+      );
       continue;
     }
     entries.forEach((entry: unknown, index) => {
       const at = `${path}.${list}[${index}]`;
-      const valid = (typeof entry === 'string' && entry.trim().length > 0) || HTTP_STATUS_RULE.accepts(entry);
+      const valid =
+        (typeof entry === 'string' && entry.trim().length > 0) || HTTP_STATUS_RULE.accepts(entry);
       if (!valid) {
         // A gRPC code number would read as an HTTP status nowhere: say the name the list takes.
-        const grpcName = typeof entry === 'number' && Number.isInteger(entry) ? GRPC_STATUS_NAMES[entry] : undefined;
-        problems.add(at, entry, grpcName === undefined ? ENTRY_RULE : `${ENTRY_RULE}; a gRPC status goes by its name: "${grpcName}" for ${entry as number}`);
+        const grpcName =
+          typeof entry === 'number' && Number.isInteger(entry)
+            ? GRPC_STATUS_NAMES[entry]
+            : undefined;
+        problems.add(
+          at,
+          entry,
+          grpcName === undefined
+            ? ENTRY_RULE
+            : `${ENTRY_RULE}; a gRPC status goes by its name: "${grpcName}" for ${entry as number}`,
+        );
         return;
       }
       const earlier = seen.get(entry as string | number);
-      if (earlier !== undefined) problems.add(at, entry, `is already listed at ${earlier}: an error can have one verdict`);
+      if (earlier !== undefined)
+        problems.add(at, entry, `is already listed at ${earlier}: an error can have one verdict`);
       else seen.set(entry as string | number, at);
       lists[list].push(entry as string | number);
     });
@@ -91,7 +127,9 @@ export function parseClassifier(value: unknown, path: string): { spec: Classifie
   return { spec: { base: base as ClassifierBase, ...lists } };
 }
 
-const BASE_LIST = `${CLASSIFIER_BASES.slice(0, -1).map((name) => `'${name}'`).join(', ')} or '${CLASSIFIER_BASES.at(-1)!}'`;
+const BASE_LIST = `${CLASSIFIER_BASES.slice(0, -1)
+  .map((name) => `'${name}'`)
+  .join(', ')} or '${CLASSIFIER_BASES.at(-1)!}'`;
 
 function isBase(value: unknown): value is ClassifierBase {
   return CLASSIFIER_BASES.includes(value as ClassifierBase);
@@ -110,7 +148,10 @@ function listRule(spec: ClassifierSpec): ClassifierRule | undefined {
     if (error !== null && typeof error === 'object') {
       const byName = typeof error.name === 'string' ? verdicts.get(error.name) : undefined;
       if (byName !== undefined) return byName;
-      const byCode = typeof error.code === 'string' || typeof error.code === 'number' ? verdicts.get(error.code) : undefined;
+      const byCode =
+        typeof error.code === 'string' || typeof error.code === 'number'
+          ? verdicts.get(error.code)
+          : undefined;
       if (byCode !== undefined) return byCode;
     }
     const status = httpFactsOfError(error)?.status;
@@ -122,10 +163,13 @@ function listRule(spec: ClassifierSpec): ClassifierRule | undefined {
 }
 
 /** gRPC status names by code (`GRPC_STATUS_NAMES[14]` = `'UNAVAILABLE'`), for entries naming a status. */
-const GRPC_STATUS_NAMES: readonly string[] = Object.entries(GrpcStatus).reduce<string[]>((names, [name, code]) => {
-  names[code] = name;
-  return names;
-}, []);
+const GRPC_STATUS_NAMES: readonly string[] = Object.entries(GrpcStatus).reduce<string[]>(
+  (names, [name, code]) => {
+    names[code] = name;
+    return names;
+  },
+  [],
+);
 
 /**
  * The classifier a spec describes: its list rule first, then `Classifier.http` for base `'http'`; for
@@ -136,11 +180,18 @@ const GRPC_STATUS_NAMES: readonly string[] = Object.entries(GrpcStatus).reduce<s
  * @param spec a spec from {@link parseClassifier}, or `undefined` for the default base
  * @param defaultRules error rules the hosting framework puts under the default and gRPC bases
  */
-export function classifierFromSpec(spec: ClassifierSpec | undefined, defaultRules: readonly ClassifierRule[] = []): Classifier {
+export function classifierFromSpec(
+  spec: ClassifierSpec | undefined,
+  defaultRules: readonly ClassifierRule[] = [],
+): Classifier {
   const own = spec === undefined ? undefined : listRule(spec);
   if (spec?.base === 'http') return own === undefined ? Classifier.http : Classifier.http.with(own);
   const grpc = spec?.base === 'grpc';
   if (grpc && own === undefined && defaultRules.length === 0) return Classifier.grpc;
-  const rules = [...(own === undefined ? [] : [own]), ...(grpc ? [grpcStatusRule] : []), ...defaultRules];
+  const rules = [
+    ...(own === undefined ? [] : [own]),
+    ...(grpc ? [grpcStatusRule] : []),
+    ...defaultRules,
+  ];
   return rules.length === 0 ? Classifier.default : Classifier.forErrors(...rules);
 }

@@ -1,4 +1,15 @@
-import { closeSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock, PolicyConfigError } from '../core/index.js';
@@ -43,7 +54,14 @@ describe('ConfigFileSource', () => {
   });
 
   function open(path: string, debounce?: number): number {
-    source = new ConfigFileSource({ path, validate, clock, debounce, onConfig: (c) => configs.push(c.attempts), onError: (e) => errors.push(e) });
+    source = new ConfigFileSource({
+      path,
+      validate,
+      clock,
+      debounce,
+      onConfig: (c) => configs.push(c.attempts),
+      onError: (e) => errors.push(e),
+    });
     return source.open().attempts;
   }
 
@@ -62,14 +80,22 @@ describe('ConfigFileSource', () => {
     expect(open(join(dir, 'b.json'))).toBe(4);
     source!.close();
     writeFileSync(join(dir, 'c.yaml'), 'attempts: 0\n');
-    expect(() => open(join(dir, 'c.yaml'))).toThrow(`${join(dir, 'c.yaml')}: invalid config: attempts: 0 is invalid: must be an integer >= 1`);
+    expect(() => open(join(dir, 'c.yaml'))).toThrow(
+      `${join(dir, 'c.yaml')}: invalid config: attempts: 0 is invalid: must be an integer >= 1`,
+    );
     writeFileSync(join(dir, 'd.yaml'), 'attempts: 1\nattempts: 2\n');
-    expect(() => readConfigFile(join(dir, 'd.yaml'))).toThrow(/d\.yaml: unparsable YAML: Map keys must be unique at line 2, column 1/);
+    expect(() => readConfigFile(join(dir, 'd.yaml'))).toThrow(
+      /d\.yaml: unparsable YAML: Map keys must be unique at line 2, column 1/,
+    );
     writeFileSync(join(dir, 'e.json'), '{ "attempts": ');
     expect(() => readConfigFile(join(dir, 'e.json'))).toThrow(/e\.json: unparsable JSON: /);
-    expect(() => readConfigFile(join(dir, 'missing.yaml'))).toThrow(`${join(dir, 'missing.yaml')}: cannot be read (ENOENT)`);
+    expect(() => readConfigFile(join(dir, 'missing.yaml'))).toThrow(
+      `${join(dir, 'missing.yaml')}: cannot be read (ENOENT)`,
+    );
     writeFileSync(join(dir, 'f.yaml'), '# nothing yet\n');
-    expect(() => readConfigFile(join(dir, 'f.yaml'))).toThrow(expect.objectContaining({ problem: 'empty' }));
+    expect(() => readConfigFile(join(dir, 'f.yaml'))).toThrow(
+      expect.objectContaining({ problem: 'empty' }),
+    );
   });
 
   it('truncate-then-write: never applies the blank file, applies the final content once', async () => {
@@ -133,7 +159,10 @@ describe('ConfigFileSource', () => {
     open(path);
     const patterns: [string, (attempts: number) => void][] = [
       ['truncate-then-write', (n) => writeFileSync(path, `attempts: ${n}\n`)],
-      ['rename', (n) => (writeFileSync(`${path}.swp`, `attempts: ${n}\n`), renameSync(`${path}.swp`, path))],
+      [
+        'rename',
+        (n) => (writeFileSync(`${path}.swp`, `attempts: ${n}\n`), renameSync(`${path}.swp`, path)),
+      ],
       ['delete-then-create', (n) => (unlinkSync(path), writeFileSync(path, `attempts: ${n}\n`))],
     ];
     let n = 1;
@@ -160,8 +189,14 @@ describe('ConfigFileSource', () => {
     await settle();
     expect(configs).toEqual([]);
     expect(errors.map((e) => [e.problem, e.message.replace(dir, '<dir>').split('\n')[0]])).toEqual([
-      ['invalid', '<dir>/resilience.yaml: invalid config: attempts: -1 is invalid: must be an integer >= 1'],
-      ['unparsable', '<dir>/resilience.yaml: unparsable YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 1:'],
+      [
+        'invalid',
+        '<dir>/resilience.yaml: invalid config: attempts: -1 is invalid: must be an integer >= 1',
+      ],
+      [
+        'unparsable',
+        '<dir>/resilience.yaml: unparsable YAML: Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 1:',
+      ],
     ]);
     writeFileSync(path, 'attempts: 2\n');
     await settle();
@@ -172,7 +207,15 @@ describe('ConfigFileSource', () => {
     const path = join(dir, 'resilience.yaml');
     writeFileSync(path, 'attempts: 3\n');
     const refusal = new Error('policies.payments: is required');
-    source = new ConfigFileSource({ path, validate, clock, onConfig: () => { throw refusal; }, onError: (e) => errors.push(e) });
+    source = new ConfigFileSource({
+      path,
+      validate,
+      clock,
+      onConfig: () => {
+        throw refusal;
+      },
+      onError: (e) => errors.push(e),
+    });
     source.open();
     writeFileSync(path, 'attempts: 2\n');
     await settle();
@@ -225,9 +268,16 @@ describe('ConfigFileSource', () => {
     await clock.advance(1);
     await source!.idle();
     expect(configs).toEqual([5]);
-    const withDebounce = (debounce: unknown) => () => new ConfigFileSource({ path, validate, onConfig: () => {}, debounce: debounce as number });
-    expect(withDebounce(-1)).toThrow(new PolicyConfigError('debounce', -1, 'must be a finite duration in ms >= 0'));
-    expect(withDebounce(Infinity)).toThrow('debounce: Infinity is invalid: must be a finite duration in ms >= 0');
-    expect(withDebounce(null)).toThrow('debounce: null is invalid: must be a finite duration in ms >= 0');
+    const withDebounce = (debounce: unknown) => () =>
+      new ConfigFileSource({ path, validate, onConfig: () => {}, debounce: debounce as number });
+    expect(withDebounce(-1)).toThrow(
+      new PolicyConfigError('debounce', -1, 'must be a finite duration in ms >= 0'),
+    );
+    expect(withDebounce(Infinity)).toThrow(
+      'debounce: Infinity is invalid: must be a finite duration in ms >= 0',
+    );
+    expect(withDebounce(null)).toThrow(
+      'debounce: null is invalid: must be a finite duration in ms >= 0',
+    );
   });
 });

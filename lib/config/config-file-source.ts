@@ -90,7 +90,11 @@ export class ConfigFileSource<T> {
    * @throws PolicyConfigError (field `debounce`) when `debounce` is not a finite duration in ms >= 0.
    */
   constructor(private readonly options: ConfigFileSourceOptions<T>) {
-    this.debounce = checkValue(DELAY_RULE, 'debounce', given(options.debounce, DEFAULT_CONFIG_DEBOUNCE_MS));
+    this.debounce = checkValue(
+      DELAY_RULE,
+      'debounce',
+      given(options.debounce, DEFAULT_CONFIG_DEBOUNCE_MS),
+    );
     this.path = resolve(options.path);
     this.clock = options.clock ?? SystemClock.instance;
   }
@@ -102,7 +106,8 @@ export class ConfigFileSource<T> {
    *   Error when the source is already open or closed.
    */
   open(): T {
-    if (this.lastText !== undefined || this.closed) throw new Error(`ConfigFileSource(${this.options.path}) can be opened once`);
+    if (this.lastText !== undefined || this.closed)
+      throw new Error(`ConfigFileSource(${this.options.path}) can be opened once`);
     const text = readConfigText(this.path);
     const config = this.validated(parseConfigText(text, this.options.path));
     this.lastText = text;
@@ -160,7 +165,12 @@ export class ConfigFileSource<T> {
   }
 
   private invalid(error: unknown): ConfigFileError {
-    return new ConfigFileError(this.options.path, 'invalid', `invalid config: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    return new ConfigFileError(
+      this.options.path,
+      'invalid',
+      `invalid config: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
 
   /** A file event: (re)start the quiet period. */
@@ -233,7 +243,8 @@ export class ConfigFileSource<T> {
     }
     if (real !== undefined && real !== this.path) {
       const entry = wanted.get(dirname(real));
-      if (entry === undefined) wanted.set(dirname(real), { names: new Set([basename(real)]), dotEntries: false });
+      if (entry === undefined)
+        wanted.set(dirname(real), { names: new Set([basename(real)]), dotEntries: false });
       else entry.names.add(basename(real));
     }
     for (const [dir, watched] of this.watched) {
@@ -250,7 +261,9 @@ export class ConfigFileSource<T> {
         continue;
       }
       try {
-        const watcher = watch(dir, { persistent: false }, (_event, name) => this.onEvent(dir, name));
+        const watcher = watch(dir, { persistent: false }, (_event, name) =>
+          this.onEvent(dir, name),
+        );
         watcher.on('error', (error) => this.lost(dir, watcher, error));
         this.watched.set(dir, { watcher, ...want });
         this.lastFailure.delete('unwatchable');
@@ -264,15 +277,28 @@ export class ConfigFileSource<T> {
     const watched = this.watched.get(dir);
     if (watched === undefined) return;
     const entry = name === null ? null : String(name);
-    if (entry === null || watched.names.has(entry) || (watched.dotEntries && entry.startsWith('..'))) this.schedule();
+    if (
+      entry === null ||
+      watched.names.has(entry) ||
+      (watched.dotEntries && entry.startsWith('..'))
+    )
+      this.schedule();
   }
 
   /** A directory watch failed or could not start: report it, and try again (and re-read) in a second. */
   private lost(dir: string, watcher: FSWatcher | undefined, error: unknown): void {
     watcher?.close();
-    if (watcher === undefined || this.watched.get(dir)?.watcher === watcher) this.watched.delete(dir);
+    if (watcher === undefined || this.watched.get(dir)?.watcher === watcher)
+      this.watched.delete(dir);
     const code = (error as NodeJS.ErrnoException | undefined)?.code ?? String(error);
-    this.fail(new ConfigFileError(this.options.path, 'unwatchable', `cannot watch ${dir} (${code}); retrying every ${REWATCH_MS} ms`, { cause: error }));
+    this.fail(
+      new ConfigFileError(
+        this.options.path,
+        'unwatchable',
+        `cannot watch ${dir} (${code}); retrying every ${REWATCH_MS} ms`,
+        { cause: error },
+      ),
+    );
     if (this.closed || this.rewatchTimer !== undefined) return;
     this.rewatchTimer = this.clock.setTimer(REWATCH_MS, () => {
       this.rewatchTimer = undefined;

@@ -58,12 +58,18 @@ export function parseConfigText(text: string, path: string): unknown {
     document = format === 'json' ? (text.trim() === '' ? null : JSON.parse(text)) : parseYaml(text);
   } catch (error) {
     if (error instanceof SyntaxError || error instanceof YAMLParseError) {
-      throw new ConfigFileError(path, 'unparsable', `unparsable ${format === 'json' ? 'JSON' : 'YAML'}: ${error.message.trim()}`, { cause: error });
+      throw new ConfigFileError(
+        path,
+        'unparsable',
+        `unparsable ${format === 'json' ? 'JSON' : 'YAML'}: ${error.message.trim()}`,
+        { cause: error },
+      );
     }
     throw error;
   }
   // A blank YAML document parses to null: treat it as "no content yet", never as a config.
-  if (document === null || document === undefined) throw new ConfigFileError(path, 'empty', 'the file is empty', {});
+  if (document === null || document === undefined)
+    throw new ConfigFileError(path, 'empty', 'the file is empty', {});
   return document;
 }
 
@@ -89,5 +95,7 @@ export function readConfigText(path: string): string {
 /** The `unreadable` error for an fs failure reading `path`. */
 export function unreadable(path: string, error: unknown): ConfigFileError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return new ConfigFileError(path, 'unreadable', `cannot be read (${code ?? String(error)})`, { cause: error });
+  return new ConfigFileError(path, 'unreadable', `cannot be read (${code ?? String(error)})`, {
+    cause: error,
+  });
 }

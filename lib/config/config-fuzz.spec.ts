@@ -7,16 +7,83 @@ import { ResilienceConfigError } from './resilience-config.error.js';
 // Keys a config may hold, keys it may not, and the reserved names: most generated sections then hit a
 // real rule rather than only "unknown key".
 const KEYS = [
-  'preset', 'extends', 'attempts', 'deadline', 'attemptTimeout', 'backoff', 'budget', 'breaker', 'scope', 'useAmbientDeadline',
-  'useAmbientCriticality', 'classifier', 'type', 'delay', 'transientBase', 'factor', 'jitter', 'fraction', 'minimumPerSecond', 'shared',
-  'retryRatio', 'samplingDuration', 'breakDuration', 'maximumBreak', 'tripWindow', 'recovery', 'maximumKeys', 'base', 'permanent',
-  'policies', 'defaults', '__proto__', 'constructor', 'prototype', 'typo',
+  'preset',
+  'extends',
+  'attempts',
+  'deadline',
+  'attemptTimeout',
+  'backoff',
+  'budget',
+  'breaker',
+  'scope',
+  'useAmbientDeadline',
+  'useAmbientCriticality',
+  'classifier',
+  'type',
+  'delay',
+  'transientBase',
+  'factor',
+  'jitter',
+  'fraction',
+  'minimumPerSecond',
+  'shared',
+  'retryRatio',
+  'samplingDuration',
+  'breakDuration',
+  'maximumBreak',
+  'tripWindow',
+  'recovery',
+  'maximumKeys',
+  'base',
+  'permanent',
+  'policies',
+  'defaults',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'typo',
 ];
 const key = fc.oneof(fc.constantFrom(...KEYS), fc.string({ maxLength: 4 }));
 
 const leaf = fc.oneof(
-  fc.constantFrom(null, undefined, true, false, 0, 1, 3, -1, 0.5, 1.5, 101, 1e-9, NaN, Infinity, -0, '', ' ', '3', '10s', '250ms', '-1s', 'soon'),
-  fc.constantFrom('none', 'full', 'equal', 'exponential', 'constant', 'http', 'default', 'conservative', 'p', 'q', '__proto__', 'constructor'),
+  fc.constantFrom(
+    null,
+    undefined,
+    true,
+    false,
+    0,
+    1,
+    3,
+    -1,
+    0.5,
+    1.5,
+    101,
+    1e-9,
+    NaN,
+    Infinity,
+    -0,
+    '',
+    ' ',
+    '3',
+    '10s',
+    '250ms',
+    '-1s',
+    'soon',
+  ),
+  fc.constantFrom(
+    'none',
+    'full',
+    'equal',
+    'exponential',
+    'constant',
+    'http',
+    'default',
+    'conservative',
+    'p',
+    'q',
+    '__proto__',
+    'constructor',
+  ),
   fc.integer({ min: -10, max: 2_000_000 }),
   fc.double(),
   fc.bigInt({ min: -5n, max: 5n }),
@@ -32,25 +99,51 @@ function objectOf(value: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
   const entries = fc.array(fc.tuple(key, value), { maxLength: 5 });
   const assign = (target: Record<string, unknown>, pairs: [string, unknown][]) => {
     // defineProperty, so a "__proto__" key is an own property as JSON.parse and YAML make it.
-    for (const [k, v] of pairs) Object.defineProperty(target, k, { value: v, enumerable: true, writable: true, configurable: true });
+    for (const [k, v] of pairs)
+      Object.defineProperty(target, k, {
+        value: v,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     return target;
   };
   return fc.oneof(
     entries.map((pairs) => assign({}, pairs)),
     entries.map((pairs) => assign(Object.create(null) as Record<string, unknown>, pairs)),
-    fc.tuple(entries, entries).map(([inherited, own]) => assign(Object.create(assign({}, inherited)) as Record<string, unknown>, own)),
+    fc
+      .tuple(entries, entries)
+      .map(([inherited, own]) =>
+        assign(Object.create(assign({}, inherited)) as Record<string, unknown>, own),
+      ),
   );
 }
 
 const { tree } = fc.letrec((tie) => ({
-  tree: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, objectOf(tie('tree')), fc.array(tie('tree'), { maxLength: 3 })),
+  tree: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    leaf,
+    objectOf(tie('tree')),
+    fc.array(tie('tree'), { maxLength: 3 }),
+  ),
 }));
-const policyName = fc.oneof(fc.constantFrom('payments', 'search', '__proto__', 'constructor', 'prototype', '', ' '), fc.string({ maxLength: 4 }));
+const policyName = fc.oneof(
+  fc.constantFrom('payments', 'search', '__proto__', 'constructor', 'prototype', '', ' '),
+  fc.string({ maxLength: 4 }),
+);
 const section = fc.oneof(objectOf(tree), tree);
 const config = fc.oneof(
   tree,
   fc.record(
-    { policies: fc.oneof(fc.array(fc.tuple(policyName, section), { maxLength: 4 }).map((pairs) => Object.fromEntries(pairs)), tree), defaults: section },
+    {
+      policies: fc.oneof(
+        fc
+          .array(fc.tuple(policyName, section), { maxLength: 4 })
+          .map((pairs) => Object.fromEntries(pairs)),
+        tree,
+      ),
+      defaults: section,
+    },
     { requiredKeys: ['policies'] },
   ),
 );

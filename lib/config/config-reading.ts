@@ -49,23 +49,43 @@ export function join(path: string, key: string): string {
  * (`rule` words a value that is no object at all; a `Map`, `Date`, array or class instance gets
  * the plain-object rule) or a getter throws.
  */
-export function readObject(problems: Problems, value: unknown, path: string, rule: string): Record<string, unknown> | undefined {
+export function readObject(
+  problems: Problems,
+  value: unknown,
+  path: string,
+  rule: string,
+): Record<string, unknown> | undefined {
   if (!isPlainObject(value)) return problems.add(path, value, sectionRule(value, rule));
   const fields: Record<string, unknown> = Object.create(null);
   for (const key of Object.keys(value)) {
     try {
       fields[key] = value[key];
     } catch (error) {
-      problems.add(join(path, key), '[getter]', `could not be read: ${error instanceof Error ? error.message : 'its getter threw'}`);
+      problems.add(
+        join(path, key),
+        '[getter]',
+        `could not be read: ${error instanceof Error ? error.message : 'its getter threw'}`,
+      );
     }
   }
   return fields;
 }
 
 /** Records every own key of `fields` not in `known` as a problem (`is not a known <what> key (…)`). */
-export function checkKeys(problems: Problems, fields: Record<string, unknown>, path: string, known: readonly string[], what: string): void {
+export function checkKeys(
+  problems: Problems,
+  fields: Record<string, unknown>,
+  path: string,
+  known: readonly string[],
+  what: string,
+): void {
   for (const key of Object.keys(fields)) {
-    if (!known.includes(key)) problems.add(join(path, key), fields[key], `is not a known ${what} key (${known.join(', ')})`);
+    if (!known.includes(key))
+      problems.add(
+        join(path, key),
+        fields[key],
+        `is not a known ${what} key (${known.join(', ')})`,
+      );
   }
 }
 
@@ -95,7 +115,14 @@ export function durationMs(value: unknown): number | undefined {
 }
 
 /** A duration judged by `rule` once converted to ms; `undefined` with the problem recorded otherwise. */
-export function readDuration(problems: Problems, value: unknown, path: string, rule: ValueRule<number>): number | undefined {
+export function readDuration(
+  problems: Problems,
+  value: unknown,
+  path: string,
+  rule: ValueRule<number>,
+): number | undefined {
   const result = durationMs(value);
-  return result !== undefined && rule.accepts(result) ? result : problems.add(path, value, `${rule.rule}, ${DURATION_FORMAT}`);
+  return result !== undefined && rule.accepts(result)
+    ? result
+    : problems.add(path, value, `${rule.rule}, ${DURATION_FORMAT}`);
 }

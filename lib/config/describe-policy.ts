@@ -1,4 +1,12 @@
-import { Classifier, type Policy, type ResolvedBackoffConfig, describeBackoff, type ResolvedBreakerSettings, type ResolvedHedgeSettings, type ResolvedLimitSettings } from '../core/index.js';
+import {
+  Classifier,
+  type Policy,
+  type ResolvedBackoffConfig,
+  describeBackoff,
+  type ResolvedBreakerSettings,
+  type ResolvedHedgeSettings,
+  type ResolvedLimitSettings,
+} from '../core/index.js';
 import type { ClassifierBase, ClassifierSpec } from './classifier-config.js';
 
 export type { ResolvedBackoffConfig } from '../core/index.js';
@@ -33,9 +41,16 @@ export interface ResolvedPolicyConfig {
    * policy's own bucket is adaptive — credit while retries work, DESIGN §3.5 — a shared one static);
    * or a window.
    */
-  readonly budget: false | { fraction: number; minimumPerSecond: number; adaptive: boolean; shared?: string } | { retryRatio: number; samplingDuration: number; minimumThroughput: number };
+  readonly budget:
+    | false
+    | { fraction: number; minimumPerSecond: number; adaptive: boolean; shared?: string }
+    | { retryRatio: number; samplingDuration: number; minimumThroughput: number };
   /** Every breaker setting, or `false` for none (`recovery` is `false` when off). */
-  readonly breaker: false | (Omit<ResolvedBreakerSettings, 'recovery'> & { recovery: false | NonNullable<ResolvedBreakerSettings['recovery']> });
+  readonly breaker:
+    | false
+    | (Omit<ResolvedBreakerSettings, 'recovery'> & {
+        recovery: false | NonNullable<ResolvedBreakerSettings['recovery']>;
+      });
   readonly scope: false | { maximumKeys: number };
   /** The limit's settings, or `false` for none. */
   readonly limit: false | ResolvedLimitSettings;
@@ -51,7 +66,11 @@ export interface ResolvedPolicyConfig {
  * The resolved config of a policy built from `plan` (see {@link ResolvedPolicyConfig}).
  * @param codeClassifier true when a classifier given in code replaced the plan's (described `'custom'`)
  */
-export function describePolicy(plan: PolicyPlan, policy: Policy, codeClassifier = false): ResolvedPolicyConfig {
+export function describePolicy(
+  plan: PolicyPlan,
+  policy: Policy,
+  codeClassifier = false,
+): ResolvedPolicyConfig {
   const o = policy.options;
   const budget = plan.budget;
   return {
@@ -72,7 +91,10 @@ export function describePolicy(plan: PolicyPlan, policy: Policy, codeClassifier 
           : budget.kind === 'private'
             ? { ...budget.options, adaptive: true }
             : { ...budget.options },
-    breaker: plan.breaker === undefined ? false : { ...plan.breaker, recovery: plan.breaker.recovery ?? false },
+    breaker:
+      plan.breaker === undefined
+        ? false
+        : { ...plan.breaker, recovery: plan.breaker.recovery ?? false },
     scope: plan.scope === undefined ? false : { maximumKeys: plan.scope.maximumKeys },
     limit: plan.limit === undefined ? false : { ...plan.limit },
     saturation: o.saturation?.multiple ?? false,
@@ -84,10 +106,23 @@ export function describePolicy(plan: PolicyPlan, policy: Policy, codeClassifier 
 function describeClassifier(plan: PolicyPlan): ResolvedClassifierConfig {
   const spec = plan.classifier;
   if (spec !== undefined) {
-    const bare = spec.permanent.length === 0 && spec.transient.length === 0 && spec.throttled.length === 0;
-    return bare ? spec.base : { base: spec.base, permanent: [...spec.permanent], transient: [...spec.transient], throttled: [...spec.throttled] };
+    const bare =
+      spec.permanent.length === 0 && spec.transient.length === 0 && spec.throttled.length === 0;
+    return bare
+      ? spec.base
+      : {
+          base: spec.base,
+          permanent: [...spec.permanent],
+          transient: [...spec.transient],
+          throttled: [...spec.throttled],
+        };
   }
   const own = plan.preset.options.classifier;
-  return own === Classifier.default ? 'default' : own === Classifier.http ? 'http' : own === Classifier.grpc ? 'grpc' : 'custom';
+  return own === Classifier.default
+    ? 'default'
+    : own === Classifier.http
+      ? 'http'
+      : own === Classifier.grpc
+        ? 'grpc'
+        : 'custom';
 }
-

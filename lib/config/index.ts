@@ -5,8 +5,28 @@
  */
 export * from './policy-config.js';
 export { ResilienceConfigError } from './resilience-config.error.js';
-export { type PlanState, policyFromPlan, unpinnedBreaker, unpinnedBudget } from './policy-from-plan.js';
+export {
+  type PlanState,
+  policyFromPlan,
+  unpinnedBreaker,
+  unpinnedBudget,
+} from './policy-from-plan.js';
 export { PinnedPolicies, type PinnedPoliciesOptions } from './pinned-policies.js';
-export { ConfigFileError, type ConfigFileProblem, configFileFormat, parseConfigText, readConfigFile } from './config-file.js';
-export { ConfigFileSource, type ConfigFileSourceOptions, DEFAULT_CONFIG_DEBOUNCE_MS } from './config-file-source.js';
-export { type ResolvedBackoffConfig, type ResolvedClassifierConfig, type ResolvedPolicyConfig, describePolicy } from './describe-policy.js';
+export {
+  ConfigFileError,
+  type ConfigFileProblem,
+  configFileFormat,
+  parseConfigText,
+  readConfigFile,
+} from './config-file.js';
+export {
+  ConfigFileSource,
+  type ConfigFileSourceOptions,
+  DEFAULT_CONFIG_DEBOUNCE_MS,
+} from './config-file-source.js';
+export {
+  type ResolvedBackoffConfig,
+  type ResolvedClassifierConfig,
+  type ResolvedPolicyConfig,
+  describePolicy,
+} from './describe-policy.js';

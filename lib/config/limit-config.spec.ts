@@ -21,12 +21,27 @@ describe('limit and saturation in config', () => {
     policies.apply(
       parseResilienceConfig({
         defaults: { limit: { adaptive: { initial: 20, maximum: 200 } }, saturation: 5 },
-        policies: { prices: { limit: { concurrency: 20, queue: 50 } }, search: {}, plain: { limit: false, saturation: false } },
+        policies: {
+          prices: { limit: { concurrency: 20, queue: 50 } },
+          search: {},
+          plain: { limit: false, saturation: false },
+        },
       }),
     );
-    expect(policies.get('prices')!.limiter()!.snapshot()).toMatchObject({ kind: 'concurrency', limit: 20, queue: 50, inflight: 0 });
-    expect(policies.describe('prices')).toMatchObject({ limit: { kind: 'concurrency', limit: 20, queue: 50 }, saturation: 5 });
-    expect(policies.describe('search')).toMatchObject({ limit: { kind: 'adaptive', initial: 20, minimum: 1, maximum: 200, queue: 0 }, saturation: 5 });
+    expect(policies.get('prices')!.limiter()!.snapshot()).toMatchObject({
+      kind: 'concurrency',
+      limit: 20,
+      queue: 50,
+      inflight: 0,
+    });
+    expect(policies.describe('prices')).toMatchObject({
+      limit: { kind: 'concurrency', limit: 20, queue: 50 },
+      saturation: 5,
+    });
+    expect(policies.describe('search')).toMatchObject({
+      limit: { kind: 'adaptive', initial: 20, minimum: 1, maximum: 200, queue: 0 },
+      saturation: 5,
+    });
     expect(policies.get('search')!.options.saturation!.multiple).toBe(5);
     expect(policies.describe('plain')).toMatchObject({ limit: false, saturation: false });
     expect(policies.get('plain')!.limiter()).toBeUndefined();
@@ -59,7 +74,9 @@ describe('limit and saturation in config', () => {
   it('a reload resizes the live limiter pinned to the name, keeping its calls in flight and starting queued callers at once', async () => {
     const clock = new FakeClock();
     const policies = new PinnedPolicies({ clock });
-    policies.apply(parseResilienceConfig({ policies: { prices: { limit: { concurrency: 1, queue: 5 } } } }));
+    policies.apply(
+      parseResilienceConfig({ policies: { prices: { limit: { concurrency: 1, queue: 5 } } } }),
+    );
     const before = policies.get('prices')!;
     const limiter = before.limiter() as ConcurrencyLimiter;
     const release: (() => void)[] = [];
@@ -68,14 +85,18 @@ describe('limit and saturation in config', () => {
     const queued = [before.run(work), before.run(work)];
     await clock.advance(0);
     expect([limiter.inflight, limiter.queued]).toEqual([1, 2]);
-    policies.apply(parseResilienceConfig({ policies: { prices: { limit: { concurrency: 3, queue: 5 } } } }));
+    policies.apply(
+      parseResilienceConfig({ policies: { prices: { limit: { concurrency: 3, queue: 5 } } } }),
+    );
     const after = policies.get('prices')!;
     expect(after).not.toBe(before);
     expect(after.limiter()).toBe(limiter);
     await clock.advance(0);
     expect([limiter.limit, limiter.inflight, limiter.queued]).toEqual([3, 3, 0]);
     // A smaller limit admits nobody new until in-flight falls under it.
-    policies.apply(parseResilienceConfig({ policies: { prices: { limit: { concurrency: 1, queue: 5 } } } }));
+    policies.apply(
+      parseResilienceConfig({ policies: { prices: { limit: { concurrency: 1, queue: 5 } } } }),
+    );
     const late = policies.get('prices')!.run(work);
     await clock.advance(0);
     expect([limiter.inflight, limiter.queued]).toEqual([3, 1]);
@@ -92,14 +113,20 @@ describe('limit and saturation in config', () => {
     const policies = new PinnedPolicies({ clock: new FakeClock() });
     policies.apply(parseResilienceConfig({ policies: { prices: { limit: { concurrency: 4 } } } }));
     const limiter = policies.get('prices')!.limiter() as ConcurrencyLimiter;
-    expect(() => policies.apply(parseResilienceConfig({ policies: { prices: { limit: { concurrency: -4 } } } }))).toThrow(ResilienceConfigError);
+    expect(() =>
+      policies.apply(
+        parseResilienceConfig({ policies: { prices: { limit: { concurrency: -4 } } } }),
+      ),
+    ).toThrow(ResilienceConfigError);
     expect(policies.get('prices')!.limiter()).toBe(limiter);
     expect(limiter.limit).toBe(4);
   });
 
   it('each key of a scoped name has its own limiter', () => {
     const policies = new PinnedPolicies({ clock: new FakeClock() });
-    policies.apply(parseResilienceConfig({ policies: { tenants: { limit: { concurrency: 2 }, scope: true } } }));
+    policies.apply(
+      parseResilienceConfig({ policies: { tenants: { limit: { concurrency: 2 }, scope: true } } }),
+    );
     const scope = policies.scope('tenants')!;
     const a = scope.for('a').limiter()!;
     const b = scope.for('b').limiter()!;
@@ -115,12 +142,26 @@ describe('hedge in config', () => {
     policies.apply(
       parseResilienceConfig({
         defaults: { hedge: { quantile: 0.95 } },
-        policies: { prices: { hedge: { quantile: 0.9, maximumConcurrent: 3, suppressAt: 0.4, winRate: 0.1 }, repeatable: true }, search: {}, plain: { hedge: false } },
+        policies: {
+          prices: {
+            hedge: { quantile: 0.9, maximumConcurrent: 3, suppressAt: 0.4, winRate: 0.1 },
+            repeatable: true,
+          },
+          search: {},
+          plain: { hedge: false },
+        },
       }),
     );
-    expect(policies.get('prices')!.options.hedge!.settings).toEqual({ quantile: 0.9, maximumConcurrent: 3, suppressAt: 0.4, winRate: 0.1 });
+    expect(policies.get('prices')!.options.hedge!.settings).toEqual({
+      quantile: 0.9,
+      maximumConcurrent: 3,
+      suppressAt: 0.4,
+      winRate: 0.1,
+    });
     expect(policies.get('prices')!.options.repeatable).toBe(true);
-    expect(policies.describe('search')).toMatchObject({ hedge: { quantile: 0.95, maximumConcurrent: 2, suppressAt: 0.5, winRate: undefined } });
+    expect(policies.describe('search')).toMatchObject({
+      hedge: { quantile: 0.95, maximumConcurrent: 2, suppressAt: 0.5, winRate: undefined },
+    });
     expect(policies.get('search')!.options.repeatable).toBe(false);
     expect(policies.describe('plain')).toMatchObject({ hedge: false });
     expect(policies.get('plain')!.hedger()).toBeUndefined();
@@ -132,7 +173,9 @@ describe('hedge in config', () => {
     policies.apply(parseResilienceConfig({ policies: { prices: { hedge: { quantile: 0.95 } } } }));
     const state = policies.get('prices')!.hedger()!;
     for (let i = 0; i < 20; i++) state.latency.add(0, 40);
-    policies.apply(parseResilienceConfig({ policies: { prices: { hedge: { quantile: 0.5 }, attempts: 4 } } }));
+    policies.apply(
+      parseResilienceConfig({ policies: { prices: { hedge: { quantile: 0.5 }, attempts: 4 } } }),
+    );
     const after = policies.get('prices')!.hedger()!;
     expect(after).toBe(state);
     expect(after.settings.quantile).toBe(0.5);
@@ -168,8 +211,20 @@ describe('rate limits in config', () => {
   it('reads { rate: { limit, per, burst } } with per as a duration string, pinned to the name', async () => {
     const clock = new FakeClock();
     const policies = new PinnedPolicies({ clock });
-    policies.apply(parseResilienceConfig({ policies: { stripe: { attempts: 1, budget: false, limit: { rate: { limit: 100, per: '1s', burst: 20, maximumWait: '50ms' } } } } }));
-    expect(policies.describe('stripe')).toMatchObject({ limit: { kind: 'rate', limit: 100, per: 1000, burst: 20, maximumWait: 50 } });
+    policies.apply(
+      parseResilienceConfig({
+        policies: {
+          stripe: {
+            attempts: 1,
+            budget: false,
+            limit: { rate: { limit: 100, per: '1s', burst: 20, maximumWait: '50ms' } },
+          },
+        },
+      }),
+    );
+    expect(policies.describe('stripe')).toMatchObject({
+      limit: { kind: 'rate', limit: 100, per: 1000, burst: 20, maximumWait: 50 },
+    });
     const policy = policies.get('stripe')!;
     const limiter = policy.limiter() as RateLimiter;
     expect(limiter).toBeInstanceOf(RateLimiter);
@@ -181,19 +236,36 @@ describe('rate limits in config', () => {
   it('a reload that changes the rate adopts it on the same bucket without refilling it; a change of kind starts the other limiter', () => {
     const clock = new FakeClock();
     const policies = new PinnedPolicies({ clock });
-    policies.apply(parseResilienceConfig({ policies: { stripe: { limit: { rate: { limit: 10, per: '1s', burst: 10 } } } } }));
+    policies.apply(
+      parseResilienceConfig({
+        policies: { stripe: { limit: { rate: { limit: 10, per: '1s', burst: 10 } } } },
+      }),
+    );
     const limiter = policies.get('stripe')!.limiter() as RateLimiter;
     for (let i = 0; i < 10; i++) limiter.tryAcquire();
     expect(limiter.refusalRetryAfter()).toBe(100);
-    policies.apply(parseResilienceConfig({ policies: { stripe: { limit: { rate: { limit: 20, per: '1s', burst: 10 } } } } }));
+    policies.apply(
+      parseResilienceConfig({
+        policies: { stripe: { limit: { rate: { limit: 20, per: '1s', burst: 10 } } } },
+      }),
+    );
     expect(policies.get('stripe')!.limiter()).toBe(limiter);
     expect(limiter.snapshot()).toMatchObject({ limit: 20, available: 0 });
     expect(limiter.refusalRetryAfter()).toBe(50);
     // A bad reload keeps it as it was.
-    expect(() => policies.apply(parseResilienceConfig({ policies: { stripe: { limit: { rate: { limit: 20, per: 'soon' } } } } }))).toThrow(ResilienceConfigError);
+    expect(() =>
+      policies.apply(
+        parseResilienceConfig({
+          policies: { stripe: { limit: { rate: { limit: 20, per: 'soon' } } } },
+        }),
+      ),
+    ).toThrow(ResilienceConfigError);
     expect(policies.get('stripe')!.limiter()).toBe(limiter);
     policies.apply(parseResilienceConfig({ policies: { stripe: { limit: { concurrency: 4 } } } }));
-    expect(policies.get('stripe')!.limiter()!.snapshot()).toMatchObject({ kind: 'concurrency', limit: 4 });
+    expect(policies.get('stripe')!.limiter()!.snapshot()).toMatchObject({
+      kind: 'concurrency',
+      limit: 4,
+    });
   });
 
   it('refuses bad rate values, a store in config and a rate combined with a concurrency limit', () => {
@@ -221,16 +293,40 @@ describe('rate limits in config', () => {
   it('shared: true shares the limit through the store the application gave, keyed by the name; without one the build names the field', async () => {
     const clock = new FakeClock();
     const store = new MemoryRateStore(clock);
-    const config = { policies: { openai: { attempts: 1, budget: false, limit: { rate: { limit: 50, per: '1s', burst: 10, shared: true, expectedInstances: 5, storeWait: '5ms' } } } } };
+    const config = {
+      policies: {
+        openai: {
+          attempts: 1,
+          budget: false,
+          limit: {
+            rate: {
+              limit: 50,
+              per: '1s',
+              burst: 10,
+              shared: true,
+              expectedInstances: 5,
+              storeWait: '5ms',
+            },
+          },
+        },
+      },
+    };
     const policies = new PinnedPolicies({ clock, rateStore: store });
     policies.apply(parseResilienceConfig(config));
     const policy = policies.get('openai')!;
     const first = policy.run(() => 'ok');
     await clock.advance(0);
     await expect(first).resolves.toBe('ok');
-    expect((policy.limiter() as RateLimiter).snapshot().shared).toMatchObject({ store: 'memory', key: 'openai', degraded: false, roundTrips: 1 });
+    expect((policy.limiter() as RateLimiter).snapshot().shared).toMatchObject({
+      store: 'memory',
+      key: 'openai',
+      degraded: false,
+      roundTrips: 1,
+    });
     expect(store.requests).toBe(1);
     const without = new PinnedPolicies({ clock });
-    expect(() => without.apply(parseResilienceConfig(config))).toThrow('policies.openai.limit.rate.shared: true is invalid: needs a store: give the module one (ResilienceModule.forRoot({ redis: { url } }) with @nresilience/nestjs/redis)');
+    expect(() => without.apply(parseResilienceConfig(config))).toThrow(
+      'policies.openai.limit.rate.shared: true is invalid: needs a store: give the module one (ResilienceModule.forRoot({ redis: { url } }) with @nresilience/nestjs/redis)',
+    );
   });
 });

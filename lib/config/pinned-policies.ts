@@ -29,7 +29,13 @@ import {
 } from '../core/index.js';
 import { type ResolvedPolicyConfig, describePolicy } from './describe-policy.js';
 import type { BudgetPlan, ParsedResilienceConfig, PolicyPlan } from './policy-config.js';
-import { policyFromPlan, unpinnedBreaker, unpinnedBudget, unpinnedHedge, unpinnedLimit } from './policy-from-plan.js';
+import {
+  policyFromPlan,
+  unpinnedBreaker,
+  unpinnedBudget,
+  unpinnedHedge,
+  unpinnedLimit,
+} from './policy-from-plan.js';
 
 /** What every policy built by a {@link PinnedPolicies} runs on. */
 export interface PinnedPoliciesOptions {
@@ -116,7 +122,9 @@ export class PinnedPolicies {
    */
   describe(name: string): ResolvedPolicyConfig | undefined {
     const plan = this.plans.get(name);
-    return plan === undefined ? undefined : describePolicy(plan, this.policies.get(name)!, this.classifiers.has(name));
+    return plan === undefined
+      ? undefined
+      : describePolicy(plan, this.policies.get(name)!, this.classifiers.has(name));
   }
 
   /**
@@ -167,11 +175,17 @@ export class PinnedPolicies {
         } else reconfigureWindows.push([window, spec]);
         budget = RetryBudget.using(window);
       } else {
-        const [pinned, pending, key] = spec.kind === 'shared' ? [this.sharedBuckets, createdShared, spec.sharedName] : [this.buckets, created, plan.name];
+        const [pinned, pending, key] =
+          spec.kind === 'shared'
+            ? [this.sharedBuckets, createdShared, spec.sharedName]
+            : [this.buckets, created, plan.name];
         let bucket = pinned.get(key) ?? pending.get(key);
         if (bucket === undefined) {
           // A policy's own budget is the adaptive default; a shared one is the static bucket.
-          bucket = spec.kind === 'shared' ? new TokenBucket(spec.options, this.clock) : new AdaptiveTokenBucket(spec.options, this.clock);
+          bucket =
+            spec.kind === 'shared'
+              ? new TokenBucket(spec.options, this.clock)
+              : new AdaptiveTokenBucket(spec.options, this.clock);
           pending.set(key, bucket);
         } else if (pinned.has(key)) reconfigure.push([bucket, spec]);
         budget = RetryBudget.using(bucket);
@@ -190,7 +204,12 @@ export class PinnedPolicies {
       if (limitSettings !== undefined) {
         let instance = this.limiters.get(plan.name);
         // A change between a concurrency and a rate limit (or a local and a shared one) starts a new limiter.
-        if (instance === undefined || instance instanceof RateLimiter !== (limitSettings.kind === 'rate') || (instance instanceof RateLimiter && instance.settings.shared !== (limitSettings as ResolvedRateSettings).shared)) {
+        if (
+          instance === undefined ||
+          instance instanceof RateLimiter !== (limitSettings.kind === 'rate') ||
+          (instance instanceof RateLimiter &&
+            instance.settings.shared !== (limitSettings as ResolvedRateSettings).shared)
+        ) {
           instance = this.createLimiter(plan.name, limitSettings);
           createdLimiters.set(plan.name, instance);
         } else reconfigureLimiters.push([instance, limitSettings]);
@@ -206,19 +225,36 @@ export class PinnedPolicies {
         } else reconfigureHedges.push([state, plan.hedge]);
         hedge = Hedge.using(state);
       }
-      const policy = policyFromPlan(plan, { budget, breaker, limit, hedge, clock: this.clock, random: this.random, drain: this.drain, classifier: this.classifiers.get(plan.name), defaultRules: this.defaultRules });
+      const policy = policyFromPlan(plan, {
+        budget,
+        breaker,
+        limit,
+        hedge,
+        clock: this.clock,
+        random: this.random,
+        drain: this.drain,
+        classifier: this.classifiers.get(plan.name),
+        defaultRules: this.defaultRules,
+      });
       const registered = this.instrument?.(plan.name, policy) ?? policy;
       next.set(plan.name, registered);
       const fingerprint = planFingerprint(plan);
       const kept = this.keyed.get(plan.name);
-      const keyed = kept?.fingerprint === fingerprint ? kept : { fingerprint, template: keyedTemplate(registered, plan, limitSettings) };
+      const keyed =
+        kept?.fingerprint === fingerprint
+          ? kept
+          : { fingerprint, template: keyedTemplate(registered, plan, limitSettings) };
       nextKeyed.set(plan.name, keyed);
       if (plan.scope !== undefined) {
         const scope = this.scopes.get(plan.name);
         if (scope !== undefined && scope.maximumKeys === plan.scope.maximumKeys) {
           nextScopes.set(plan.name, scope);
           adopting.push([scope, keyed.template]);
-        } else nextScopes.set(plan.name, new PolicyScope(keyed.template, { maximumKeys: plan.scope.maximumKeys }));
+        } else
+          nextScopes.set(
+            plan.name,
+            new PolicyScope(keyed.template, { maximumKeys: plan.scope.maximumKeys }),
+          );
       }
     }
     for (const [bucket, spec] of reconfigure) bucket.reconfigure(spec.options);
@@ -248,8 +284,16 @@ export class PinnedPolicies {
    * policy holds the name now says the event loop is saturated.
    */
   private createLimiter(name: string, settings: ResolvedLimitSettings): Limiter {
-    if (settings.kind === 'rate') return new RateLimiter(settings, this.clock, { name, onStoreState: storeStateReporter(() => this.policies.get(name)) });
-    return new ConcurrencyLimiter(settings, this.clock, () => this.policies.get(name)?.options.saturation?.saturated === true);
+    if (settings.kind === 'rate')
+      return new RateLimiter(settings, this.clock, {
+        name,
+        onStoreState: storeStateReporter(() => this.policies.get(name)),
+      });
+    return new ConcurrencyLimiter(
+      settings,
+      this.clock,
+      () => this.policies.get(name)?.options.saturation?.saturated === true,
+    );
   }
 
   /**
@@ -258,9 +302,14 @@ export class PinnedPolicies {
    */
   private withStore(plan: PolicyPlan): ResolvedLimitSettings | undefined {
     const settings = plan.limit;
-    if (settings?.kind !== 'rate' || !settings.shared || settings.store !== undefined) return settings;
+    if (settings?.kind !== 'rate' || !settings.shared || settings.store !== undefined)
+      return settings;
     if (this.rateStore === undefined) {
-      throw new PolicyConfigError(`policies.${plan.name}.limit.rate.shared`, true, 'needs a store: give the module one (ResilienceModule.forRoot({ redis: { url } }) with @nresilience/nestjs/redis)');
+      throw new PolicyConfigError(
+        `policies.${plan.name}.limit.rate.shared`,
+        true,
+        'needs a store: give the module one (ResilienceModule.forRoot({ redis: { url } }) with @nresilience/nestjs/redis)',
+      );
     }
     return { ...settings, store: this.rateStore };
   }
@@ -287,9 +336,16 @@ function reconfigureLimiter(instance: Limiter, settings: ResolvedLimitSettings):
  * a breaker resolved per key instead of the ones pinned to the name. A `budget.shared` bucket and
  * `budget: false` stay as they are.
  */
-function keyedTemplate(registered: Policy, plan: PolicyPlan, limit: ResolvedLimitSettings | undefined): Policy {
+function keyedTemplate(
+  registered: Policy,
+  plan: PolicyPlan,
+  limit: ResolvedLimitSettings | undefined,
+): Policy {
   return registered.with({
-    budget: plan.budget.kind === 'private' || plan.budget.kind === 'window' ? unpinnedBudget(plan.budget) : registered.options.budget,
+    budget:
+      plan.budget.kind === 'private' || plan.budget.kind === 'window'
+        ? unpinnedBudget(plan.budget)
+        : registered.options.budget,
     breaker: unpinnedBreaker(plan),
     limit: limit === undefined ? unpinnedLimit(plan) : Limit.of(limit),
     hedge: unpinnedHedge(plan),
@@ -298,7 +354,18 @@ function keyedTemplate(registered: Policy, plan: PolicyPlan, limit: ResolvedLimi
 
 /** Equal for two plans that build the same policy: a reload keeps the keyed template (and every key's instance) of an unchanged name. */
 function planFingerprint(plan: PolicyPlan): string {
-  const described = { preset: plan.presetName, changes: plan.changes, budget: plan.budget, breaker: plan.breaker, scope: plan.scope, classifier: plan.classifier, limit: plan.limit, hedge: plan.hedge };
+  const described = {
+    preset: plan.presetName,
+    changes: plan.changes,
+    budget: plan.budget,
+    breaker: plan.breaker,
+    scope: plan.scope,
+    classifier: plan.classifier,
+    limit: plan.limit,
+    hedge: plan.hedge,
+  };
   // Functions (jitter curves) by their source; an explicit undefined (a removed bound) stays distinct from an absent key.
-  return JSON.stringify(described, (_key, value: unknown) => (typeof value === 'function' ? `fn:${String(value)}` : value === undefined ? null : value));
+  return JSON.stringify(described, (_key, value: unknown) =>
+    typeof value === 'function' ? `fn:${String(value)}` : value === undefined ? null : value,
+  );
 }

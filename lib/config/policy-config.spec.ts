@@ -27,12 +27,19 @@ describe('parseDuration', () => {
     expect(parseDuration(value, 'deadline')).toBe(expected);
   });
 
-  it.each([-1, '-1s', 'soon', '10 parsecs', '', NaN, Infinity, true, null])('refuses %j naming the field and the rule', (value) => {
-    expect(() => parseDuration(value, 'policies.a.deadline')).toThrow(/^policies\.a\.deadline: .* is invalid: must be a finite duration in ms >= 0, written as a ms number or a string such as "250ms", "10s", "2m"$/);
-  });
+  it.each([-1, '-1s', 'soon', '10 parsecs', '', NaN, Infinity, true, null])(
+    'refuses %j naming the field and the rule',
+    (value) => {
+      expect(() => parseDuration(value, 'policies.a.deadline')).toThrow(
+        /^policies\.a\.deadline: .* is invalid: must be a finite duration in ms >= 0, written as a ms number or a string such as "250ms", "10s", "2m"$/,
+      );
+    },
+  );
 
   it('refuses 0 when a positive duration is required', () => {
-    expect(() => parseDuration('0ms', 'deadline', { positive: true })).toThrow('deadline: "0ms" is invalid: must be a finite duration in ms > 0,');
+    expect(() => parseDuration('0ms', 'deadline', { positive: true })).toThrow(
+      'deadline: "0ms" is invalid: must be a finite duration in ms > 0,',
+    );
   });
 });
 
@@ -44,7 +51,13 @@ describe('parseResilienceConfig', () => {
           preset: 'http',
           attempts: 4,
           attemptTimeout: '2s',
-          backoff: { transientBase: '50ms', throttledBase: '2s', factor: 3, maximumDelay: '1m', jitter: 'equal' },
+          backoff: {
+            transientBase: '50ms',
+            throttledBase: '2s',
+            factor: 3,
+            maximumDelay: '1m',
+            jitter: 'equal',
+          },
           budget: { fraction: 0.2, minimumPerSecond: 5 },
         },
       },
@@ -52,8 +65,16 @@ describe('parseResilienceConfig', () => {
     const plan = policies.get('payments')!;
     expect(plan.preset).toBe(Resilience.http);
     expect(plan.changes).toMatchObject({ attempts: 4, attemptTimeout: 2000 });
-    expect(plan.changes.backoff).toMatchObject({ transientBase: 50, throttledBase: 2000, factor: 3, maximumDelay: 60_000 });
-    expect(plan.budget).toEqual({ kind: 'private', options: { fraction: 0.2, minimumPerSecond: 5 } });
+    expect(plan.changes.backoff).toMatchObject({
+      transientBase: 50,
+      throttledBase: 2000,
+      factor: 3,
+      maximumDelay: 60_000,
+    });
+    expect(plan.budget).toEqual({
+      kind: 'private',
+      options: { fraction: 0.2, minimumPerSecond: 5 },
+    });
     const policy = plan.preset.with(plan.changes);
     expect(policy.options.deadline).toBe(30_000);
     expect(policy.options.attempts).toBe(4);
@@ -73,8 +94,15 @@ describe('parseResilienceConfig', () => {
     expect(policies.get('a')!.budget).toEqual({ kind: 'none' });
     expect(policies.get('b')!.changes.backoff!.compute({} as never)).toBe(0);
     expect(policies.get('b')!.budget).toEqual({ kind: 'none' });
-    expect(policies.get('c')!.budget).toEqual({ kind: 'private', options: { fraction: 0.1, minimumPerSecond: 3 } });
-    expect(policies.get('d')!.budget).toEqual({ kind: 'shared', sharedName: 'downstream', options: { fraction: 0.1, minimumPerSecond: 3 } });
+    expect(policies.get('c')!.budget).toEqual({
+      kind: 'private',
+      options: { fraction: 0.1, minimumPerSecond: 3 },
+    });
+    expect(policies.get('d')!.budget).toEqual({
+      kind: 'shared',
+      sharedName: 'downstream',
+      options: { fraction: 0.1, minimumPerSecond: 3 },
+    });
     expect(policies.get('e')!.budget.kind).toBe('private');
     expect(policies.get('e')!.preset).toBe(Resilience.default);
     expect([...policies.keys()]).toEqual(['a', 'b', 'c', 'd', 'e']);
@@ -82,7 +110,12 @@ describe('parseResilienceConfig', () => {
 
   it('merges defaults under every policy; null removes a bound', () => {
     const { policies } = parseResilienceConfig({
-      defaults: { attempts: 2, deadline: '5s', backoff: { transientBase: 10, jitter: 'none' }, budget: { fraction: 0.5 } },
+      defaults: {
+        attempts: 2,
+        deadline: '5s',
+        backoff: { transientBase: 10, jitter: 'none' },
+        budget: { fraction: 0.5 },
+      },
       policies: {
         a: { backoff: { maximumDelay: 40 }, budget: { minimumPerSecond: 1 } },
         b: { attempts: 5, deadline: null, backoff: { type: 'constant', delay: 7 }, budget: false },
@@ -100,16 +133,25 @@ describe('parseResilienceConfig', () => {
   });
 
   it('reads useAmbientDeadline as a boolean and names a bad one', () => {
-    const plan = parseResilienceConfig({ policies: { api: { useAmbientDeadline: true } } }).policies.get('api')!;
+    const plan = parseResilienceConfig({
+      policies: { api: { useAmbientDeadline: true } },
+    }).policies.get('api')!;
     expect(plan.changes.useAmbientDeadline).toBe(true);
-    expect(problemsOf({ policies: { api: { useAmbientDeadline: 'yes' } } })).toEqual(['policies.api.useAmbientDeadline: "yes" is invalid: must be true or false']);
+    expect(problemsOf({ policies: { api: { useAmbientDeadline: 'yes' } } })).toEqual([
+      'policies.api.useAmbientDeadline: "yes" is invalid: must be true or false',
+    ]);
   });
 
   it('reads restarts (checkpointed streams) and names a bad one', () => {
-    const plan = parseResilienceConfig({ defaults: { restarts: 5 }, policies: { feed: {}, once: { restarts: 0 } } }).policies;
+    const plan = parseResilienceConfig({
+      defaults: { restarts: 5 },
+      policies: { feed: {}, once: { restarts: 0 } },
+    }).policies;
     expect(plan.get('feed')!.changes.restarts).toBe(5);
     expect(plan.get('once')!.changes.restarts).toBe(0);
-    expect(problemsOf({ policies: { feed: { restarts: 1.5 } } })).toEqual(['policies.feed.restarts: 1.5 is invalid: must be an integer in [0, 100] (restarts of a checkpointed stream)']);
+    expect(problemsOf({ policies: { feed: { restarts: 1.5 } } })).toEqual([
+      'policies.feed.restarts: 1.5 is invalid: must be an integer in [0, 100] (restarts of a checkpointed stream)',
+    ]);
   });
 
   it('names the full path, the value and the allowed range', () => {
@@ -152,25 +194,56 @@ describe('parseResilienceConfig', () => {
   });
 
   it('reports a cross-field breaker mistake in defaults once, at defaults.breaker, with or without policies', () => {
-    const rule = 'defaults.breaker.maximumBreak: 250 is invalid: must be a finite duration in ms >= breakDuration (1000)';
-    expect(problemsOf({ defaults: { breaker: { maximumBreak: 250 } }, policies: { a: {}, b: { breaker: true } } })).toEqual([rule]);
-    expect(problemsOf({ defaults: { breaker: { maximumBreak: 250 } }, policies: {} })).toEqual([rule]);
-    expect(problemsOf({ defaults: { breaker: { breakDuration: '2s', maximumBreak: '1s' } }, policies: { a: {} } })).toEqual([
+    const rule =
+      'defaults.breaker.maximumBreak: 250 is invalid: must be a finite duration in ms >= breakDuration (1000)';
+    expect(
+      problemsOf({
+        defaults: { breaker: { maximumBreak: 250 } },
+        policies: { a: {}, b: { breaker: true } },
+      }),
+    ).toEqual([rule]);
+    expect(problemsOf({ defaults: { breaker: { maximumBreak: 250 } }, policies: {} })).toEqual([
+      rule,
+    ]);
+    expect(
+      problemsOf({
+        defaults: { breaker: { breakDuration: '2s', maximumBreak: '1s' } },
+        policies: { a: {} },
+      }),
+    ).toEqual([
       'defaults.breaker.maximumBreak: 1000 is invalid: must be a finite duration in ms >= breakDuration (2000)',
     ]);
     // A policy's own settings that break the rule once merged over valid defaults are still its own.
-    expect(problemsOf({ defaults: { breaker: { breakDuration: '2s' } }, policies: { a: { breaker: { maximumBreak: '1s' } } } })).toEqual([
+    expect(
+      problemsOf({
+        defaults: { breaker: { breakDuration: '2s' } },
+        policies: { a: { breaker: { maximumBreak: '1s' } } },
+      }),
+    ).toEqual([
       'policies.a.breaker.maximumBreak: 1000 is invalid: must be a finite duration in ms >= breakDuration (2000)',
     ]);
   });
 
   it('accepts attemptTimeout and deadline Infinity as no bound, as leaving them out; 0 still refused, saying how to write no bound', () => {
-    const parsed = parseResilienceConfig({ defaults: { attemptTimeout: '2s' }, policies: { open: { attemptTimeout: Infinity, deadline: Infinity } } });
+    const parsed = parseResilienceConfig({
+      defaults: { attemptTimeout: '2s' },
+      policies: { open: { attemptTimeout: Infinity, deadline: Infinity } },
+    });
     const policy = Resilience.default.with(parsed.policies.get('open')!.changes);
-    expect([policy.options.attemptTimeout, policy.options.deadline]).toEqual([undefined, undefined]);
-    expect(Resilience.default.with({ attemptTimeout: 500 }).with({ attemptTimeout: Infinity }).options.attemptTimeout).toBeUndefined();
-    expect(() => Resilience.default.with({ attemptTimeout: 0 })).toThrow('attemptTimeout: 0 is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound)');
-    expect(() => Resilience.default.with({ deadline: Number.NaN })).toThrow('deadline: NaN is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound)');
+    expect([policy.options.attemptTimeout, policy.options.deadline]).toEqual([
+      undefined,
+      undefined,
+    ]);
+    expect(
+      Resilience.default.with({ attemptTimeout: 500 }).with({ attemptTimeout: Infinity }).options
+        .attemptTimeout,
+    ).toBeUndefined();
+    expect(() => Resilience.default.with({ attemptTimeout: 0 })).toThrow(
+      'attemptTimeout: 0 is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound)',
+    );
+    expect(() => Resilience.default.with({ deadline: Number.NaN })).toThrow(
+      'deadline: NaN is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound)',
+    );
   });
 
   it('reports a bad default once, at its defaults path', () => {
@@ -180,11 +253,24 @@ describe('parseResilienceConfig', () => {
   });
 
   it('refuses a missing policies object, a constant backoff without delay and conflicting shared budgets', () => {
-    expect(problemsOf({})).toEqual(['policies: undefined is invalid: must be an object of named policies, e.g. { "payments": { "attempts": 3 } }']);
-    expect(problemsOf({ policies: { a: { backoff: { type: 'constant' } } } })[0]).toMatch(/^policies\.a\.backoff\.delay: undefined is invalid: is required/);
+    expect(problemsOf({})).toEqual([
+      'policies: undefined is invalid: must be an object of named policies, e.g. { "payments": { "attempts": 3 } }',
+    ]);
+    expect(problemsOf({ policies: { a: { backoff: { type: 'constant' } } } })[0]).toMatch(
+      /^policies\.a\.backoff\.delay: undefined is invalid: is required/,
+    );
     expect(
-      problemsOf({ policies: { a: { budget: { shared: 'x', fraction: 0.1 } }, b: { budget: { shared: 'x', fraction: 0.3 } } } })[0],
-    ).toMatch(/^policies\.b\.budget: .* conflicts with policies\.a\.budget \{"fraction":0\.1,"minimumPerSecond":3\}/);
-    expect(problemsOf(null)).toEqual(['config: null is invalid: must be an object { policies, defaults? }']);
+      problemsOf({
+        policies: {
+          a: { budget: { shared: 'x', fraction: 0.1 } },
+          b: { budget: { shared: 'x', fraction: 0.3 } },
+        },
+      })[0],
+    ).toMatch(
+      /^policies\.b\.budget: .* conflicts with policies\.a\.budget \{"fraction":0\.1,"minimumPerSecond":3\}/,
+    );
+    expect(problemsOf(null)).toEqual([
+      'config: null is invalid: must be an object { policies, defaults? }',
+    ]);
   });
 });

@@ -1,7 +1,33 @@
-import { Backoff, BREAKER_DEFAULTS, type BreakerSettings, DEFAULT_MAXIMUM_KEYS, type HedgeConfig, type LimitConfig, type Policy, PolicyConfigError, type PolicyOptions, resolveBreakerSettings, type ResolvedBreakerSettings, type ResolvedHedgeSettings, type ResolvedLimitSettings, type RetryBudgetOptions, Saturation, type SlidingWindowBudgetOptions, validateBudgetOptions, validateSlidingWindowOptions } from '../core/index.js';
+import {
+  Backoff,
+  BREAKER_DEFAULTS,
+  type BreakerSettings,
+  DEFAULT_MAXIMUM_KEYS,
+  type HedgeConfig,
+  type LimitConfig,
+  type Policy,
+  PolicyConfigError,
+  type PolicyOptions,
+  resolveBreakerSettings,
+  type ResolvedBreakerSettings,
+  type ResolvedHedgeSettings,
+  type ResolvedLimitSettings,
+  type RetryBudgetOptions,
+  Saturation,
+  type SlidingWindowBudgetOptions,
+  validateBudgetOptions,
+  validateSlidingWindowOptions,
+} from '../core/index.js';
 import { BOUND_RULE, DELAY_RULE } from '../core/internal.js';
 import type { ClassifierConfig, ClassifierSpec } from './classifier-config.js';
-import { Problems, checkKeys, checkName, join, readDuration, readObject } from './config-reading.js';
+import {
+  Problems,
+  checkKeys,
+  checkName,
+  join,
+  readDuration,
+  readObject,
+} from './config-reading.js';
 import { type Section, isWindow, parseSection } from './policy-section.js';
 import { type PresetName, PRESET_NAMES, presetPolicy } from './presets.js';
 import { ResilienceConfigError } from './resilience-config.error.js';
@@ -117,10 +143,14 @@ export interface PolicyConfig {
  * breaker settings over the defaults, whose durations (`breakDuration`, `maximumBreak`, `tripWindow`,
  * `baselineWindow`, `probeTimeout`) are ms numbers or strings such as `"15s"`.
  */
-export type BreakerConfig = boolean | (Omit<BreakerSettings, BreakerDurationKey> & Partial<Record<BreakerDurationKey, DurationConfig>>);
+export type BreakerConfig =
+  | boolean
+  | (Omit<BreakerSettings, BreakerDurationKey> &
+      Partial<Record<BreakerDurationKey, DurationConfig>>);
 
 /** The breaker settings that are durations, so config may write them as `"15s"` strings. */
-export type BreakerDurationKey = 'breakDuration' | 'maximumBreak' | 'tripWindow' | 'baselineWindow' | 'probeTimeout';
+export type BreakerDurationKey =
+  'breakDuration' | 'maximumBreak' | 'tripWindow' | 'baselineWindow' | 'probeTimeout';
 
 /**
  * Keyed use of a policy in config (DESIGN §3.11): `true` for a `PolicyScope` of at most 1024 keys,
@@ -149,7 +179,11 @@ export interface ResilienceConfig {
 export type BudgetPlan =
   | { readonly kind: 'none' }
   | { readonly kind: 'private'; readonly options: Required<RetryBudgetOptions> }
-  | { readonly kind: 'shared'; readonly sharedName: string; readonly options: Required<RetryBudgetOptions> }
+  | {
+      readonly kind: 'shared';
+      readonly sharedName: string;
+      readonly options: Required<RetryBudgetOptions>;
+    }
   | { readonly kind: 'window'; readonly options: Required<SlidingWindowBudgetOptions> };
 
 /** One validated policy: its preset, the option changes to apply, and its budget plan. */
@@ -194,7 +228,11 @@ const CONFIG_KEYS = ['policies', 'defaults'] as const;
  * @throws PolicyConfigError naming `field`, the value and the rule for anything else (negative, NaN,
  *   Infinity, strings the `ms` package cannot read such as `"soon"` or `"ten seconds"`).
  */
-export function parseDuration(value: unknown, field: string, options: { positive?: boolean } = {}): number {
+export function parseDuration(
+  value: unknown,
+  field: string,
+  options: { positive?: boolean } = {},
+): number {
   const problems = new Problems();
   const result = readDuration(problems, value, field, options.positive ? BOUND_RULE : DELAY_RULE);
   if (result === undefined) throw problems.list[0];
@@ -207,10 +245,16 @@ function merge(defaults: Section, own: Section): Section {
     if (value !== undefined) (merged as Record<string, unknown>)[key] = value;
   }
   const [db, ob] = [defaults.backoff, own.backoff];
-  if (db?.type === 'exponential' && ob?.type === 'exponential') merged.backoff = { type: 'exponential', options: { ...db.options, ...ob.options } };
+  if (db?.type === 'exponential' && ob?.type === 'exponential')
+    merged.backoff = { type: 'exponential', options: { ...db.options, ...ob.options } };
   const [dg, og] = [defaults.budget, own.budget];
   // Same shape: key by key; another shape replaces (a window over a bucket default, or the reverse).
-  if (dg && og && (isWindow(dg) === isWindow(og) || Object.keys(dg).length === 0 || Object.keys(og).length === 0)) merged.budget = { ...dg, ...og };
+  if (
+    dg &&
+    og &&
+    (isWindow(dg) === isWindow(og) || Object.keys(dg).length === 0 || Object.keys(og).length === 0)
+  )
+    merged.budget = { ...dg, ...og };
   const [dk, ok] = [defaults.breaker, own.breaker];
   if (typeof dk === 'object' && typeof ok === 'object') merged.breaker = { ...dk, ...ok };
   const [ds, os] = [defaults.scope, own.scope];
@@ -218,7 +262,13 @@ function merge(defaults: Section, own: Section): Section {
   return merged;
 }
 
-function buildPlan(problems: Problems, name: string, section: Section, path: string, chain: readonly string[]): PolicyPlan | undefined {
+function buildPlan(
+  problems: Problems,
+  name: string,
+  section: Section,
+  path: string,
+  chain: readonly string[],
+): PolicyPlan | undefined {
   const presetName = section.preset ?? 'default';
   const preset = presetPolicy(presetName);
   const changes: PolicyOptions = {};
@@ -226,11 +276,16 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
   if (section.restarts !== undefined) changes.restarts = section.restarts;
   // null removes a bound the preset or defaults set; undefined keeps the preset's.
   if (section.deadline !== undefined) changes.deadline = section.deadline ?? undefined;
-  if (section.attemptTimeout !== undefined) changes.attemptTimeout = section.attemptTimeout ?? undefined;
-  if (section.useAmbientDeadline !== undefined) changes.useAmbientDeadline = section.useAmbientDeadline;
-  if (section.useAmbientCriticality !== undefined) changes.useAmbientCriticality = section.useAmbientCriticality;
+  if (section.attemptTimeout !== undefined)
+    changes.attemptTimeout = section.attemptTimeout ?? undefined;
+  if (section.useAmbientDeadline !== undefined)
+    changes.useAmbientDeadline = section.useAmbientDeadline;
+  if (section.useAmbientCriticality !== undefined)
+    changes.useAmbientCriticality = section.useAmbientCriticality;
   if (section.repeatable !== undefined) changes.repeatable = section.repeatable;
-  if (section.saturation !== undefined) changes.saturation = section.saturation === false ? undefined : Saturation.above(section.saturation);
+  if (section.saturation !== undefined)
+    changes.saturation =
+      section.saturation === false ? undefined : Saturation.above(section.saturation);
   // Every field passed the core's own rule when its section was read: nothing here can be refused.
   const backoff = section.backoff;
   if (backoff?.type === 'exponential') changes.backoff = Backoff.exponential(backoff.options);
@@ -240,11 +295,20 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
   if (section.budget === false) budget = { kind: 'none' };
   else if (isWindow(section.budget ?? {})) {
     const { retryRatio, samplingDuration, minimumThroughput } = section.budget!;
-    budget = { kind: 'window', options: validateSlidingWindowOptions({ retryRatio, samplingDuration, minimumThroughput }) };
+    budget = {
+      kind: 'window',
+      options: validateSlidingWindowOptions({ retryRatio, samplingDuration, minimumThroughput }),
+    };
   } else {
-    const options = validateBudgetOptions({ fraction: section.budget?.fraction, minimumPerSecond: section.budget?.minimumPerSecond });
+    const options = validateBudgetOptions({
+      fraction: section.budget?.fraction,
+      minimumPerSecond: section.budget?.minimumPerSecond,
+    });
     const sharedName = section.budget?.shared;
-    budget = sharedName === undefined ? { kind: 'private', options } : { kind: 'shared', sharedName, options };
+    budget =
+      sharedName === undefined
+        ? { kind: 'private', options }
+        : { kind: 'shared', sharedName, options };
   }
   let breaker: ResolvedBreakerSettings | undefined;
   if (section.breaker === undefined) breaker = preset.options.breaker?.settings;
@@ -254,14 +318,29 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
       breaker = resolveBreakerSettings(section.breaker, join(path, 'breaker'));
     } catch (error) {
       // A merge of defaults and own settings can break a cross-field rule (maximumBreak >= breakDuration).
-      if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
+      if (error instanceof PolicyConfigError)
+        return problems.add(error.field, error.value, error.rule);
       throw error;
     }
   }
-  const scope = section.scope ? { maximumKeys: section.scope.maximumKeys ?? DEFAULT_MAXIMUM_KEYS } : undefined;
+  const scope = section.scope
+    ? { maximumKeys: section.scope.maximumKeys ?? DEFAULT_MAXIMUM_KEYS }
+    : undefined;
   const limit = section.limit === undefined || section.limit === false ? undefined : section.limit;
   const hedge = section.hedge === undefined || section.hedge === false ? undefined : section.hedge;
-  return { name, preset, presetName, extends: chain, changes, budget, breaker, scope, classifier: section.classifier, limit, hedge };
+  return {
+    name,
+    preset,
+    presetName,
+    extends: chain,
+    changes,
+    budget,
+    breaker,
+    scope,
+    classifier: section.classifier,
+    limit,
+    hedge,
+  };
 }
 
 /**
@@ -269,7 +348,11 @@ function buildPlan(problems: Problems, name: string, section: Section, path: str
  * `breakDuration`, `baselineWindow` within its range of `tripWindow`), over the library's defaults;
  * the problem is recorded at `path` when they do not.
  */
-function breakerHolds(problems: Problems, settings: Readonly<Record<string, unknown>>, path: string): boolean {
+function breakerHolds(
+  problems: Problems,
+  settings: Readonly<Record<string, unknown>>,
+  path: string,
+): boolean {
   try {
     resolveBreakerSettings(settings, path);
     return true;
@@ -298,14 +381,27 @@ function resolveExtends(
   const target = own?.extends;
   if (own === undefined) result = undefined;
   else if (target === undefined) result = { section: own, chain: [] };
-  else if (PRESET_NAMES.includes(target as PresetName) && !sections.has(target)) result = { section: { ...own, extends: undefined, preset: target as PresetName }, chain: [] };
+  else if (PRESET_NAMES.includes(target as PresetName) && !sections.has(target))
+    result = { section: { ...own, extends: undefined, preset: target as PresetName }, chain: [] };
   else if (visiting.includes(target) || target === name) {
-    problems.add(`${join('policies', name)}.extends`, target, `forms a cycle: ${[...visiting.slice(visiting.indexOf(target)), name, target].join(' -> ')}`);
+    problems.add(
+      `${join('policies', name)}.extends`,
+      target,
+      `forms a cycle: ${[...visiting.slice(visiting.indexOf(target)), name, target].join(' -> ')}`,
+    );
   } else if (!names.includes(target)) {
-    problems.add(`${join('policies', name)}.extends`, target, `must be a preset (${PRESET_NAMES.join(', ')}) or the name of another policy (${names.filter((n) => n !== name).join(', ') || 'none'})`);
+    problems.add(
+      `${join('policies', name)}.extends`,
+      target,
+      `must be a preset (${PRESET_NAMES.join(', ')}) or the name of another policy (${names.filter((n) => n !== name).join(', ') || 'none'})`,
+    );
   } else {
     const parent = resolveExtends(problems, target, sections, names, resolved, [...visiting, name]);
-    if (parent !== undefined) result = { section: merge(parent.section, { ...own, extends: undefined }), chain: [target, ...parent.chain] };
+    if (parent !== undefined)
+      result = {
+        section: merge(parent.section, { ...own, extends: undefined }),
+        chain: [target, ...parent.chain],
+      };
   }
   resolved.set(name, result);
   return result;
@@ -328,13 +424,30 @@ export function parseResilienceConfig(config: unknown): ParsedResilienceConfig {
   const root = readObject(problems, config, 'config', 'must be an object { policies, defaults? }');
   if (root === undefined) throw new ResilienceConfigError(problems.list);
   checkKeys(problems, root, '', CONFIG_KEYS, 'resilience config');
-  const defaults = root.defaults === undefined ? {} : (parseSection(problems, root.defaults, 'defaults') ?? {});
-  if (typeof defaults.breaker === 'object' && !breakerHolds(problems, defaults.breaker, 'defaults.breaker')) {
+  const defaults =
+    root.defaults === undefined ? {} : (parseSection(problems, root.defaults, 'defaults') ?? {});
+  if (
+    typeof defaults.breaker === 'object' &&
+    !breakerHolds(problems, defaults.breaker, 'defaults.breaker')
+  ) {
     // Reported once, where it is written: the policies inheriting it would each report it again.
     delete defaults.breaker;
   }
-  const raw = root.policies === undefined ? undefined : readObject(problems, root.policies, 'policies', 'must be an object of named policies, e.g. { "payments": { "attempts": 3 } }');
-  if (root.policies === undefined) problems.add('policies', undefined, 'must be an object of named policies, e.g. { "payments": { "attempts": 3 } }');
+  const raw =
+    root.policies === undefined
+      ? undefined
+      : readObject(
+          problems,
+          root.policies,
+          'policies',
+          'must be an object of named policies, e.g. { "payments": { "attempts": 3 } }',
+        );
+  if (root.policies === undefined)
+    problems.add(
+      'policies',
+      undefined,
+      'must be an object of named policies, e.g. { "payments": { "attempts": 3 } }',
+    );
   if (raw !== undefined) {
     const shared = new Map<string, { path: string; options: Required<RetryBudgetOptions> }>();
     const sections = new Map<string, Section>();
@@ -353,8 +466,12 @@ export function parseResilienceConfig(config: unknown): ParsedResilienceConfig {
       if (plan === undefined) continue;
       if (plan.budget.kind === 'shared') {
         const first = shared.get(plan.budget.sharedName);
-        if (first === undefined) shared.set(plan.budget.sharedName, { path, options: plan.budget.options });
-        else if (first.options.fraction !== plan.budget.options.fraction || first.options.minimumPerSecond !== plan.budget.options.minimumPerSecond) {
+        if (first === undefined)
+          shared.set(plan.budget.sharedName, { path, options: plan.budget.options });
+        else if (
+          first.options.fraction !== plan.budget.options.fraction ||
+          first.options.minimumPerSecond !== plan.budget.options.minimumPerSecond
+        ) {
           problems.add(
             `${path}.budget`,
             { shared: plan.budget.sharedName, ...plan.budget.options },

@@ -1,4 +1,14 @@
-import { Breaker, Classifier, type ClassifierRule, type Clock, type Drain, Hedge, Limit, type Policy, RetryBudget } from '../core/index.js';
+import {
+  Breaker,
+  Classifier,
+  type ClassifierRule,
+  type Clock,
+  type Drain,
+  Hedge,
+  Limit,
+  type Policy,
+  RetryBudget,
+} from '../core/index.js';
 import { classifierFromSpec } from './classifier-config.js';
 import type { BudgetPlan, PolicyPlan } from './policy-config.js';
 
@@ -40,7 +50,18 @@ export function policyFromPlan(plan: PolicyPlan, state: PlanState = {}): Policy 
   const breaker = 'breaker' in state ? state.breaker : unpinnedBreaker(plan);
   const limit = 'limit' in state ? state.limit : unpinnedLimit(plan);
   const hedge = 'hedge' in state ? state.hedge : unpinnedHedge(plan);
-  return plan.preset.with({ ...plan.changes, name: plan.name, budget, breaker, limit, hedge, clock: state.clock, random: state.random, drain: state.drain, classifier: planClassifier(plan, state) });
+  return plan.preset.with({
+    ...plan.changes,
+    name: plan.name,
+    budget,
+    breaker,
+    limit,
+    hedge,
+    clock: state.clock,
+    random: state.random,
+    drain: state.drain,
+    classifier: planClassifier(plan, state),
+  });
 }
 
 /** The classifier of a built policy: the code one, else the configured one, else the preset's (with the framework's default rules under `Classifier.default`). */
@@ -48,7 +69,9 @@ function planClassifier(plan: PolicyPlan, state: PlanState): Classifier | undefi
   if (state.classifier !== undefined) return state.classifier;
   const defaultRules = state.defaultRules ?? [];
   if (plan.classifier !== undefined) return classifierFromSpec(plan.classifier, defaultRules);
-  return plan.preset.options.classifier === Classifier.default && defaultRules.length > 0 ? classifierFromSpec(undefined, defaultRules) : undefined;
+  return plan.preset.options.classifier === Classifier.default && defaultRules.length > 0
+    ? classifierFromSpec(undefined, defaultRules)
+    : undefined;
 }
 
 /**
@@ -58,7 +81,9 @@ function planClassifier(plan: PolicyPlan, state: PlanState): Classifier | undefi
  */
 export function unpinnedBudget(plan: BudgetPlan): RetryBudget {
   if (plan.kind === 'none') return RetryBudget.none;
-  return plan.kind === 'window' ? RetryBudget.slidingWindow(plan.options) : RetryBudget.automaticWith(plan.options);
+  return plan.kind === 'window'
+    ? RetryBudget.slidingWindow(plan.options)
+    : RetryBudget.automaticWith(plan.options);
 }
 
 /** A breaker private to each policy instance with the plan's settings, or `undefined` when it has none. */

@@ -1,5 +1,30 @@
-import { breakerSettingProblems, type ExponentialBackoffOptions, Hedge, Limit, PolicyConfigError, type ResolvedHedgeSettings, type ResolvedLimitSettings } from '../core/index.js';
-import { ATTEMPTS_RULE, BOOLEAN_RULE, RESTARTS_RULE, BREAKER_DURATION_KEYS, BREAKER_RULES, BUCKET_RULES, CALL_BOUND_RULE, DELAY_RULE, JITTER_NAME_RULE, MAXIMUM_KEYS_RULE, MULTIPLIER_RULE, NAME_RULE, RATE_RULES, SATURATION_RULE, WINDOW_RULES, isPlainObject } from '../core/internal.js';
+import {
+  breakerSettingProblems,
+  type ExponentialBackoffOptions,
+  Hedge,
+  Limit,
+  PolicyConfigError,
+  type ResolvedHedgeSettings,
+  type ResolvedLimitSettings,
+} from '../core/index.js';
+import {
+  ATTEMPTS_RULE,
+  BOOLEAN_RULE,
+  RESTARTS_RULE,
+  BREAKER_DURATION_KEYS,
+  BREAKER_RULES,
+  BUCKET_RULES,
+  CALL_BOUND_RULE,
+  DELAY_RULE,
+  JITTER_NAME_RULE,
+  MAXIMUM_KEYS_RULE,
+  MULTIPLIER_RULE,
+  NAME_RULE,
+  RATE_RULES,
+  SATURATION_RULE,
+  WINDOW_RULES,
+  isPlainObject,
+} from '../core/internal.js';
 import { type ClassifierSpec, parseClassifier } from './classifier-config.js';
 import { Problems, checkKeys, join, readDuration, readObject } from './config-reading.js';
 import { PRESET_NAMES, type PresetName } from './presets.js';
@@ -24,11 +49,19 @@ export const POLICY_KEYS = [
   'saturation',
   'restarts',
 ] as const;
-const EXPONENTIAL_KEYS = ['type', 'transientBase', 'throttledBase', 'factor', 'maximumDelay', 'jitter'] as const;
+const EXPONENTIAL_KEYS = [
+  'type',
+  'transientBase',
+  'throttledBase',
+  'factor',
+  'maximumDelay',
+  'jitter',
+] as const;
 const BUCKET_KEYS = ['fraction', 'minimumPerSecond', 'shared'] as const;
 const WINDOW_KEYS = ['retryRatio', 'samplingDuration', 'minimumThroughput'] as const;
 const BUDGET_KEYS = [...BUCKET_KEYS, ...WINDOW_KEYS] as const;
-const BACKOFF_SHAPE = "must be an object: { type?: 'exponential', transientBase?, throttledBase?, factor?, maximumDelay?, jitter? }, { type: 'constant', delay } or { type: 'none' }";
+const BACKOFF_SHAPE =
+  "must be an object: { type?: 'exponential', transientBase?, throttledBase?, factor?, maximumDelay?, jitter? }, { type: 'constant', delay } or { type: 'none' }";
 const BUDGET_SHAPE =
   "must be true, false, 'none', a token bucket { fraction?, minimumPerSecond?, shared? } or a sliding window { retryRatio?, samplingDuration?, minimumThroughput? }";
 
@@ -42,7 +75,10 @@ export interface Section {
   attemptTimeout?: number | null;
   useAmbientDeadline?: boolean;
   useAmbientCriticality?: boolean;
-  backoff?: { type: 'exponential'; options: ExponentialBackoffOptions } | { type: 'constant'; delay: number } | { type: 'none' };
+  backoff?:
+    | { type: 'exponential'; options: ExponentialBackoffOptions }
+    | { type: 'constant'; delay: number }
+    | { type: 'none' };
   budget?: false | BudgetSection;
   /** `true`/`false`, or settings whose every field passed its rule (the rules relating fields are checked once merged). */
   breaker?: boolean | Record<string, unknown>;
@@ -76,42 +112,70 @@ export function isWindow(budget: BudgetSection): boolean {
  * Reads one policy section field by field against the core's rules, recording every problem at its
  * path; `undefined` when the section is not a plain object.
  */
-export function parseSection(problems: Problems, value: unknown, path: string): Section | undefined {
-  const fields = readObject(problems, value, path, `must be an object with the policy keys (${POLICY_KEYS.join(', ')})`);
+export function parseSection(
+  problems: Problems,
+  value: unknown,
+  path: string,
+): Section | undefined {
+  const fields = readObject(
+    problems,
+    value,
+    path,
+    `must be an object with the policy keys (${POLICY_KEYS.join(', ')})`,
+  );
   if (fields === undefined) return undefined;
   checkKeys(problems, fields, path, POLICY_KEYS, 'policy');
   const section: Section = {};
   const at = (key: string) => join(path, key);
   if (fields.preset !== undefined) {
-    if (!PRESET_NAMES.includes(fields.preset as PresetName)) problems.add(at('preset'), fields.preset, `must be one of ${PRESET_NAMES.join(', ')}`);
+    if (!PRESET_NAMES.includes(fields.preset as PresetName))
+      problems.add(at('preset'), fields.preset, `must be one of ${PRESET_NAMES.join(', ')}`);
     else section.preset = fields.preset as PresetName;
   }
   if (fields.extends !== undefined) {
     if (typeof fields.extends !== 'string' || fields.extends.trim().length === 0) {
-      problems.add(at('extends'), fields.extends, `must be a preset (${PRESET_NAMES.join(', ')}) or the name of another policy`);
+      problems.add(
+        at('extends'),
+        fields.extends,
+        `must be a preset (${PRESET_NAMES.join(', ')}) or the name of another policy`,
+      );
     } else if (fields.preset !== undefined) {
-      problems.add(at('extends'), fields.extends, 'cannot be given with preset: extends names the starting point');
+      problems.add(
+        at('extends'),
+        fields.extends,
+        'cannot be given with preset: extends names the starting point',
+      );
     } else section.extends = fields.extends;
   }
-  if (fields.attempts !== undefined) section.attempts = problems.check(ATTEMPTS_RULE, at('attempts'), fields.attempts);
-  if (fields.restarts !== undefined) section.restarts = problems.check(RESTARTS_RULE, at('restarts'), fields.restarts);
+  if (fields.attempts !== undefined)
+    section.attempts = problems.check(ATTEMPTS_RULE, at('attempts'), fields.attempts);
+  if (fields.restarts !== undefined)
+    section.restarts = problems.check(RESTARTS_RULE, at('restarts'), fields.restarts);
   for (const key of ['deadline', 'attemptTimeout'] as const) {
     // null is this field's documented way to remove a bound the preset or defaults set.
     if (fields[key] === null) section[key] = null;
     // Infinity (YAML `.inf`) says "no bound" as null does; 0 is refused.
-    else if (fields[key] !== undefined) section[key] = readDuration(problems, fields[key], at(key), CALL_BOUND_RULE);
+    else if (fields[key] !== undefined)
+      section[key] = readDuration(problems, fields[key], at(key), CALL_BOUND_RULE);
   }
   for (const key of ['useAmbientDeadline', 'useAmbientCriticality', 'repeatable'] as const) {
-    if (fields[key] !== undefined) section[key] = problems.check(BOOLEAN_RULE, at(key), fields[key]);
+    if (fields[key] !== undefined)
+      section[key] = problems.check(BOOLEAN_RULE, at(key), fields[key]);
   }
-  if (fields.backoff !== undefined) section.backoff = parseBackoff(problems, fields.backoff, at('backoff'));
-  if (fields.budget !== undefined) section.budget = parseBudget(problems, fields.budget, at('budget'));
-  if (fields.breaker !== undefined) section.breaker = parseBreaker(problems, fields.breaker, at('breaker'));
+  if (fields.backoff !== undefined)
+    section.backoff = parseBackoff(problems, fields.backoff, at('backoff'));
+  if (fields.budget !== undefined)
+    section.budget = parseBudget(problems, fields.budget, at('budget'));
+  if (fields.breaker !== undefined)
+    section.breaker = parseBreaker(problems, fields.breaker, at('breaker'));
   if (fields.scope !== undefined) section.scope = parseScope(problems, fields.scope, at('scope'));
   if (fields.limit !== undefined) section.limit = parseLimit(problems, fields.limit, at('limit'));
   if (fields.hedge !== undefined) section.hedge = parseHedge(problems, fields.hedge, at('hedge'));
   if (fields.saturation !== undefined) {
-    section.saturation = fields.saturation === false ? false : problems.check(SATURATION_RULE, at('saturation'), fields.saturation);
+    section.saturation =
+      fields.saturation === false
+        ? false
+        : problems.check(SATURATION_RULE, at('saturation'), fields.saturation);
   }
   if (fields.classifier !== undefined) {
     const read = parseClassifier(fields.classifier, at('classifier'));
@@ -131,18 +195,27 @@ function parseBackoff(problems: Problems, value: unknown, path: string): Section
   }
   if (type === 'constant') {
     checkKeys(problems, fields, path, ['type', 'delay'], "backoff { type: 'constant' }");
-    if (fields.delay === undefined) return problems.add(join(path, 'delay'), undefined, `is required for a constant backoff: ${DELAY_RULE.rule.replace(/^must be /, '')}`);
+    if (fields.delay === undefined)
+      return problems.add(
+        join(path, 'delay'),
+        undefined,
+        `is required for a constant backoff: ${DELAY_RULE.rule.replace(/^must be /, '')}`,
+      );
     const delay = readDuration(problems, fields.delay, join(path, 'delay'), DELAY_RULE);
     return delay === undefined ? undefined : { type: 'constant', delay };
   }
-  if (type !== 'exponential') return problems.add(join(path, 'type'), type, "must be 'exponential', 'constant' or 'none'");
+  if (type !== 'exponential')
+    return problems.add(join(path, 'type'), type, "must be 'exponential', 'constant' or 'none'");
   checkKeys(problems, fields, path, EXPONENTIAL_KEYS, 'exponential backoff');
   const options: ExponentialBackoffOptions = {};
   for (const key of ['transientBase', 'throttledBase', 'maximumDelay'] as const) {
-    if (fields[key] !== undefined) options[key] = readDuration(problems, fields[key], join(path, key), DELAY_RULE);
+    if (fields[key] !== undefined)
+      options[key] = readDuration(problems, fields[key], join(path, key), DELAY_RULE);
   }
-  if (fields.factor !== undefined) options.factor = problems.check(MULTIPLIER_RULE, join(path, 'factor'), fields.factor);
-  if (fields.jitter !== undefined) options.jitter = problems.check(JITTER_NAME_RULE, join(path, 'jitter'), fields.jitter);
+  if (fields.factor !== undefined)
+    options.factor = problems.check(MULTIPLIER_RULE, join(path, 'factor'), fields.factor);
+  if (fields.jitter !== undefined)
+    options.jitter = problems.check(JITTER_NAME_RULE, join(path, 'jitter'), fields.jitter);
   return { type: 'exponential', options };
 }
 
@@ -154,15 +227,37 @@ function parseBudget(problems: Problems, value: unknown, path: string): Section[
   checkKeys(problems, fields, path, BUDGET_KEYS, 'budget');
   const budget: BudgetSection = {};
   for (const key of ['fraction', 'minimumPerSecond'] as const) {
-    if (fields[key] !== undefined) budget[key] = problems.check(BUCKET_RULES[key], join(path, key), fields[key]);
+    if (fields[key] !== undefined)
+      budget[key] = problems.check(BUCKET_RULES[key], join(path, key), fields[key]);
   }
-  if (fields.shared !== undefined) budget.shared = problems.check(NAME_RULE, join(path, 'shared'), fields.shared);
-  if (fields.retryRatio !== undefined) budget.retryRatio = problems.check(WINDOW_RULES.retryRatio, join(path, 'retryRatio'), fields.retryRatio);
-  if (fields.samplingDuration !== undefined) budget.samplingDuration = readDuration(problems, fields.samplingDuration, join(path, 'samplingDuration'), WINDOW_RULES.samplingDuration);
-  if (fields.minimumThroughput !== undefined) budget.minimumThroughput = problems.check(WINDOW_RULES.minimumThroughput, join(path, 'minimumThroughput'), fields.minimumThroughput);
+  if (fields.shared !== undefined)
+    budget.shared = problems.check(NAME_RULE, join(path, 'shared'), fields.shared);
+  if (fields.retryRatio !== undefined)
+    budget.retryRatio = problems.check(
+      WINDOW_RULES.retryRatio,
+      join(path, 'retryRatio'),
+      fields.retryRatio,
+    );
+  if (fields.samplingDuration !== undefined)
+    budget.samplingDuration = readDuration(
+      problems,
+      fields.samplingDuration,
+      join(path, 'samplingDuration'),
+      WINDOW_RULES.samplingDuration,
+    );
+  if (fields.minimumThroughput !== undefined)
+    budget.minimumThroughput = problems.check(
+      WINDOW_RULES.minimumThroughput,
+      join(path, 'minimumThroughput'),
+      fields.minimumThroughput,
+    );
   const bucketKeys = BUCKET_KEYS.filter((key) => fields[key] !== undefined);
   if (bucketKeys.length > 0 && WINDOW_KEYS.some((key) => fields[key] !== undefined)) {
-    return problems.add(path, value, `mixes token-bucket keys (${bucketKeys.join(', ')}) with sliding-window keys (${WINDOW_KEYS.join(', ')}): choose one shape`);
+    return problems.add(
+      path,
+      value,
+      `mixes token-bucket keys (${bucketKeys.join(', ')}) with sliding-window keys (${WINDOW_KEYS.join(', ')}): choose one shape`,
+    );
   }
   return budget;
 }
@@ -170,7 +265,12 @@ function parseBudget(problems: Problems, value: unknown, path: string): Section[
 /** Reads the breaker section: booleans as they are, settings with durations converted to ms and each field checked. */
 function parseBreaker(problems: Problems, value: unknown, path: string): Section['breaker'] {
   if (typeof value === 'boolean') return value;
-  const settings = readObject(problems, value, path, 'must be true, false or an object of breaker settings');
+  const settings = readObject(
+    problems,
+    value,
+    path,
+    'must be true, false or an object of breaker settings',
+  );
   if (settings === undefined) return undefined;
   const before = problems.list.length;
   for (const key of BREAKER_DURATION_KEYS) {
@@ -188,11 +288,20 @@ function parseBreaker(problems: Problems, value: unknown, path: string): Section
 function parseScope(problems: Problems, value: unknown, path: string): Section['scope'] {
   if (value === false) return false;
   if (value === true) return {};
-  const fields = readObject(problems, value, path, 'must be true, false or an object { maximumKeys? }');
+  const fields = readObject(
+    problems,
+    value,
+    path,
+    'must be true, false or an object { maximumKeys? }',
+  );
   if (fields === undefined) return undefined;
   checkKeys(problems, fields, path, ['maximumKeys'], 'scope');
   if (fields.maximumKeys === undefined) return {};
-  const maximumKeys = problems.check(MAXIMUM_KEYS_RULE, join(path, 'maximumKeys'), fields.maximumKeys);
+  const maximumKeys = problems.check(
+    MAXIMUM_KEYS_RULE,
+    join(path, 'maximumKeys'),
+    fields.maximumKeys,
+  );
   return maximumKeys === undefined ? undefined : { maximumKeys };
 }
 
@@ -201,7 +310,8 @@ function parseHedge(problems: Problems, value: unknown, path: string): Section['
   try {
     return Hedge.settingsFrom(value, path) ?? false;
   } catch (error) {
-    if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
+    if (error instanceof PolicyConfigError)
+      return problems.add(error.field, error.value, error.rule);
     throw error;
   }
 }
@@ -215,7 +325,12 @@ function parseLimit(problems: Problems, value: unknown, path: string): Section['
   let read = value;
   if (isPlainObject(value) && isPlainObject(value.rate)) {
     const rate: Record<string, unknown> = { ...value.rate };
-    if (rate.store !== undefined) return problems.add(`${path}.rate.store`, rate.store, 'cannot be written in config: a store is given in code (ResilienceModule.forRoot({ redis }) and rate.shared: true)');
+    if (rate.store !== undefined)
+      return problems.add(
+        `${path}.rate.store`,
+        rate.store,
+        'cannot be written in config: a store is given in code (ResilienceModule.forRoot({ redis }) and rate.shared: true)',
+      );
     for (const key of ['per', 'maximumWait', 'storeWait', 'storeTimeout'] as const) {
       if (rate[key] === undefined) continue;
       const ms = readDuration(problems, rate[key], `${path}.rate.${key}`, RATE_RULES[key]);
@@ -227,7 +342,8 @@ function parseLimit(problems: Problems, value: unknown, path: string): Section['
   try {
     return Limit.settingsFrom(read, path) ?? false;
   } catch (error) {
-    if (error instanceof PolicyConfigError) return problems.add(error.field, error.value, error.rule);
+    if (error instanceof PolicyConfigError)
+      return problems.add(error.field, error.value, error.rule);
     throw error;
   }
 }

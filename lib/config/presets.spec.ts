@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { BREAKER_DEFAULTS, Classifier, FakeClock, Resilience, SlidingWindowBudget } from '../core/index.js';
+import {
+  BREAKER_DEFAULTS,
+  Classifier,
+  FakeClock,
+  Resilience,
+  SlidingWindowBudget,
+} from '../core/index.js';
 import { PinnedPolicies } from './pinned-policies.js';
 import { parseResilienceConfig } from './policy-config.js';
 import { ResilienceConfigError } from './resilience-config.error.js';
@@ -23,16 +29,39 @@ function pinned(config: unknown, clock = new FakeClock()): PinnedPolicies {
 describe('Resilience.conservative', () => {
   it('2 attempts, the automatic budget, a breaker floored at a 50 % failure ratio, Classifier.http', () => {
     const o = Resilience.conservative.options;
-    expect([o.attempts, o.budget.kind, o.deadline, o.classifier]).toEqual([2, 'automatic', undefined, Classifier.http]);
-    expect(o.breaker!.settings).toEqual({ ...BREAKER_DEFAULTS, minimumErrorRate: 0.5, consecutiveFailures: 20 });
+    expect([o.attempts, o.budget.kind, o.deadline, o.classifier]).toEqual([
+      2,
+      'automatic',
+      undefined,
+      Classifier.http,
+    ]);
+    expect(o.breaker!.settings).toEqual({
+      ...BREAKER_DEFAULTS,
+      minimumErrorRate: 0.5,
+      consecutiveFailures: 20,
+    });
   });
 });
 
 describe('presets, extends and defaults in config', () => {
   it("preset: 'conservative' and extends: 'http' start from those presets", () => {
-    const policies = pinned({ policies: { fan: { preset: 'conservative' }, api: { extends: 'http', attempts: 2 } } });
-    expect(policies.describe('fan')).toMatchObject({ preset: 'conservative', extends: [], attempts: 2, deadline: null, breaker: { minimumErrorRate: 0.5, consecutiveFailures: 20 } });
-    expect(policies.describe('api')).toMatchObject({ preset: 'http', extends: [], attempts: 2, deadline: 30_000, breaker: { minimumErrorRate: 0.05 } });
+    const policies = pinned({
+      policies: { fan: { preset: 'conservative' }, api: { extends: 'http', attempts: 2 } },
+    });
+    expect(policies.describe('fan')).toMatchObject({
+      preset: 'conservative',
+      extends: [],
+      attempts: 2,
+      deadline: null,
+      breaker: { minimumErrorRate: 0.5, consecutiveFailures: 20 },
+    });
+    expect(policies.describe('api')).toMatchObject({
+      preset: 'http',
+      extends: [],
+      attempts: 2,
+      deadline: 30_000,
+      breaker: { minimumErrorRate: 0.05 },
+    });
     expect(policies.get('api')!.options.classifier).toBe(Classifier.http);
   });
 
@@ -40,7 +69,12 @@ describe('presets, extends and defaults in config', () => {
     const policies = pinned({
       defaults: { attempts: 4, backoff: { transientBase: '50ms' }, budget: { fraction: 0.2 } },
       policies: {
-        base: { extends: 'http', deadline: '5s', backoff: { factor: 3 }, breaker: { breakDuration: '20s' } },
+        base: {
+          extends: 'http',
+          deadline: '5s',
+          backoff: { factor: 3 },
+          breaker: { breakDuration: '20s' },
+        },
         payments: { extends: 'base', attempts: 2, breaker: { consecutiveFailures: 8 } },
         refunds: { extends: 'payments', deadline: null },
       },
@@ -54,11 +88,26 @@ describe('presets, extends and defaults in config', () => {
       attemptTimeout: null,
       useAmbientDeadline: false,
       useAmbientCriticality: false,
-      backoff: { type: 'exponential', transientBase: 50, throttledBase: 1000, factor: 3, maximumDelay: 30_000, jitter: 'full' },
+      backoff: {
+        type: 'exponential',
+        transientBase: 50,
+        throttledBase: 1000,
+        factor: 3,
+        maximumDelay: 30_000,
+        jitter: 'full',
+      },
       budget: { fraction: 0.2, minimumPerSecond: 3, adaptive: true },
       // maximumBreak unset follows a longer breakDuration (no doubling); the explicit run of 8 is taken
       // literally (streakSignificance 1, no floor: DESIGN §3.6).
-      breaker: { ...BREAKER_DEFAULTS, breakDuration: 20_000, maximumBreak: 20_000, consecutiveFailures: 8, streakSignificance: 1, failureRateFloor: 0, recovery: false },
+      breaker: {
+        ...BREAKER_DEFAULTS,
+        breakDuration: 20_000,
+        maximumBreak: 20_000,
+        consecutiveFailures: 8,
+        streakSignificance: 1,
+        failureRateFloor: 0,
+        recovery: false,
+      },
       scope: false,
       limit: false,
       saturation: false,
@@ -91,26 +140,51 @@ describe('presets, extends and defaults in config', () => {
 
   it('a policy named like a preset is what extends refers to', () => {
     const policies = pinned({ policies: { http: { attempts: 5 }, client: { extends: 'http' } } });
-    expect(policies.describe('client')).toMatchObject({ preset: 'default', extends: ['http'], attempts: 5, breaker: false });
+    expect(policies.describe('client')).toMatchObject({
+      preset: 'default',
+      extends: ['http'],
+      attempts: 5,
+      breaker: false,
+    });
   });
 });
 
 describe('sliding-window budgets in config', () => {
   it('budget { retryRatio, samplingDuration, minimumThroughput } builds a window pinned to the name, kept across reloads', () => {
     const clock = new FakeClock();
-    const policies = pinned({ policies: { search: { budget: { retryRatio: 0.05, samplingDuration: '1m', minimumThroughput: 20 } } } }, clock);
+    const policies = pinned(
+      {
+        policies: {
+          search: { budget: { retryRatio: 0.05, samplingDuration: '1m', minimumThroughput: 20 } },
+        },
+      },
+      clock,
+    );
     const window = policies.get('search')!.bucket() as SlidingWindowBudget;
     expect(window).toBeInstanceOf(SlidingWindowBudget);
-    expect(policies.describe('search')!.budget).toEqual({ retryRatio: 0.05, samplingDuration: 60_000, minimumThroughput: 20 });
+    expect(policies.describe('search')!.budget).toEqual({
+      retryRatio: 0.05,
+      samplingDuration: 60_000,
+      minimumThroughput: 20,
+    });
     for (let i = 0; i < 30; i++) window.recordCall();
-    policies.apply(parseResilienceConfig({ policies: { search: { budget: { retryRatio: 0.1, samplingDuration: '1m', minimumThroughput: 20 } } } }));
+    policies.apply(
+      parseResilienceConfig({
+        policies: {
+          search: { budget: { retryRatio: 0.1, samplingDuration: '1m', minimumThroughput: 20 } },
+        },
+      }),
+    );
     expect(policies.get('search')!.bucket()).toBe(window);
     expect(window.window.calls).toBe(30);
     expect(window.capacity).toBeCloseTo(3, 10);
   });
 
   it('a window under a token-bucket default replaces it; mixing both shapes in one object is refused', () => {
-    const policies = pinned({ defaults: { budget: { fraction: 0.2 } }, policies: { a: { budget: { retryRatio: 0.1 } }, b: {} } });
+    const policies = pinned({
+      defaults: { budget: { fraction: 0.2 } },
+      policies: { a: { budget: { retryRatio: 0.1 } }, b: {} },
+    });
     expect([policies.describe('a')!.budget, policies.describe('b')!.budget]).toEqual([
       { retryRatio: 0.1, samplingDuration: 30_000, minimumThroughput: 100 },
       { fraction: 0.2, minimumPerSecond: 3, adaptive: true },

@@ -8,5 +8,9 @@ export const PRESET_NAMES: readonly PresetName[] = ['default', 'http', 'conserva
 
 /** The preset policy of a name. */
 export function presetPolicy(name: PresetName): Policy {
-  return name === 'http' ? Resilience.http : name === 'conservative' ? Resilience.conservative : Resilience.default;
+  return name === 'http'
+    ? Resilience.http
+    : name === 'conservative'
+      ? Resilience.conservative
+      : Resilience.default;
 }

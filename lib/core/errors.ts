@@ -26,7 +26,11 @@ export class PolicyConfigError extends Error {
 
   /** The same error with `prefix.` put in front of the field (used when nesting configs). */
   under(prefix: string): PolicyConfigError {
-    return new PolicyConfigError(prefix ? `${prefix}.${this.field}` : this.field, this.value, this.rule);
+    return new PolicyConfigError(
+      prefix ? `${prefix}.${this.field}` : this.field,
+      this.value,
+      this.rule,
+    );
   }
 }
 
@@ -38,16 +42,26 @@ export class PolicyConfigError extends Error {
  * @param what what the keys are, for the rule (`policy option`, `breaker setting`)
  * @throws PolicyConfigError `<prefix>.<key>: <value> is invalid: is not a known <what> (<known>)`
  */
-export function rejectUnknownKeys(options: object, known: readonly string[], prefix: string, what: string): void {
+export function rejectUnknownKeys(
+  options: object,
+  known: readonly string[],
+  prefix: string,
+  what: string,
+): void {
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
-      throw new PolicyConfigError(prefix ? `${prefix}.${key}` : key, (options as Record<string, unknown>)[key], `is not a known ${what} (${known.join(', ')})`);
+      throw new PolicyConfigError(
+        prefix ? `${prefix}.${key}` : key,
+        (options as Record<string, unknown>)[key],
+        `is not a known ${what} (${known.join(', ')})`,
+      );
     }
   }
 }
 
 /** Why a guard of this process refused a call. */
-export type RejectionReason = 'BudgetExhausted' | 'DependencyUnavailable' | 'Limited' | 'RateLimited' | 'QuotaExhausted';
+export type RejectionReason =
+  'BudgetExhausted' | 'DependencyUnavailable' | 'Limited' | 'RateLimited' | 'QuotaExhausted';
 
 /**
  * A guard of this process refused to start an attempt: the retry budget is empty (`BudgetExhausted`),
@@ -84,7 +98,10 @@ export class CallRejectedError extends Error {
 export class DeadlineExceededError extends Error {
   override readonly name = 'DeadlineExceededError';
   /** @param deadline the deadline in milliseconds that was exceeded */
-  constructor(readonly deadline: number, options?: { cause?: unknown }) {
+  constructor(
+    readonly deadline: number,
+    options?: { cause?: unknown },
+  ) {
     super(`deadline of ${deadline}ms exceeded`, options);
   }
 }
@@ -173,6 +190,8 @@ export class RelayedRefusalError extends CallRejectedError {
     readonly origin: string,
   ) {
     super(reason, retryAfter);
-    this.message = `${origin} refused the call: ${reason}` + (retryAfter === undefined ? '' : ` (retry after ${Math.ceil(retryAfter)}ms)`);
+    this.message =
+      `${origin} refused the call: ${reason}` +
+      (retryAfter === undefined ? '' : ` (retry after ${Math.ceil(retryAfter)}ms)`);
   }
 }

@@ -8,17 +8,22 @@ import type { TSESLint, TSESTree } from '@typescript-eslint/utils';
 export type Node = TSESTree.Node;
 
 /** A function whose body runs when it is called. @internal */
-export type FunctionNode = TSESTree.FunctionDeclaration | TSESTree.FunctionExpression | TSESTree.ArrowFunctionExpression;
+export type FunctionNode =
+  TSESTree.FunctionDeclaration | TSESTree.FunctionExpression | TSESTree.ArrowFunctionExpression;
 
 /** `true` when `node` is the identifier `name` (any identifier when `name` is omitted). @internal */
-export function isIdentifier(node: Node | null | undefined, name?: string): node is TSESTree.Identifier {
+export function isIdentifier(
+  node: Node | null | undefined,
+  name?: string,
+): node is TSESTree.Identifier {
   return node?.type === 'Identifier' && (name === undefined || node.name === name);
 }
 
 /** The static name of a member access (`a.b`, `a['b']`), else undefined. @internal */
 export function propertyName(node: TSESTree.MemberExpression): string | undefined {
   if (!node.computed && node.property.type === 'Identifier') return node.property.name;
-  if (node.property.type === 'Literal' && typeof node.property.value === 'string') return node.property.value;
+  if (node.property.type === 'Literal' && typeof node.property.value === 'string')
+    return node.property.value;
   return undefined;
 }
 
@@ -29,21 +34,32 @@ export function calledMethod(node: TSESTree.CallExpression): string | undefined 
 
 /** The name a decorator is applied by: `@Name` or `@Name(...)` (also `@ns.Name(...)`). @internal */
 export function decoratorName(decorator: TSESTree.Decorator): string | undefined {
-  const expression: Node = decorator.expression.type === 'CallExpression' ? decorator.expression.callee : decorator.expression;
+  const expression: Node =
+    decorator.expression.type === 'CallExpression'
+      ? decorator.expression.callee
+      : decorator.expression;
   if (expression.type === 'Identifier') return expression.name;
   if (expression.type === 'MemberExpression') return propertyName(expression);
   return undefined;
 }
 
 /** The decorator of `node` applied by `name`, if any. @internal */
-export function findDecorator(decorators: readonly TSESTree.Decorator[] | undefined, name: string): TSESTree.Decorator | undefined {
+export function findDecorator(
+  decorators: readonly TSESTree.Decorator[] | undefined,
+  name: string,
+): TSESTree.Decorator | undefined {
   return decorators?.find((decorator) => decoratorName(decorator) === name);
 }
 
 /** The nearest enclosing function of `node` (not `node` itself), or undefined at module or class level. @internal */
 export function enclosingFunction(node: Node): FunctionNode | undefined {
   for (let current = node.parent; current != null; current = current.parent) {
-    if (current.type === 'FunctionDeclaration' || current.type === 'FunctionExpression' || current.type === 'ArrowFunctionExpression') return current;
+    if (
+      current.type === 'FunctionDeclaration' ||
+      current.type === 'FunctionExpression' ||
+      current.type === 'ArrowFunctionExpression'
+    )
+      return current;
   }
   return undefined;
 }
@@ -54,7 +70,9 @@ export function isImmediatelyInvoked(fn: FunctionNode): boolean {
 }
 
 /** The method a function is the body of (`class { m() {} }`, `{ m() {} }`), if any. @internal */
-export function methodOf(fn: FunctionNode): TSESTree.MethodDefinition | TSESTree.Property | undefined {
+export function methodOf(
+  fn: FunctionNode,
+): TSESTree.MethodDefinition | TSESTree.Property | undefined {
   const parent = fn.parent;
   if (parent?.type === 'MethodDefinition' && parent.value === fn) return parent;
   if (parent?.type === 'Property' && parent.value === fn) return parent;
@@ -69,8 +87,13 @@ export function keyName(key: TSESTree.Node): string | undefined {
 }
 
 /** The non-spread property `name` of an object literal, if present. @internal */
-export function findProperty(object: TSESTree.ObjectExpression, name: string): TSESTree.Property | undefined {
-  return object.properties.find((p): p is TSESTree.Property => p.type === 'Property' && !p.computed && keyName(p.key) === name);
+export function findProperty(
+  object: TSESTree.ObjectExpression,
+  name: string,
+): TSESTree.Property | undefined {
+  return object.properties.find(
+    (p): p is TSESTree.Property => p.type === 'Property' && !p.computed && keyName(p.key) === name,
+  );
 }
 
 /** The name `fn` is called by: its method key, its own name, or the `const` it is assigned to. @internal */
@@ -78,7 +101,8 @@ export function functionName(fn: FunctionNode): string | undefined {
   const method = methodOf(fn);
   if (method !== undefined) return keyName(method.key);
   if (fn.type !== 'ArrowFunctionExpression' && fn.id) return fn.id.name;
-  if (fn.parent?.type === 'VariableDeclarator' && fn.parent.id.type === 'Identifier') return fn.parent.id.name;
+  if (fn.parent?.type === 'VariableDeclarator' && fn.parent.id.type === 'Identifier')
+    return fn.parent.id.name;
   return undefined;
 }
 
@@ -98,7 +122,9 @@ export function methodLabel(method: TSESTree.MethodDefinition): string {
 
 /** The name of a class declaration or named class expression. @internal */
 export function className(node: Node | undefined): string | undefined {
-  return (node?.type === 'ClassDeclaration' || node?.type === 'ClassExpression') && node.id ? node.id.name : undefined;
+  return (node?.type === 'ClassDeclaration' || node?.type === 'ClassExpression') && node.id
+    ? node.id.name
+    : undefined;
 }
 
 /**
@@ -106,16 +132,26 @@ export function className(node: Node | undefined): string | undefined {
  * initializer (followed through further such identifiers, at most `depth` times).
  * @internal
  */
-export function constInitializer(context: Readonly<TSESLint.RuleContext<string, readonly unknown[]>>, identifier: TSESTree.Identifier, depth = 3): TSESTree.Expression | undefined {
+export function constInitializer(
+  context: Readonly<TSESLint.RuleContext<string, readonly unknown[]>>,
+  identifier: TSESTree.Identifier,
+  depth = 3,
+): TSESTree.Expression | undefined {
   let scope: TSESLint.Scope.Scope | null = context.sourceCode.getScope(identifier);
   while (scope !== null) {
     const variable = scope.set.get(identifier.name);
     if (variable !== undefined) {
       const definition = variable.defs.length === 1 ? variable.defs[0] : undefined;
       const declarator = definition?.node;
-      if (declarator?.type !== 'VariableDeclarator' || declarator.parent?.type !== 'VariableDeclaration' || declarator.parent.kind !== 'const') return undefined;
+      if (
+        declarator?.type !== 'VariableDeclarator' ||
+        declarator.parent?.type !== 'VariableDeclaration' ||
+        declarator.parent.kind !== 'const'
+      )
+        return undefined;
       const init = declarator.init ?? undefined;
-      if (init?.type === 'Identifier' && depth > 0) return constInitializer(context, init, depth - 1) ?? init;
+      if (init?.type === 'Identifier' && depth > 0)
+        return constInitializer(context, init, depth - 1) ?? init;
       return init;
     }
     scope = scope.upper;
@@ -135,7 +171,13 @@ export function walk(root: Node, visit: (node: Node) => void, skipFunctions = tr
       const children = Array.isArray(value) ? value : [value];
       for (const child of children) {
         if (!isNode(child)) continue;
-        if (skipFunctions && (child.type === 'FunctionDeclaration' || child.type === 'FunctionExpression' || child.type === 'ArrowFunctionExpression')) continue;
+        if (
+          skipFunctions &&
+          (child.type === 'FunctionDeclaration' ||
+            child.type === 'FunctionExpression' ||
+            child.type === 'ArrowFunctionExpression')
+        )
+          continue;
         stack.push(child);
       }
     }
@@ -143,5 +185,9 @@ export function walk(root: Node, visit: (node: Node) => void, skipFunctions = tr
 }
 
 function isNode(value: unknown): value is Node {
-  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { type?: unknown }).type === 'string'
+  );
 }

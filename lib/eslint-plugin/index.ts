@@ -71,7 +71,15 @@ const recommendedRules: Record<`nresilience/${RuleName}`, Linter.RuleSeverity> =
 const configs = {} as { recommended: Linter.Config };
 
 /** The plugin (also the default export). */
-export const plugin: NResiliencePlugin = { meta: { name: '@nresilience/nestjs/eslint-plugin', version }, rules, configs };
-configs.recommended = { name: 'nresilience/recommended', plugins: { nresilience: plugin }, rules: recommendedRules };
+export const plugin: NResiliencePlugin = {
+  meta: { name: '@nresilience/nestjs/eslint-plugin', version },
+  rules,
+  configs,
+};
+configs.recommended = {
+  name: 'nresilience/recommended',
+  plugins: { nresilience: plugin },
+  rules: recommendedRules,
+};
 
 export default plugin;

@@ -9,13 +9,23 @@ type Context = Readonly<TSESLint.RuleContext<string, readonly unknown[]>>;
  * `-1`), a string, a boolean, `null`, or a `const` identifier initialized with one of those.
  * @internal
  */
-export function staticValue(context: Context, node: TSESTree.Node | undefined): number | string | boolean | null | undefined {
+export function staticValue(
+  context: Context,
+  node: TSESTree.Node | undefined,
+): number | string | boolean | null | undefined {
   if (node === undefined) return undefined;
   switch (node.type) {
     case 'Literal':
-      return typeof node.value === 'number' || typeof node.value === 'string' || typeof node.value === 'boolean' || node.value === null ? node.value : undefined;
+      return typeof node.value === 'number' ||
+        typeof node.value === 'string' ||
+        typeof node.value === 'boolean' ||
+        node.value === null
+        ? node.value
+        : undefined;
     case 'TemplateLiteral':
-      return node.expressions.length === 0 ? node.quasis[0]?.value.cooked ?? undefined : undefined;
+      return node.expressions.length === 0
+        ? (node.quasis[0]?.value.cooked ?? undefined)
+        : undefined;
     case 'UnaryExpression': {
       const value = staticValue(context, node.argument);
       if (typeof value !== 'number') return undefined;
@@ -38,7 +48,9 @@ export function staticValue(context: Context, node: TSESTree.Node | undefined): 
       return staticValue(context, node.expression);
     case 'Identifier': {
       const init = constInitializer(context, node);
-      return init === undefined || init.type === 'Identifier' ? undefined : staticValue(context, init);
+      return init === undefined || init.type === 'Identifier'
+        ? undefined
+        : staticValue(context, init);
     }
     default:
       return undefined;
@@ -51,7 +63,10 @@ export function staticValue(context: Context, node: TSESTree.Node | undefined): 
  * valid duration (the config validator reports those).
  * @internal
  */
-export function staticDuration(context: Context, node: TSESTree.Node | undefined): number | undefined {
+export function staticDuration(
+  context: Context,
+  node: TSESTree.Node | undefined,
+): number | undefined {
   const value = staticValue(context, node);
   if (typeof value !== 'number' && typeof value !== 'string') return undefined;
   try {

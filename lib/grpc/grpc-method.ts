@@ -18,7 +18,11 @@ export interface GrpcMethod {
  * Splits a method path (`/package.Service/Method`). A path without the service part (not produced by
  * grpc-js clients) keeps the whole path as the service, so it still gets state of its own.
  */
-export function grpcMethodOf(path: string, requestStream: boolean, responseStream: boolean): GrpcMethod {
+export function grpcMethodOf(
+  path: string,
+  requestStream: boolean,
+  responseStream: boolean,
+): GrpcMethod {
   const trimmed = path.startsWith('/') ? path.slice(1) : path;
   const slash = trimmed.lastIndexOf('/');
   const service = slash > 0 ? trimmed.slice(0, slash) : trimmed;

@@ -1,7 +1,9 @@
 import type { Metadata, StatusObject } from '@grpc/grpc-js';
 import { GrpcStatus } from '../core/index.js';
 
-const CODE_NAMES = Object.fromEntries(Object.entries(GrpcStatus).map(([name, code]) => [code, name])) as Record<number, string>;
+const CODE_NAMES = Object.fromEntries(
+  Object.entries(GrpcStatus).map(([name, code]) => [code, name]),
+) as Record<number, string>;
 
 /**
  * One attempt of a gRPC call ended with a non-OK status. Thrown inside the policy so

@@ -5,10 +5,23 @@
  *
  * @module @nresilience/nestjs/grpc
  */
-export { Classifier, GrpcStatus, type GrpcStatusLike, PUSHBACK_METADATA, grpcStatusOf, grpcStatusRule, readPushback } from '../core/index.js';
+export {
+  Classifier,
+  GrpcStatus,
+  type GrpcStatusLike,
+  PUSHBACK_METADATA,
+  grpcStatusOf,
+  grpcStatusRule,
+  readPushback,
+} from '../core/index.js';
 export { type GrpcMethod, grpcMethodOf } from './grpc-method.js';
 export { GrpcCallCancelledError, GrpcStatusError } from './grpc-status.error.js';
-export { DEFAULT_MAXIMUM_SERVICES, type ResilienceInterceptor, type ResilienceInterceptorOptions, createResilienceInterceptor } from './resilience-interceptor.js';
+export {
+  DEFAULT_MAXIMUM_SERVICES,
+  type ResilienceInterceptor,
+  type ResilienceInterceptorOptions,
+  createResilienceInterceptor,
+} from './resilience-interceptor.js';
 export { RETRYING_METADATA, statusFor } from './resilient-call.js';
 export type { PolicySourceOption } from './service-policies.js';
 export { WIRE_DEADLINE_SLACK_MS, wireDeadline } from './wire-deadline.js';

@@ -1,5 +1,12 @@
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
-import { Ambient, Classifier, Policy, PolicyConfigError, isKeyedPolicySource, rejectUnknownKeys } from '../core/index.js';
+import {
+  Ambient,
+  Classifier,
+  Policy,
+  PolicyConfigError,
+  isKeyedPolicySource,
+  rejectUnknownKeys,
+} from '../core/index.js';
 import { BOOLEAN_RULE, checkValue, keyBoundRule, oneOfRule } from '../core/internal.js';
 import { type GrpcMethod, grpcMethodOf } from './grpc-method.js';
 import { ResilientCall } from './resilient-call.js';
@@ -66,7 +73,15 @@ const SCOPE_BY_RULE = oneOfRule(['service', 'method']);
 /** `maximumServices`: it becomes the `maximumKeys` of the services' scope. */
 const MAXIMUM_SERVICES_RULE = keyBoundRule('services or methods with their own state');
 
-const OPTION_KEYS = ['policy', 'scopeBy', 'maximumServices', 'repeatable', 'repeatableWhen', 'classifier', 'propagateCriticality'];
+const OPTION_KEYS = [
+  'policy',
+  'scopeBy',
+  'maximumServices',
+  'repeatable',
+  'repeatableWhen',
+  'classifier',
+  'propagateCriticality',
+];
 
 /**
  * A grpc-js client interceptor running every unary and server-streaming call under a resilience
@@ -96,24 +111,58 @@ const OPTION_KEYS = ['policy', 'scopeBy', 'maximumServices', 'repeatable', 'repe
  * ```
  * @throws PolicyConfigError naming the option, the value and the rule for invalid options
  */
-export function createResilienceInterceptor(options: ResilienceInterceptorOptions): ResilienceInterceptor {
-  if (options === null || typeof options !== 'object') throw new PolicyConfigError('options', options, 'must be an object { policy, ... }');
+export function createResilienceInterceptor(
+  options: ResilienceInterceptorOptions,
+): ResilienceInterceptor {
+  if (options === null || typeof options !== 'object')
+    throw new PolicyConfigError('options', options, 'must be an object { policy, ... }');
   rejectUnknownKeys(options, OPTION_KEYS, '', 'gRPC interceptor option');
-  const { policy, scopeBy = 'service', maximumServices = DEFAULT_MAXIMUM_SERVICES, repeatable = [], repeatableWhen, classifier, propagateCriticality = false } = options;
+  const {
+    policy,
+    scopeBy = 'service',
+    maximumServices = DEFAULT_MAXIMUM_SERVICES,
+    repeatable = [],
+    repeatableWhen,
+    classifier,
+    propagateCriticality = false,
+  } = options;
   if (!(policy instanceof Policy) && typeof policy !== 'function' && !isKeyedPolicySource(policy)) {
-    throw new PolicyConfigError('policy', policy, 'must be a Policy, a PolicyHandle (registry.handle(name)) or a function returning the current Policy');
+    throw new PolicyConfigError(
+      'policy',
+      policy,
+      'must be a Policy, a PolicyHandle (registry.handle(name)) or a function returning the current Policy',
+    );
   }
   checkValue(SCOPE_BY_RULE, 'scopeBy', scopeBy);
   checkValue(MAXIMUM_SERVICES_RULE, 'maximumServices', maximumServices);
-  if (!Array.isArray(repeatable) || repeatable.some((name) => typeof name !== 'string' || name.length === 0)) {
-    throw new PolicyConfigError('repeatable', repeatable, "must be an array of service ('package.Service') or method ('package.Service/Method') names");
+  if (
+    !Array.isArray(repeatable) ||
+    repeatable.some((name) => typeof name !== 'string' || name.length === 0)
+  ) {
+    throw new PolicyConfigError(
+      'repeatable',
+      repeatable,
+      "must be an array of service ('package.Service') or method ('package.Service/Method') names",
+    );
   }
-  if (repeatableWhen !== undefined && typeof repeatableWhen !== 'function') throw new PolicyConfigError('repeatableWhen', repeatableWhen, 'must be a function (method) => boolean');
-  if (classifier !== undefined && !(classifier instanceof Classifier)) throw new PolicyConfigError('classifier', classifier, 'must be a Classifier (e.g. Classifier.grpc.with(...rules))');
+  if (repeatableWhen !== undefined && typeof repeatableWhen !== 'function')
+    throw new PolicyConfigError(
+      'repeatableWhen',
+      repeatableWhen,
+      'must be a function (method) => boolean',
+    );
+  if (classifier !== undefined && !(classifier instanceof Classifier))
+    throw new PolicyConfigError(
+      'classifier',
+      classifier,
+      'must be a Classifier (e.g. Classifier.grpc.with(...rules))',
+    );
   checkValue(BOOLEAN_RULE, 'propagateCriticality', propagateCriticality);
 
   const marked = new Set(repeatable.map((name) => name.replace(/^\//, '')));
-  const isRepeatable = repeatableWhen ?? ((method: GrpcMethod) => marked.has(method.service) || marked.has(method.qualified));
+  const isRepeatable =
+    repeatableWhen ??
+    ((method: GrpcMethod) => marked.has(method.service) || marked.has(method.qualified));
   const services = new ServicePolicies(policy, maximumServices, classifier);
 
   const interceptor = ((callOptions, nextCall) => {

@@ -1,4 +1,10 @@
-import { type InterceptingListener, type InterceptorOptions, Metadata, type NextCall, type StatusObject } from '@grpc/grpc-js';
+import {
+  type InterceptingListener,
+  type InterceptorOptions,
+  Metadata,
+  type NextCall,
+  type StatusObject,
+} from '@grpc/grpc-js';
 import { Backoff, Classifier, GrpcStatus, Resilience, RetryBudget } from '../core/index.js';
 import { ResilientCall, stampMetadata } from './resilient-call.js';
 
@@ -11,7 +17,11 @@ function scriptedChannel(codes: number[]): { nextCall: NextCall; sent: Metadata[
       const code = codes[sent.length - 1] ?? GrpcStatus.OK;
       queueMicrotask(() => {
         if (code === GrpcStatus.OK) listener.onReceiveMessage?.({ text: 'ok' });
-        listener.onReceiveStatus?.({ code, details: code === GrpcStatus.OK ? '' : 'down', metadata: new Metadata() } as StatusObject);
+        listener.onReceiveStatus?.({
+          code,
+          details: code === GrpcStatus.OK ? '' : 'down',
+          metadata: new Metadata(),
+        } as StatusObject);
       });
     },
     sendMessage() {},
@@ -26,10 +36,23 @@ function scriptedChannel(codes: number[]): { nextCall: NextCall; sent: Metadata[
 }
 
 /** Runs one unary call whose caller's metadata carries `callerMetadata`; resolves with the final status. */
-function run(repeatable: boolean, codes: number[], callerMetadata: Metadata): Promise<{ status: StatusObject; sent: Metadata[] }> {
-  const policy = Resilience.default.with({ attempts: 3, backoff: Backoff.none, budget: RetryBudget.none, classifier: Classifier.grpc });
+function run(
+  repeatable: boolean,
+  codes: number[],
+  callerMetadata: Metadata,
+): Promise<{ status: StatusObject; sent: Metadata[] }> {
+  const policy = Resilience.default.with({
+    attempts: 3,
+    backoff: Backoff.none,
+    budget: RetryBudget.none,
+    classifier: Classifier.grpc,
+  });
   const { nextCall, sent } = scriptedChannel(codes);
-  const call = new ResilientCall({ policy, repeatable, streaming: false, inboundRemaining: Infinity, criticality: undefined }, {} as InterceptorOptions, nextCall);
+  const call = new ResilientCall(
+    { policy, repeatable, streaming: false, inboundRemaining: Infinity, criticality: undefined },
+    {} as InterceptorOptions,
+    nextCall,
+  );
   return new Promise((resolve) => {
     call.start(callerMetadata, { onReceiveStatus: (status) => resolve({ status, sent }) });
     call.sendMessage({ text: 'hello' });
@@ -53,7 +76,11 @@ describe('gRPC attempts are stamped by the one outbound rule', () => {
   });
 
   it("marks only the first attempt of a retrying call, even when the caller's metadata carries a marker", async () => {
-    const { status, sent } = await run(true, [GrpcStatus.UNAVAILABLE, GrpcStatus.UNAVAILABLE, GrpcStatus.OK], staleMarker());
+    const { status, sent } = await run(
+      true,
+      [GrpcStatus.UNAVAILABLE, GrpcStatus.UNAVAILABLE, GrpcStatus.OK],
+      staleMarker(),
+    );
     expect(status.code).toBe(GrpcStatus.OK);
     expect(sent.map((metadata) => metadata.get('x-nresilience-retrying'))).toEqual([['1'], [], []]);
   });
@@ -61,7 +88,13 @@ describe('gRPC attempts are stamped by the one outbound rule', () => {
   it('sends the remaining time in whole ms, the lower of the bound and the outer time, clamped at 0', () => {
     const stamped = (bound: number, outer: number): unknown[] => {
       const metadata = new Metadata();
-      stampMetadata(metadata, { retrying: false, attempt: 2, bound, outer, criticality: undefined });
+      stampMetadata(metadata, {
+        retrying: false,
+        attempt: 2,
+        bound,
+        outer,
+        criticality: undefined,
+      });
       return metadata.get('x-nresilience-remaining-ms');
     };
     expect(stamped(1234.9, 99.5)).toEqual(['99']);
@@ -73,7 +106,13 @@ describe('gRPC attempts are stamped by the one outbound rule', () => {
 
   it('sends the criticality on every attempt when given', () => {
     const metadata = new Metadata();
-    stampMetadata(metadata, { retrying: true, attempt: 2, bound: Infinity, outer: Infinity, criticality: 'sheddable' });
+    stampMetadata(metadata, {
+      retrying: true,
+      attempt: 2,
+      bound: Infinity,
+      outer: Infinity,
+      criticality: 'sheddable',
+    });
     expect(metadata.get('x-nresilience-criticality')).toEqual(['sheddable']);
     expect(metadata.get('x-nresilience-retrying')).toEqual([]);
   });

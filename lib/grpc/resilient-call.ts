@@ -1,5 +1,23 @@
-import { type InterceptingListener, type InterceptorOptions, Metadata, type NextCall, type StatusObject } from '@grpc/grpc-js';
-import { AmbientHeaders, type AttemptContext, AttemptTimeoutError, CallRejectedError, type Criticality, DeadlineExceededError, GrpcStatus, type Policy, stopReasonOf, type TimerHandle, WallClock } from '../core/index.js';
+import {
+  type InterceptingListener,
+  type InterceptorOptions,
+  Metadata,
+  type NextCall,
+  type StatusObject,
+} from '@grpc/grpc-js';
+import {
+  AmbientHeaders,
+  type AttemptContext,
+  AttemptTimeoutError,
+  CallRejectedError,
+  type Criticality,
+  DeadlineExceededError,
+  GrpcStatus,
+  type Policy,
+  stopReasonOf,
+  type TimerHandle,
+  WallClock,
+} from '../core/index.js';
 import { failureCause, markDependencyFailure } from '../core/internal.js';
 import { GrpcCallCancelledError, GrpcStatusError } from './grpc-status.error.js';
 import { wireDeadline } from './wire-deadline.js';
@@ -8,7 +26,9 @@ import { type AttemptStamp, stampAttempt } from '../outbound/stamp.js';
 /** The call below ours: what `nextCall(options)` returns (grpc-js does not export its interface). */
 type WireCall = ReturnType<NextCall>;
 
-const CODE_NAMES = Object.fromEntries(Object.entries(GrpcStatus).map(([name, code]) => [code, name])) as Record<number, string>;
+const CODE_NAMES = Object.fromEntries(
+  Object.entries(GrpcStatus).map(([name, code]) => [code, name]),
+) as Record<number, string>;
 
 /** Metadata key of the nested-retry marker, the same as the .NET library's (DESIGN §1). */
 export const RETRYING_METADATA = AmbientHeaders.retrying;
@@ -19,7 +39,10 @@ export const RETRYING_METADATA = AmbientHeaders.retrying;
  * (a caller's stale copy never travels), the remaining time in whole ms clamped at 0, the criticality.
  */
 export function stampMetadata(metadata: Metadata, stamp: AttemptStamp): void {
-  stampAttempt((name, value) => (value === undefined ? metadata.remove(name) : metadata.set(name, value)), stamp);
+  stampAttempt(
+    (name, value) => (value === undefined ? metadata.remove(name) : metadata.set(name, value)),
+    stamp,
+  );
 }
 
 /** What a call is run with, decided by the interceptor from the method and its options. */
@@ -84,7 +107,10 @@ export class ResilientCall {
     this.listener = listener;
   }
 
-  sendMessageWithContext(context: { callback?: (error?: Error | null) => void }, message: unknown): void {
+  sendMessageWithContext(
+    context: { callback?: (error?: Error | null) => void },
+    message: unknown,
+  ): void {
     this.message = message;
     this.hasMessage = true;
     context.callback?.();
@@ -120,7 +146,11 @@ export class ResilientCall {
   private async run(): Promise<void> {
     const { policy, repeatable } = this.plan;
     const clock = policy.options.clock;
-    const outer = Math.min(WallClock.until(this.options.deadline), this.parentRemaining(), this.plan.inboundRemaining);
+    const outer = Math.min(
+      WallClock.until(this.options.deadline),
+      this.parentRemaining(),
+      this.plan.inboundRemaining,
+    );
     if (!(outer > 0)) {
       this.fail(new DeadlineExceededError(0));
       return;
@@ -145,7 +175,8 @@ export class ResilientCall {
   /** The caller's or the inbound deadline passed: stop the call, or the stream being consumed. */
   private outerDeadlinePassed(outer: number): void {
     this.outerTimer = undefined;
-    if (this.committed !== undefined) this.committed.wire.cancelWithStatus(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded');
+    if (this.committed !== undefined)
+      this.committed.wire.cancelWithStatus(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded');
     else this.cancellation.abort(new DeadlineExceededError(outer));
   }
 
@@ -153,7 +184,9 @@ export class ResilientCall {
   private parentRemaining(): number {
     const parent = this.options.parent;
     const flags = this.options.propagate_flags ?? 0xffff;
-    return parent !== undefined && (flags & 1) !== 0 ? WallClock.until(parent.getDeadline()) : Infinity;
+    return parent !== undefined && (flags & 1) !== 0
+      ? WallClock.until(parent.getDeadline())
+      : Infinity;
   }
 
   /** One attempt on a fresh call below us; resolves with an {@link Answer}, rejects with the failure. */
@@ -188,12 +221,22 @@ export class ResilientCall {
       const onAbort = (): void => {
         // A timeout, the deadline or the caller ended this attempt; a stream answer the policy did
         // not take (its timer won the race) is cancelled here too, so no orphan stream stays open.
-        if (this.committed?.wire !== wire) wire.cancelWithStatus(GrpcStatus.CANCELLED, `attempt ${context.attempt} abandoned: ${describe(signal.reason)}`);
+        if (this.committed?.wire !== wire)
+          wire.cancelWithStatus(
+            GrpcStatus.CANCELLED,
+            `attempt ${context.attempt} abandoned: ${describe(signal.reason)}`,
+          );
       };
       signal.addEventListener('abort', onAbort, { once: true });
       const release = (): void => signal.removeEventListener('abort', onAbort);
       const metadata = (this.metadata ?? new Metadata()).clone();
-      stampMetadata(metadata, { retrying: repeatable && policy.options.attempts > 1, attempt: context.attempt, bound, outer, criticality: this.plan.criticality });
+      stampMetadata(metadata, {
+        retrying: repeatable && policy.options.attempts > 1,
+        attempt: context.attempt,
+        bound,
+        outer,
+        criticality: this.plan.criticality,
+      });
       wire.start(metadata, {
         onReceiveMetadata: (received) => {
           if (answer !== undefined && this.committed === answer) return;
@@ -261,12 +304,21 @@ export class ResilientCall {
 
   /** Delivers the final failure as a status the client understands. */
   private fail(error: unknown): void {
-    if (error instanceof GrpcStatusError && error.headers !== undefined && !this.finished) this.listener?.onReceiveMetadata?.(error.headers);
+    if (error instanceof GrpcStatusError && error.headers !== undefined && !this.finished)
+      this.listener?.onReceiveMetadata?.(error.headers);
     const stop = stopReasonOf(error);
     // The dependency failed on every attempt allowed: an exception filter answers 502 and names it.
     if (stop === 'attemptsExhausted' || (stop === undefined && error instanceof GrpcStatusError)) {
-      const cause = error instanceof GrpcStatusError ? (CODE_NAMES[error.code] ?? String(error.code)) : failureCause(error);
-      markDependencyFailure(error, { policy: this.plan.policy.options.name, dependency: this.plan.service ?? '', cause, ending: 'attemptsExhausted' });
+      const cause =
+        error instanceof GrpcStatusError
+          ? (CODE_NAMES[error.code] ?? String(error.code))
+          : failureCause(error);
+      markDependencyFailure(error, {
+        policy: this.plan.policy.options.name,
+        dependency: this.plan.service ?? '',
+        cause,
+        ending: 'attemptsExhausted',
+      });
     }
     this.finish(statusFor(error));
   }
@@ -289,9 +341,11 @@ export class ResilientCall {
  */
 export function statusFor(error: unknown): StatusObject {
   if (error instanceof GrpcStatusError) return { ...error.status, cause: error } as StatusObject;
-  const status = (code: number, details: string): StatusObject => ({ code, details, metadata: new Metadata(), cause: error }) as StatusObject;
+  const status = (code: number, details: string): StatusObject =>
+    ({ code, details, metadata: new Metadata(), cause: error }) as StatusObject;
   if (error instanceof CallRejectedError) return status(GrpcStatus.UNAVAILABLE, error.message);
-  if (error instanceof DeadlineExceededError || error instanceof AttemptTimeoutError) return status(GrpcStatus.DEADLINE_EXCEEDED, error.message);
+  if (error instanceof DeadlineExceededError || error instanceof AttemptTimeoutError)
+    return status(GrpcStatus.DEADLINE_EXCEEDED, error.message);
   if (error instanceof GrpcCallCancelledError) return status(error.code, error.details);
   return status(GrpcStatus.INTERNAL, describe(error));
 }

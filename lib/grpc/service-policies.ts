@@ -1,4 +1,12 @@
-import { Classifier, type KeyedPolicySource, grpcStatusRule, isKeyedPolicySource, type Policy, PolicyScope, type PolicyScopeEntry } from '../core/index.js';
+import {
+  Classifier,
+  type KeyedPolicySource,
+  grpcStatusRule,
+  isKeyedPolicySource,
+  type Policy,
+  PolicyScope,
+  type PolicyScopeEntry,
+} from '../core/index.js';
 
 /**
  * Where the interceptor reads its policy: a policy value; a Nest `PolicyHandle`
@@ -46,12 +54,27 @@ export class ServicePolicies {
   /** The policy of `key` (`package.Service` or `package.Service/Method`). */
   for(key: string): Policy {
     const source = this.source;
-    const template = typeof source === 'function' ? source() : isKeyedPolicySource(source) ? source.keyedTemplate : source;
+    const template =
+      typeof source === 'function'
+        ? source()
+        : isKeyedPolicySource(source)
+          ? source.keyedTemplate
+          : source;
     if (template !== this.template || this.scope === undefined) {
       const own = template.options.classifier;
-      const classifier = this.classifier ?? (own === Classifier.default || own === Classifier.http ? Classifier.grpc : own === Classifier.grpc ? undefined : own.with(grpcStatusRule));
+      const classifier =
+        this.classifier ??
+        (own === Classifier.default || own === Classifier.http
+          ? Classifier.grpc
+          : own === Classifier.grpc
+            ? undefined
+            : own.with(grpcStatusRule));
       const keyTemplate = classifier === undefined ? template : template.with({ classifier });
-      if (this.scope === undefined) this.scope = new PolicyScope<string>(keyTemplate, { maximumKeys: this.maximumKeys, label: serviceLabel });
+      if (this.scope === undefined)
+        this.scope = new PolicyScope<string>(keyTemplate, {
+          maximumKeys: this.maximumKeys,
+          label: serviceLabel,
+        });
       else this.scope.adopt(keyTemplate);
       this.template = template;
     }

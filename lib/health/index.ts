@@ -7,7 +7,8 @@
 export {
   type BreakerHealth,
   type GuardedReadable,
-  type LimiterHealth, type RateLimitHealth,
+  type LimiterHealth,
+  type RateLimitHealth,
   DEFAULT_HEALTH_KEYS,
   type PolicyHealth,
   type PolicyHealthStatus,

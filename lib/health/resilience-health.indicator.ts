@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { type BreakerState, type CircuitBreaker, type Limiter, RateLimiter, type RetryBudgetState } from '../core/index.js';
+import {
+  type BreakerState,
+  type CircuitBreaker,
+  type Limiter,
+  RateLimiter,
+  type RetryBudgetState,
+} from '../core/index.js';
 import { PolicyRegistry } from '../nest/policy-registry.js';
 
 /** Default of {@link ResilienceHealthOptions.maximumKeys}: scope keys listed per scoped entry. */
@@ -199,7 +205,10 @@ export class ResilienceHealthIndicator {
    *   without `entries`) — a configuration mistake, reported loudly rather than as a health state.
    *   Unknown policy names do not throw: they are reported as `unregistered`.
    */
-  isHealthy<const Key extends string = 'resilience'>(key: Key = 'resilience' as Key, options: ResilienceHealthOptions = {}): HealthIndicatorResult<Key> {
+  isHealthy<const Key extends string = 'resilience'>(
+    key: Key = 'resilience' as Key,
+    options: ResilienceHealthOptions = {},
+  ): HealthIndicatorResult<Key> {
     const { names, downWhenOpen, scopes, maximumKeys } = this.readOptions(options);
     const details: Record<string, PolicyHealth> = {};
     let down = options.downWhenShuttingDown === true && this.registry.shuttingDown;
@@ -216,9 +225,14 @@ export class ResilienceHealthIndicator {
       if (configured !== undefined) families.push(configured);
       // A scope given in the options is what is listed; the tracked hosts or services still count in the summary.
       const listed = readKeys(given === undefined ? families : [given]);
-      const entry = summarise(own, given === undefined ? listed : [...listed, ...readKeys(families)]);
-      if (listed.length > 0 || given !== undefined || configured !== undefined) addKeys(entry, listed, maximumKeys);
-      if (downWhenOpen.has(name) && (entry.breaker === 'open' || entry.breaker === 'isolated')) down = true;
+      const entry = summarise(
+        own,
+        given === undefined ? listed : [...listed, ...readKeys(families)],
+      );
+      if (listed.length > 0 || given !== undefined || configured !== undefined)
+        addKeys(entry, listed, maximumKeys);
+      if (downWhenOpen.has(name) && (entry.breaker === 'open' || entry.breaker === 'isolated'))
+        down = true;
       put(details, detailKey(name), entry);
     }
     for (const [name, scope] of scopes) {
@@ -238,22 +252,38 @@ export class ResilienceHealthIndicator {
     scopes: Map<string, ScopeReadable>;
     maximumKeys: number;
   } {
-    if (options === null || typeof options !== 'object') throw new TypeError('ResilienceHealthIndicator: options must be an object { policies?, downWhenOpen?, downWhenShuttingDown?, scopes?, maximumKeys? }');
-    if (options.downWhenShuttingDown !== undefined && typeof options.downWhenShuttingDown !== 'boolean') {
-      throw new TypeError(`ResilienceHealthIndicator: downWhenShuttingDown must be a boolean, got ${String(options.downWhenShuttingDown)}`);
+    if (options === null || typeof options !== 'object')
+      throw new TypeError(
+        'ResilienceHealthIndicator: options must be an object { policies?, downWhenOpen?, downWhenShuttingDown?, scopes?, maximumKeys? }',
+      );
+    if (
+      options.downWhenShuttingDown !== undefined &&
+      typeof options.downWhenShuttingDown !== 'boolean'
+    ) {
+      throw new TypeError(
+        `ResilienceHealthIndicator: downWhenShuttingDown must be a boolean, got ${String(options.downWhenShuttingDown)}`,
+      );
     }
-    const policies = options.policies === undefined ? this.registry.names() : nameList('policies', options.policies);
-    const downWhenOpen = options.downWhenOpen === undefined ? [] : nameList('downWhenOpen', options.downWhenOpen);
+    const policies =
+      options.policies === undefined
+        ? this.registry.names()
+        : nameList('policies', options.policies);
+    const downWhenOpen =
+      options.downWhenOpen === undefined ? [] : nameList('downWhenOpen', options.downWhenOpen);
     const all = [...policies];
     for (const name of downWhenOpen) if (!all.includes(name)) all.push(name);
     const maximumKeys = options.maximumKeys ?? DEFAULT_HEALTH_KEYS;
     if (typeof maximumKeys !== 'number' || !Number.isInteger(maximumKeys) || maximumKeys < 0) {
-      throw new TypeError(`ResilienceHealthIndicator: maximumKeys must be an integer >= 0, got ${String(maximumKeys)}`);
+      throw new TypeError(
+        `ResilienceHealthIndicator: maximumKeys must be an integer >= 0, got ${String(maximumKeys)}`,
+      );
     }
     const scopes = new Map<string, ScopeReadable>();
     for (const [name, scope] of Object.entries(options.scopes ?? {})) {
       if (typeof scope?.entries !== 'function' || typeof scope.size !== 'number') {
-        throw new TypeError(`ResilienceHealthIndicator: scopes.${name} must be a PolicyScope (size, entries(limit))`);
+        throw new TypeError(
+          `ResilienceHealthIndicator: scopes.${name} must be a PolicyScope (size, entries(limit))`,
+        );
       }
       scopes.set(name, scope);
     }
@@ -272,16 +302,23 @@ function readGuards(policy: GuardedReadable): BreakerHealth {
   const breaker = policy.breaker();
   const bucket = policy.bucket();
   const state = breaker === undefined ? 'none' : breaker.state;
-  const breakRemaining = state === 'open' || state === 'isolated' ? Math.ceil(breaker!.retryAfter()) : 0;
+  const breakRemaining =
+    state === 'open' || state === 'isolated' ? Math.ceil(breaker!.retryAfter()) : 0;
   // Four decimals: a health page is read by people and dashboards, not used for arithmetic.
   const utilization = bucket === undefined ? null : Math.round(bucket.utilization * 1e4) / 1e4;
-  const read = health(state, breakRemaining, utilization, bucket !== undefined && !bucket.canFundRetry);
+  const read = health(
+    state,
+    breakRemaining,
+    utilization,
+    bucket !== undefined && !bucket.canFundRetry,
+  );
   const limiter = policy.options?.limit === undefined ? undefined : policy.limiter?.();
   if (limiter !== undefined) {
     if (limiter instanceof RateLimiter) {
       const { limit, per, burst, available, shared } = limiter.snapshot();
       read.limiter = { kind: 'rate', limit, per, burst, available };
-      if (shared !== undefined) read.limiter.store = { name: shared.store, state: shared.state, degraded: shared.degraded };
+      if (shared !== undefined)
+        read.limiter.store = { name: shared.store, state: shared.state, degraded: shared.degraded };
     } else {
       const { kind, limit, inflight, queued, queue } = limiter.snapshot();
       read.limiter = { kind, limit, inflight, queued, queue };
@@ -290,7 +327,12 @@ function readGuards(policy: GuardedReadable): BreakerHealth {
   return read;
 }
 
-function health(breaker: BreakerState | 'none', breakRemaining: number, budgetUtilization: number | null, budgetExhausted: boolean): BreakerHealth {
+function health(
+  breaker: BreakerState | 'none',
+  breakRemaining: number,
+  budgetUtilization: number | null,
+  budgetExhausted: boolean,
+): BreakerHealth {
   const degraded = (breaker !== 'none' && breaker !== 'closed') || budgetExhausted;
   return { status: degraded ? 'degraded' : 'ok', breaker, breakRemaining, budgetUtilization };
 }
@@ -308,16 +350,28 @@ function readKeys(scopes: readonly ScopeReadable[]): KeyReading[] {
   for (const scope of scopes) {
     for (const reading of scope.entries(Infinity)) {
       const key = String(reading.key);
-      const read: KeyReading = { key, health: readGuards(reading.policy), dependency: reading.policy.dependency !== undefined };
+      const read: KeyReading = {
+        key,
+        health: readGuards(reading.policy),
+        dependency: reading.policy.dependency !== undefined,
+      };
       const seen = byKey.get(key);
-      if (seen === undefined || (seen.health.status === 'ok' && read.health.status === 'degraded')) byKey.set(key, read);
+      if (seen === undefined || (seen.health.status === 'ok' && read.health.status === 'degraded'))
+        byKey.set(key, read);
     }
   }
   return [...byKey.values()];
 }
 
 // Worst last: the order of the `nresilience.breaker.state` gauge's values, `none` below them all.
-const SEVERITY: readonly (BreakerState | 'none')[] = ['none', 'closed', 'recovering', 'halfOpen', 'open', 'isolated'];
+const SEVERITY: readonly (BreakerState | 'none')[] = [
+  'none',
+  'closed',
+  'recovering',
+  'halfOpen',
+  'open',
+  'isolated',
+];
 
 /** `own` with the keys that stand for the dependency (hosts, services) folded in: the worst of each reading. */
 function summarise(own: PolicyHealth, keys: readonly KeyReading[]): PolicyHealth {
@@ -328,9 +382,14 @@ function summarise(own: PolicyHealth, keys: readonly KeyReading[]): PolicyHealth
     // through its hosts' or services' limiters, each key shows its own and the entry none.
     if (health.limiter !== undefined) delete entry.limiter;
     if (health.status === 'degraded') entry.status = 'degraded';
-    if (entry.breaker === undefined || SEVERITY.indexOf(health.breaker) > SEVERITY.indexOf(entry.breaker)) entry.breaker = health.breaker;
+    if (
+      entry.breaker === undefined ||
+      SEVERITY.indexOf(health.breaker) > SEVERITY.indexOf(entry.breaker)
+    )
+      entry.breaker = health.breaker;
     entry.breakRemaining = Math.max(entry.breakRemaining ?? 0, health.breakRemaining);
-    if (health.budgetUtilization !== null) entry.budgetUtilization = Math.max(entry.budgetUtilization ?? 0, health.budgetUtilization);
+    if (health.budgetUtilization !== null)
+      entry.budgetUtilization = Math.max(entry.budgetUtilization ?? 0, health.budgetUtilization);
     else entry.budgetUtilization ??= null;
   }
   return entry;
@@ -338,7 +397,10 @@ function summarise(own: PolicyHealth, keys: readonly KeyReading[]): PolicyHealth
 
 function addKeys(entry: PolicyHealth, readings: readonly KeyReading[], maximumKeys: number): void {
   const degraded = readings.filter((reading) => reading.health.status === 'degraded');
-  const listed = [...degraded, ...readings.filter((reading) => reading.health.status !== 'degraded')].slice(0, maximumKeys);
+  const listed = [
+    ...degraded,
+    ...readings.filter((reading) => reading.health.status !== 'degraded'),
+  ].slice(0, maximumKeys);
   entry.keyCount = readings.length;
   entry.keysDegraded = degraded.length;
   const keys: Record<string, BreakerHealth> = {};
@@ -354,5 +416,10 @@ function detailKey(name: string): string {
 
 /** Sets an own, enumerable property, `__proto__` included (plain assignment would set the prototype). */
 function put<V>(record: Record<string, V>, key: string, value: V): void {
-  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(record, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }

@@ -44,29 +44,54 @@ const OPTION_KEYS = ['policy', 'maximumHosts', 'propagateCriticality', 'wallCloc
  * @returns the per-host state (for health)
  * @throws PolicyConfigError naming the option for a bad option
  */
-export async function installResilientAdapter(instance: AxiosInstance, options: ResilientAxiosOptions): Promise<HostPolicies> {
-  if (options === null || typeof options !== 'object') throw new PolicyConfigError('options', options, 'must be an object { policy, … }');
+export async function installResilientAdapter(
+  instance: AxiosInstance,
+  options: ResilientAxiosOptions,
+): Promise<HostPolicies> {
+  if (options === null || typeof options !== 'object')
+    throw new PolicyConfigError('options', options, 'must be an object { policy, … }');
   rejectUnknownKeys(options, OPTION_KEYS, '', 'resilient axios option');
   // Loaded only here: the package's entries load without axios installed.
   const axios = (await import('axios')).default;
-  const hosts = new HostPolicies(options.policy, options.maximumHosts ?? DEFAULT_MAXIMUM_HOSTS, options.wallClock);
+  const hosts = new HostPolicies(
+    options.policy,
+    options.maximumHosts ?? DEFAULT_MAXIMUM_HOSTS,
+    options.wallClock,
+  );
   const propagateCriticality = options.propagateCriticality === true;
   const original = instance.defaults.adapter;
 
-  const adapter: AxiosAdapter = async (config: InternalAxiosRequestConfig): Promise<AxiosResponse> => {
+  const adapter: AxiosAdapter = async (
+    config: InternalAxiosRequestConfig,
+  ): Promise<AxiosResponse> => {
     const transport = axios.getAdapter(original, config);
     const origin = new URL(instance.getUri(config)).origin;
     const method = (config.method ?? 'get').toUpperCase();
     const data: unknown = config.data;
-    const replayable = !(typeof data === 'object' && data !== null && typeof (data as { pipe?: unknown }).pipe === 'function');
-    const call = new OutboundCall<unknown>(hosts.for(origin), { repeatable: isIdempotentMethod(method) || config.headers.has(IDEMPOTENCY_KEY_HEADER) }, hosts, release);
+    const replayable = !(
+      typeof data === 'object' &&
+      data !== null &&
+      typeof (data as { pipe?: unknown }).pipe === 'function'
+    );
+    const call = new OutboundCall<unknown>(
+      hosts.for(origin),
+      { repeatable: isIdempotentMethod(method) || config.headers.has(IDEMPOTENCY_KEY_HEADER) },
+      hosts,
+      release,
+    );
     return call.policy
       .run(
         async (ctx) => {
           call.begin(ctx);
-          if (ctx.attempt > 1 && !replayable) throw new BodyNotReplayableError(undefined, { cause: call.last });
+          if (ctx.attempt > 1 && !replayable)
+            throw new BodyNotReplayableError(undefined, { cause: call.last });
           const headers = axios.AxiosHeaders.from(config.headers);
-          call.stamp((name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)), ctx, propagateCriticality);
+          call.stamp(
+            (name, value) =>
+              value === undefined ? headers.delete(name) : headers.set(name, value),
+            ctx,
+            propagateCriticality,
+          );
           const attempt: InternalAxiosRequestConfig = { ...config, headers, signal: ctx.signal };
           // Only the attempt's signal ends a bounded attempt: an axios timer of its own, even with slack,
           // can fire first on a loaded event loop and turn the library's timeout into ECONNABORTED.
@@ -75,7 +100,10 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
             const response = await transport(attempt);
             return call.answered(response, response.data);
           } catch (error) {
-            throw call.failed(error, (error as { response?: { data?: unknown } } | undefined)?.response?.data);
+            throw call.failed(
+              error,
+              (error as { response?: { data?: unknown } } | undefined)?.response?.data,
+            );
           }
         },
         // The axios seam does not hedge yet (docs/hedging.md): never two sends of one request at once.
@@ -84,7 +112,11 @@ export async function installResilientAdapter(instance: AxiosInstance, options: 
       .catch((error: unknown) => {
         // As the resilient fetch: a POST that failed once without an answer says why it was not sent
         // again; a failed answer (a 5xx) is the usual axios error, as fetch returns the Response.
-        const final = call.finalError(error, (cause) => (isFailedAnswer(config, cause) ? cause : new AxiosNotRepeatableError(method, instance.getUri(config), cause, config)));
+        const final = call.finalError(error, (cause) =>
+          isFailedAnswer(config, cause)
+            ? cause
+            : new AxiosNotRepeatableError(method, instance.getUri(config), cause, config),
+        );
         call.abandon((final as { response?: { data?: unknown } } | undefined)?.response?.data);
         markHttpFailure(final, call.last, call.policy, origin);
         throw final;
@@ -133,7 +165,10 @@ export class AxiosNotRepeatableError extends NotRepeatableError {
     super(method, url, { cause, marking: 'markRepeatable(config, key)' });
     const axiosError = isAxiosError(cause) ? cause : undefined;
     this.config = axiosError?.config ?? config;
-    const code = axiosError?.code ?? (cause as { code?: unknown } | undefined)?.code ?? (cause instanceof AttemptTimeoutError ? timeoutCode(this.config) : undefined);
+    const code =
+      axiosError?.code ??
+      (cause as { code?: unknown } | undefined)?.code ??
+      (cause instanceof AttemptTimeoutError ? timeoutCode(this.config) : undefined);
     this.code = typeof code === 'string' ? code : undefined;
     this.request = axiosError?.request;
   }
@@ -141,7 +176,8 @@ export class AxiosNotRepeatableError extends NotRepeatableError {
   /** The failure's own `toJSON()` snapshot (axios's, its `redact` rule applied) with this error's name, message and code. */
   toJSON(): object {
     const cause = this.cause as { toJSON?: () => object } | undefined;
-    const snapshot = isAxiosError(cause) && typeof cause.toJSON === 'function' ? cause.toJSON() : {};
+    const snapshot =
+      isAxiosError(cause) && typeof cause.toJSON === 'function' ? cause.toJSON() : {};
     return { ...snapshot, name: this.name, message: this.message, code: this.code };
   }
 }
@@ -175,12 +211,21 @@ function isFailedAnswer(config: InternalAxiosRequestConfig, error: unknown): boo
 function release(data: unknown): void {
   if (typeof data !== 'object' || data === null) return;
   const stream = data as { pipe?: unknown; destroy?: unknown; destroyed?: unknown };
-  if (typeof stream.pipe === 'function' && typeof stream.destroy === 'function' && stream.destroyed !== true) (stream.destroy as () => void)();
+  if (
+    typeof stream.pipe === 'function' &&
+    typeof stream.destroy === 'function' &&
+    stream.destroyed !== true
+  )
+    (stream.destroy as () => void)();
 }
 
 /** axios's own test (`isAxiosError`), without loading axios. */
 function isAxiosError(error: unknown): error is AxiosErrorLike {
-  return typeof error === 'object' && error !== null && (error as { isAxiosError?: unknown }).isAxiosError === true;
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { isAxiosError?: unknown }).isAxiosError === true
+  );
 }
 
 /** The code axios gives a request its own timer ended (its http adapter's `createTimeoutError`). */

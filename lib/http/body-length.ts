@@ -38,5 +38,7 @@ export function promisedLength(headers: Headers): number | undefined {
   const length = headers.get('content-length')?.trim();
   if (length === undefined || !LENGTH.test(length)) return undefined;
   const encoding = headers.get('content-encoding')?.trim().toLowerCase();
-  return encoding === undefined || encoding === '' || encoding === 'identity' ? Number(length) : undefined;
+  return encoding === undefined || encoding === '' || encoding === 'identity'
+    ? Number(length)
+    : undefined;
 }

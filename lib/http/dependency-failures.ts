@@ -21,11 +21,24 @@ function hostOf(origin: string): string {
  * @param error what the call rejects with
  * @param last the last attempt's own failure (the transport's error), when there was one
  */
-export function markHttpFailure(error: unknown, last: unknown, policy: Policy, origin: string): void {
+export function markHttpFailure(
+  error: unknown,
+  last: unknown,
+  policy: Policy,
+  origin: string,
+): void {
   const ending = endingOf(error, last);
   if (ending === undefined) return;
-  const cause = error instanceof NotRepeatableError || error instanceof BodyNotReplayableError ? (error.cause ?? last) : error;
-  markDependencyFailure(error, { policy: policy.options.name, dependency: hostOf(origin), cause: failureCause(cause), ending });
+  const cause =
+    error instanceof NotRepeatableError || error instanceof BodyNotReplayableError
+      ? (error.cause ?? last)
+      : error;
+  markDependencyFailure(error, {
+    policy: policy.options.name,
+    dependency: hostOf(origin),
+    cause: failureCause(cause),
+    ending,
+  });
 }
 
 function endingOf(error: unknown, last: unknown): DependencyFailure['ending'] | undefined {
@@ -33,7 +46,10 @@ function endingOf(error: unknown, last: unknown): DependencyFailure['ending'] | 
   if (error instanceof BodyNotReplayableError) return 'bodyNotReplayable';
   const stop = stopReasonOf(error);
   // A policy that adds nothing records no stop reason: the transport's own error is then the call's.
-  return stop === 'attemptsExhausted' || (stop === undefined && error === last && last !== undefined) ? 'attemptsExhausted' : undefined;
+  return stop === 'attemptsExhausted' ||
+    (stop === undefined && error === last && last !== undefined)
+    ? 'attemptsExhausted'
+    : undefined;
 }
 
 /**
@@ -42,5 +58,11 @@ function endingOf(error: unknown, last: unknown): DependencyFailure['ending'] | 
  */
 export function bodyFailureMarker(policy: Policy, origin: string): (error: unknown) => void {
   const dependency = hostOf(origin);
-  return (error) => markDependencyFailure(error, { policy: policy.options.name, dependency, cause: failureCause(error), ending: 'bodyBroken' });
+  return (error) =>
+    markDependencyFailure(error, {
+      policy: policy.options.name,
+      dependency,
+      cause: failureCause(error),
+      ending: 'bodyBroken',
+    });
 }

@@ -1,16 +1,38 @@
-import { type AttemptContext, GUARDED_PAUSE_MS, HeldCall, type Policy, RateLimitedError, reportEvent, sleep } from '../core/index.js';
+import {
+  type AttemptContext,
+  GUARDED_PAUSE_MS,
+  HeldCall,
+  type Policy,
+  RateLimitedError,
+  reportEvent,
+  sleep,
+} from '../core/index.js';
 import { OutboundCall } from '../outbound/outbound-call.js';
 import type { HostPolicies } from './host-policies.js';
-import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, freshIdempotencyKey, isIdempotentMethod, wantsGeneratedKey } from './idempotency.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  NotRepeatableError,
+  freshIdempotencyKey,
+  isIdempotentMethod,
+  wantsGeneratedKey,
+} from './idempotency.js';
 import type { HostQuota } from './quota.js';
 import { BodyNotReplayableError, type PreparedBody, prepareBody } from './request-body.js';
-import { abortableResponse, bufferedResponse, discard, gapBoundedResponse } from './response-body.js';
+import {
+  abortableResponse,
+  bufferedResponse,
+  discard,
+  gapBoundedResponse,
+} from './response-body.js';
 import { resumableResponse } from './resume-download.js';
 import { bodyFailureMarker, markHttpFailure } from './dependency-failures.js';
 import { relayedRefusal } from './relayed-refusal.js';
 
 /** A function with `fetch`'s signature: Node's own, undici's, or any compatible one. */
-export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+export type FetchFunction = (
+  input: string | URL | Request,
+  init?: RequestInit,
+) => Promise<Response>;
 
 /** The resilient fetch's checked options, read once when it is created. Durations in ms. */
 export interface FetchSettings {
@@ -27,7 +49,16 @@ export interface FetchSettings {
 }
 
 // RequestInit fields a `Request` input carries that a fresh `fetch(url, init)` must be given again.
-const REQUEST_FIELDS = ['cache', 'credentials', 'integrity', 'keepalive', 'mode', 'redirect', 'referrer', 'referrerPolicy'] as const;
+const REQUEST_FIELDS = [
+  'cache',
+  'credentials',
+  'integrity',
+  'keepalive',
+  'mode',
+  'redirect',
+  'referrer',
+  'referrerPolicy',
+] as const;
 
 /**
  * One request of the resilient fetch: what the request is (read once from `input` and `init`), the
@@ -57,23 +88,38 @@ export class FetchCall {
     private readonly signal: AbortSignal | undefined,
   ) {
     const policy = settings.hosts.for(origin);
-    this.call = new OutboundCall<Response>(policy, { repeatable: isIdempotentMethod(method) || headers.has(IDEMPOTENCY_KEY_HEADER) }, settings.hosts, discard);
+    this.call = new OutboundCall<Response>(
+      policy,
+      { repeatable: isIdempotentMethod(method) || headers.has(IDEMPOTENCY_KEY_HEADER) },
+      settings.hosts,
+      discard,
+    );
     this.quota = settings.quotaFor(policy);
     this.gap = settings.bodyGapTimeout ?? policy.options.attemptTimeout;
     this.stallable = !settings.bufferResponses && this.gap !== undefined && method !== 'HEAD';
   }
 
   /** Reads the request from `input` and `init` (as `new Request(input, init)` would) and runs it. */
-  static async send(settings: FetchSettings, input: string | URL | Request, init: RequestInit | undefined): Promise<Response> {
+  static async send(
+    settings: FetchSettings,
+    input: string | URL | Request,
+    init: RequestInit | undefined,
+  ): Promise<Response> {
     const request = input instanceof Request ? input : undefined;
-    const url = request !== undefined ? request.url : input instanceof URL ? input.href : String(input);
+    const url =
+      request !== undefined ? request.url : input instanceof URL ? input.href : String(input);
     const origin = new URL(url).origin;
     const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
     // As `new Request(input, init)` does: headers given in init replace the request's.
     const headers = new Headers(init?.headers ?? request?.headers);
-    if (wantsGeneratedKey(init) || wantsGeneratedKey(request)) headers.set(IDEMPOTENCY_KEY_HEADER, freshIdempotencyKey());
-    const body = await prepareBody(init !== undefined && 'body' in init ? init.body : request?.body, settings.maximumReplayBytes);
-    if (body.contentType !== undefined && !headers.has('content-type')) headers.set('content-type', body.contentType);
+    if (wantsGeneratedKey(init) || wantsGeneratedKey(request))
+      headers.set(IDEMPOTENCY_KEY_HEADER, freshIdempotencyKey());
+    const body = await prepareBody(
+      init !== undefined && 'body' in init ? init.body : request?.body,
+      settings.maximumReplayBytes,
+    );
+    if (body.contentType !== undefined && !headers.has('content-type'))
+      headers.set('content-type', body.contentType);
     const base: RequestInit = { ...fields(request), ...init, method, body: body.body };
     if (body.streaming) (base as { duplex?: string }).duplex = 'half';
     const signal = init?.signal ?? request?.signal ?? undefined;
@@ -84,15 +130,23 @@ export class FetchCall {
     const { call, method, signal } = this;
     const policy = call.policy;
     // A download that may be resumed stays one call for observers until its body is done.
-    const held = this.settings.resumeDownloads && method === 'GET' && !this.headers.has('range') ? new HeldCall() : undefined;
+    const held =
+      this.settings.resumeDownloads && method === 'GET' && !this.headers.has('range')
+        ? new HeldCall()
+        : undefined;
     // The resilient fetch does not hedge yet (docs/hedging.md): a policy's `repeatable: true` must never race two sends of one request.
-    const response = await policy.run((ctx) => this.attempt(ctx), { signal, hold: held, repeatable: false }).catch((error: unknown) => {
-      // Say why a POST that failed once was not sent again, and how to let it (stop reason `notRepeatable`).
-      const final = call.finalError(error, (cause) => new NotRepeatableError(method, this.url, { cause }));
-      call.abandon();
-      markHttpFailure(final, call.last, policy, this.origin);
-      throw final;
-    });
+    const response = await policy
+      .run((ctx) => this.attempt(ctx), { signal, hold: held, repeatable: false })
+      .catch((error: unknown) => {
+        // Say why a POST that failed once was not sent again, and how to let it (stop reason `notRepeatable`).
+        const final = call.finalError(
+          error,
+          (cause) => new NotRepeatableError(method, this.url, { cause }),
+        );
+        call.abandon();
+        markHttpFailure(final, call.last, policy, this.origin);
+        throw final;
+      });
     // The caller owns this answer now: the next attempt (a resume) must not discard it.
     call.keep();
     if (held !== undefined && response.status === 200) return this.resumable(response, held);
@@ -102,7 +156,13 @@ export class FetchCall {
     // A body that breaks while the caller reads it is the dependency's failure (an exception filter answers 502).
     const broken = bodyFailureMarker(policy, this.origin);
     const gap = this.gap;
-    return abortableResponse(gap === undefined ? response : gapBoundedResponse(response, gap, policy.options.clock, this.stalled, broken), signal, gap === undefined ? broken : undefined);
+    return abortableResponse(
+      gap === undefined
+        ? response
+        : gapBoundedResponse(response, gap, policy.options.clock, this.stalled, broken),
+      signal,
+      gap === undefined ? broken : undefined,
+    );
   }
 
   /** One attempt of the call; a resumed download's attempts also ask for a range of the body. */
@@ -111,23 +171,42 @@ export class FetchCall {
     const clock = call.policy.options.clock;
     // The failed answer is not what the caller gets: `begin` lets its connection go before the retry.
     call.begin(ctx);
-    if (settings.resumeDownloads) this.deadlineAt = ctx.remaining === Infinity ? Infinity : clock.now() + ctx.remaining;
-    if (ctx.attempt > 1 && !this.body.replayable) throw new BodyNotReplayableError(settings.maximumReplayBytes, { cause: call.last });
+    if (settings.resumeDownloads)
+      this.deadlineAt = ctx.remaining === Infinity ? Infinity : clock.now() + ctx.remaining;
+    if (ctx.attempt > 1 && !this.body.replayable)
+      throw new BodyNotReplayableError(settings.maximumReplayBytes, { cause: call.last });
     if (this.quota !== undefined) {
-      if (this.quota.refusal(clock.now()) !== undefined) await refuseByQuota(call.policy, this.quota, ctx.attempt, ctx.bound, ctx.signal, this.origin);
+      if (this.quota.refusal(clock.now()) !== undefined)
+        await refuseByQuota(
+          call.policy,
+          this.quota,
+          ctx.attempt,
+          ctx.bound,
+          ctx.signal,
+          this.origin,
+        );
       this.quota.spend();
     }
     const headers = new Headers(this.headers);
-    call.stamp((name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)), ctx, settings.propagateCriticality);
+    call.stamp(
+      (name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)),
+      ctx,
+      settings.propagateCriticality,
+    );
     if (range !== undefined) {
       headers.set('range', range);
       headers.set('if-range', etag!);
     }
     let answer: Response;
     try {
-      answer = await settings.transport(this.url, { ...this.base, headers, signal: this.stallable ? (this.transportAbort = linked(ctx.signal)).signal : ctx.signal });
+      answer = await settings.transport(this.url, {
+        ...this.base,
+        headers,
+        signal: this.stallable ? (this.transportAbort = linked(ctx.signal)).signal : ctx.signal,
+      });
       this.quota?.observe(answer.headers, clock.now(), settings.wallClock());
-      if (settings.bufferResponses && this.method !== 'HEAD') answer = await bufferedResponse(answer);
+      if (settings.bufferResponses && this.method !== 'HEAD')
+        answer = await bufferedResponse(answer);
     } catch (error) {
       throw call.failed(error);
     }
@@ -160,7 +239,12 @@ export class FetchCall {
         // The resume request is the call's next attempt: budget, breaker, backoff and deadline apply,
         // and observers see it as an attempt of the held call.
         next: (offset, etag, error) =>
-          policy.run((ctx) => this.attempt(ctx, `bytes=${offset}-`, etag), { signal, hold: held, repeatable: false, continuing: { attempts: call.attempts, error, deadlineAt: this.deadlineAt, held } }),
+          policy.run((ctx) => this.attempt(ctx, `bytes=${offset}-`, etag), {
+            signal,
+            hold: held,
+            repeatable: false,
+            continuing: { attempts: call.attempts, error, deadlineAt: this.deadlineAt, held },
+          }),
         resumed: () => {
           call.keep();
           // `streamResumed` (DESIGN §3.12), an event of the held call.
@@ -200,12 +284,28 @@ function fields(request: Request | undefined): RequestInit {
  * lets the attempt go after all. A retry refused here gives back the budget token it was charged: the
  * call never left the process.
  */
-async function refuseByQuota(policy: Policy, quota: HostQuota, attempt: number, bound: number, signal: AbortSignal, origin: string): Promise<void> {
+async function refuseByQuota(
+  policy: Policy,
+  quota: HostQuota,
+  attempt: number,
+  bound: number,
+  signal: AbortSignal,
+  origin: string,
+): Promise<void> {
   const clock = policy.options.clock;
   await sleep(clock, Math.min(GUARDED_PAUSE_MS, bound), signal);
   const wait = quota.refusal(clock.now());
   if (wait === undefined) return;
   if (attempt > 1) policy.bucket()?.refund();
-  reportEvent(policy, { kind: 'rejectedByQuota', attempt, verdict: 'Limited', error: 'RateLimitedError', delay: wait });
-  throw new RateLimitedError(`${origin} published quota is inside the reserve until its window resets`, wait);
+  reportEvent(policy, {
+    kind: 'rejectedByQuota',
+    attempt,
+    verdict: 'Limited',
+    error: 'RateLimitedError',
+    delay: wait,
+  });
+  throw new RateLimitedError(
+    `${origin} published quota is inside the reserve until its window resets`,
+    wait,
+  );
 }

@@ -1,4 +1,17 @@
-import { Classifier, type ClassifierRule, type KeyedPolicySource, Policy, PolicyConfigError, PolicyScope, type PolicyScopeEntry, Verdict, httpRule, httpRuleAt, isKeyedPolicySource, isRetryable } from '../core/index.js';
+import {
+  Classifier,
+  type ClassifierRule,
+  type KeyedPolicySource,
+  Policy,
+  PolicyConfigError,
+  PolicyScope,
+  type PolicyScopeEntry,
+  Verdict,
+  httpRule,
+  httpRuleAt,
+  isKeyedPolicySource,
+  isRetryable,
+} from '../core/index.js';
 import { checkValue, keyBoundRule } from '../core/internal.js';
 import type { CallFacts } from '../outbound/outbound-call.js';
 import { BodyNotReplayableError } from './request-body.js';
@@ -18,7 +31,12 @@ const MAXIMUM_HOSTS_RULE = keyBoundRule('hosts with their own state');
 export type PolicySourceLike = Policy | KeyedPolicySource | { readonly current: Policy };
 
 // Socket errors raised before the request left this process: the server cannot have acted on it.
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /**
  * True when `subject` (a response, an error) is a definitive refusal: 429 or 503 (the server says it
@@ -26,10 +44,14 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_E
  */
 function isDefinitiveRefusal(subject: unknown): boolean {
   if (typeof subject !== 'object' || subject === null) return false;
-  const status = subject instanceof Response ? subject.status : (subject as { response?: { status?: unknown } }).response?.status;
+  const status =
+    subject instanceof Response
+      ? subject.status
+      : (subject as { response?: { status?: unknown } }).response?.status;
   if (status === 429 || status === 503) return true;
   if (typeof status === 'number') return false;
-  const code = ((subject as { cause?: { code?: unknown } }).cause?.code ?? (subject as { code?: unknown }).code) as unknown;
+  const code = ((subject as { cause?: { code?: unknown } }).cause?.code ??
+    (subject as { code?: unknown }).code) as unknown;
   return typeof code === 'string' && NOT_SENT_CODES.has(code);
 }
 
@@ -75,8 +97,16 @@ export class HostPolicies {
   ) {
     checkValue(MAXIMUM_HOSTS_RULE, 'maximumHosts', maximumHosts);
     // A handle is not read here: a Nest registry loads its policies only when the app initializes.
-    if (!(source instanceof Policy) && !isKeyedPolicySource(source) && !(typeof source === 'object' && source !== null && 'current' in source)) {
-      throw new PolicyConfigError('policy', source, 'must be a Policy or a handle with a current Policy (e.g. registry.handle(name))');
+    if (
+      !(source instanceof Policy) &&
+      !isKeyedPolicySource(source) &&
+      !(typeof source === 'object' && source !== null && 'current' in source)
+    ) {
+      throw new PolicyConfigError(
+        'policy',
+        source,
+        'must be a Policy or a handle with a current Policy (e.g. registry.handle(name))',
+      );
     }
     if (isKeyedPolicySource(source)) source.trackKeys?.(this);
   }
@@ -87,10 +117,21 @@ export class HostPolicies {
    */
   for(origin: string): Policy {
     const source = this.source;
-    const current = source instanceof Policy ? source : isKeyedPolicySource(source) ? source.keyedTemplate : source.current;
+    const current =
+      source instanceof Policy
+        ? source
+        : isKeyedPolicySource(source)
+          ? source.keyedTemplate
+          : source.current;
     if (current !== this.template || this.scope === undefined) {
-      const hostTemplate = current.with({ classifier: this.classifierFor(current.options.classifier) });
-      if (this.scope === undefined) this.scope = new PolicyScope<string>(hostTemplate, { maximumKeys: this.maximumHosts, label: hostLabel });
+      const hostTemplate = current.with({
+        classifier: this.classifierFor(current.options.classifier),
+      });
+      if (this.scope === undefined)
+        this.scope = new PolicyScope<string>(hostTemplate, {
+          maximumKeys: this.maximumHosts,
+          label: hostLabel,
+        });
       else this.scope.adopt(hostTemplate);
       this.template = current;
     }
@@ -141,13 +182,21 @@ export class HostPolicies {
     // A classifier that leaves returned values Ok (the default, Classifier.http, or the error-only
     // classifier a Nest registry gives its policies) gets the HTTP rule first; one that judges values
     // itself is the user's and is used as it is.
-    const http = own === Classifier.http || own.valuesAreOk ? (this.wallClock === undefined ? httpRule : httpRuleAt(this.wallClock)) : undefined;
+    const http =
+      own === Classifier.http || own.valuesAreOk
+        ? this.wallClock === undefined
+          ? httpRule
+          : httpRuleAt(this.wallClock)
+        : undefined;
     const rule: ClassifierRule = (outcome, context) => {
       if (!outcome.ok && outcome.error instanceof BodyNotReplayableError) return Verdict.permanent;
-      const verdict = (context.callerAborted ? undefined : http?.(outcome, context)) ?? own.classify(outcome, context);
+      const verdict =
+        (context.callerAborted ? undefined : http?.(outcome, context)) ??
+        own.classify(outcome, context);
       if (!isRetryable(verdict)) return verdict;
       const subject = outcome.ok ? outcome.value : outcome.error;
-      const facts = typeof subject === 'object' && subject !== null ? this.facts.get(subject) : undefined;
+      const facts =
+        typeof subject === 'object' && subject !== null ? this.facts.get(subject) : undefined;
       if (facts === undefined || facts.repeatable || isDefinitiveRefusal(subject)) return verdict;
       this.finalized.add(subject as object);
       return Verdict.final(verdict);

@@ -54,9 +54,18 @@ const GENERATE_KEY = Symbol.for('nresilience.idempotencyKey.generate');
  *   key breaking that rule; TypeError for a request that is not an object
  */
 export function markRepeatable<T extends object>(request: T, key?: string): T {
-  if (request === null || typeof request !== 'object') throw new TypeError('markRepeatable: request must be a RequestInit, a Request or an axios config object');
+  if (request === null || typeof request !== 'object')
+    throw new TypeError(
+      'markRepeatable: request must be a RequestInit, a Request or an axios config object',
+    );
   if (key !== undefined) checkKey(key);
-  if (key === undefined) Object.defineProperty(request, GENERATE_KEY, { value: true, enumerable: true, configurable: true, writable: true });
+  if (key === undefined)
+    Object.defineProperty(request, GENERATE_KEY, {
+      value: true,
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
   setHeader(request, IDEMPOTENCY_KEY_HEADER, quoteKey(key ?? randomUUID()));
   return request;
 }
@@ -95,7 +104,8 @@ export class NotRepeatableError extends Error {
 /** What a failure is called in a message: its socket code when it has one (`ECONNRESET`), else its name. */
 function failureName(failure: unknown): string {
   if (typeof failure !== 'object' || failure === null) return String(failure);
-  const code = (failure as { cause?: { code?: unknown } }).cause?.code ?? (failure as { code?: unknown }).code;
+  const code =
+    (failure as { cause?: { code?: unknown } }).cause?.code ?? (failure as { code?: unknown }).code;
   if (typeof code === 'string') return code;
   return failure instanceof Error ? failure.name : 'error';
 }
@@ -123,13 +133,21 @@ function quoteKey(key: string): string {
 function checkKey(key: unknown): void {
   const rule = `must be 1 to ${MAXIMUM_KEY_LENGTH} printable ASCII characters (0x20-0x7E, the characters a structured-field string may hold: RFC 8941 §3.3.3)`;
   if (typeof key !== 'string' || key.length === 0 || key.length > MAXIMUM_KEY_LENGTH) {
-    throw new PolicyConfigError('idempotencyKey', key, `${rule}; got ${typeof key === 'string' ? `${key.length} characters` : typeof key}`);
+    throw new PolicyConfigError(
+      'idempotencyKey',
+      key,
+      `${rule}; got ${typeof key === 'string' ? `${key.length} characters` : typeof key}`,
+    );
   }
   if (!KEY_CHARACTERS.test(key)) {
     let index = 0;
     while (KEY_CHARACTERS.test(key[index]!)) index++;
     const code = key.charCodeAt(index).toString(16).toUpperCase().padStart(4, '0');
-    throw new PolicyConfigError('idempotencyKey', key, `${rule}; U+${code} at index ${index} is not`);
+    throw new PolicyConfigError(
+      'idempotencyKey',
+      key,
+      `${rule}; U+${code} at index ${index} is not`,
+    );
   }
 }
 
@@ -142,13 +160,15 @@ function setHeader(request: object, name: string, value: string): void {
   const headers = target.headers;
   if (headers === undefined || headers === null) target.headers = { [name]: value };
   else if (headers instanceof Headers) headers.set(name, value);
-  else if (typeof (headers as { set?: unknown }).set === 'function') (headers as { set(n: string, v: string): void }).set(name, value);
+  else if (typeof (headers as { set?: unknown }).set === 'function')
+    (headers as { set(n: string, v: string): void }).set(name, value);
   else if (Array.isArray(headers)) {
     const kept = headers.filter(([n]) => String(n).toLowerCase() !== name);
     target.headers = [...kept, [name, value]];
   } else {
     const record = { ...(headers as Record<string, string>) };
-    for (const existing of Object.keys(record)) if (existing.toLowerCase() === name) delete record[existing];
+    for (const existing of Object.keys(record))
+      if (existing.toLowerCase() === name) delete record[existing];
     record[name] = value;
     target.headers = record;
   }

@@ -5,15 +5,29 @@
  *
  * @module @nresilience/nestjs/http
  */
-export { type FetchFunction, type ResilientFetch, type ResilientFetchOptions, createResilientFetch } from './resilient-fetch.js';
+export {
+  type FetchFunction,
+  type ResilientFetch,
+  type ResilientFetchOptions,
+  createResilientFetch,
+} from './resilient-fetch.js';
 export { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
 export type { CallFacts } from '../outbound/outbound-call.js';
-export { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, isIdempotentMethod, markRepeatable } from './idempotency.js';
+export {
+  IDEMPOTENCY_KEY_HEADER,
+  NotRepeatableError,
+  isIdempotentMethod,
+  markRepeatable,
+} from './idempotency.js';
 export { HostQuota, Quota } from './quota.js';
 export { BodyNotReplayableError, DEFAULT_MAXIMUM_REPLAY_BYTES } from './request-body.js';
 export { ResumeRefusedError, type ResumeRefusal } from './resume-download.js';
 export { BodyLengthError } from './body-length.js';
-export { AxiosNotRepeatableError, type ResilientAxiosOptions, installResilientAdapter } from './axios-adapter.js';
+export {
+  AxiosNotRepeatableError,
+  type ResilientAxiosOptions,
+  installResilientAdapter,
+} from './axios-adapter.js';
 export {
   InjectResilientFetch,
   ResilientHttpModule,

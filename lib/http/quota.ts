@@ -29,7 +29,11 @@ export class Quota {
    */
   static reserving(reserve = 0.1): Quota {
     if (typeof reserve !== 'number' || !(reserve >= 0 && reserve < 1)) {
-      throw new PolicyConfigError('quota.reserve', reserve, 'must be a fraction in [0, 1) of the published quota to hold back');
+      throw new PolicyConfigError(
+        'quota.reserve',
+        reserve,
+        'must be a fraction in [0, 1) of the published quota to hold back',
+      );
     }
     return new Quota(reserve);
   }
@@ -76,7 +80,10 @@ export class HostQuota {
    */
   observe(headers: Headers, now: number, wallNow: number): void {
     const windows =
-      structuredWindows(headers, now) ?? dictionaryWindow(headers, now) ?? legacyWindow(headers, 'x-ratelimit-', now, wallNow) ?? legacyWindow(headers, 'ratelimit-', now, wallNow);
+      structuredWindows(headers, now) ??
+      dictionaryWindow(headers, now) ??
+      legacyWindow(headers, 'x-ratelimit-', now, wallNow) ??
+      legacyWindow(headers, 'ratelimit-', now, wallNow);
     if (windows !== undefined) this.windows = windows;
   }
 }
@@ -103,7 +110,8 @@ function parseList(value: string | null): Item[] {
   for (const member of splitOutsideQuotes(value, ',')) {
     const [bare, ...rest] = splitOutsideQuotes(member, ';').map((part) => part.trim());
     if (bare === undefined || bare === '') continue;
-    const name = bare.startsWith('"') && bare.endsWith('"') && bare.length >= 2 ? bare.slice(1, -1) : bare;
+    const name =
+      bare.startsWith('"') && bare.endsWith('"') && bare.length >= 2 ? bare.slice(1, -1) : bare;
     const params = new Map<string, number>();
     let valid = true;
     for (const param of rest) {
@@ -141,7 +149,9 @@ function splitOutsideQuotes(text: string, separator: string): string[] {
 
 /** Windows from `RateLimit` (live: `r` and `t`), with quotas from `RateLimit-Policy` (`q`) by name. */
 function structuredWindows(headers: Headers, now: number): Window[] | undefined {
-  const live = parseList(headers.get('ratelimit')).filter((item) => item.params.has('r') && item.params.has('t'));
+  const live = parseList(headers.get('ratelimit')).filter(
+    (item) => item.params.has('r') && item.params.has('t'),
+  );
   if (live.length === 0) return undefined;
   const quotas = new Map<string, number>();
   for (const item of parseList(headers.get('ratelimit-policy'))) {
@@ -150,7 +160,11 @@ function structuredWindows(headers: Headers, now: number): Window[] | undefined 
   }
   const windows = live
     .filter((item) => item.params.get('t')! * 1000 <= MAXIMUM_RESET_MS)
-    .map((item) => ({ remaining: item.params.get('r')!, limit: quotas.get(item.name), resetAt: now + item.params.get('t')! * 1000 }));
+    .map((item) => ({
+      remaining: item.params.get('r')!,
+      limit: quotas.get(item.name),
+      resetAt: now + item.params.get('t')! * 1000,
+    }));
   return windows.length === 0 ? undefined : windows;
 }
 
@@ -163,14 +177,28 @@ function dictionaryWindow(headers: Headers, now: number): Window[] | undefined {
   if (value === null) return undefined;
   const fields = new Map<string, number>();
   for (const member of splitOutsideQuotes(value, ',')) {
-    const [key, raw] = (splitOutsideQuotes(member, ';')[0] ?? '').split('=').map((part) => part.trim());
-    if (key !== undefined && raw !== undefined && INTEGER.test(raw)) fields.set(key.toLowerCase(), Number(raw));
+    const [key, raw] = (splitOutsideQuotes(member, ';')[0] ?? '')
+      .split('=')
+      .map((part) => part.trim());
+    if (key !== undefined && raw !== undefined && INTEGER.test(raw))
+      fields.set(key.toLowerCase(), Number(raw));
   }
   const remaining = fields.get('remaining');
   const reset = fields.get('reset');
-  if (remaining === undefined || reset === undefined || !(reset > 0 && reset * 1000 <= MAXIMUM_RESET_MS)) return undefined;
+  if (
+    remaining === undefined ||
+    reset === undefined ||
+    !(reset > 0 && reset * 1000 <= MAXIMUM_RESET_MS)
+  )
+    return undefined;
   const limit = fields.get('limit');
-  return [{ remaining, limit: limit !== undefined && limit > 0 ? limit : undefined, resetAt: now + reset * 1000 }];
+  return [
+    {
+      remaining,
+      limit: limit !== undefined && limit > 0 ? limit : undefined,
+      resetAt: now + reset * 1000,
+    },
+  ];
 }
 
 /**
@@ -178,7 +206,12 @@ function dictionaryWindow(headers: Headers, now: number): Window[] | undefined {
  * epoch seconds as GitHub sends) or the earlier drafts' separate `RateLimit-Limit` / `-Remaining` /
  * `-Reset` (express-rate-limit's `draft-6`).
  */
-function legacyWindow(headers: Headers, prefix: string, now: number, wallNow: number): Window[] | undefined {
+function legacyWindow(
+  headers: Headers,
+  prefix: string,
+  now: number,
+  wallNow: number,
+): Window[] | undefined {
   const remaining = integerHeader(headers, `${prefix}remaining`);
   const reset = integerHeader(headers, `${prefix}reset`);
   if (remaining === undefined || reset === undefined) return undefined;
@@ -186,7 +219,9 @@ function legacyWindow(headers: Headers, prefix: string, now: number, wallNow: nu
   // Epoch seconds are above 10^9; a window of more than 31 years given as a delta is not one.
   const wait = reset > 1_000_000_000 ? reset * 1000 - wallNow : reset * 1000;
   if (!(wait > 0 && wait <= MAXIMUM_RESET_MS)) return undefined;
-  return [{ remaining, limit: limit !== undefined && limit > 0 ? limit : undefined, resetAt: now + wait }];
+  return [
+    { remaining, limit: limit !== undefined && limit > 0 ? limit : undefined, resetAt: now + wait },
+  ];
 }
 
 function integerHeader(headers: Headers, name: string): number | undefined {

@@ -8,7 +8,12 @@ export const CALL_REJECTED_PROBLEM_TYPE = 'urn:nresilience:problem:call-rejected
 
 /** A problem body longer than this is not ours (ours are a few hundred bytes): it is not read further. */
 const MAXIMUM_PROBLEM_BYTES = 4096;
-const REASONS: readonly RejectionReason[] = ['BudgetExhausted', 'DependencyUnavailable', 'RateLimited', 'QuotaExhausted'];
+const REASONS: readonly RejectionReason[] = [
+  'BudgetExhausted',
+  'DependencyUnavailable',
+  'RateLimited',
+  'QuotaExhausted',
+];
 
 /**
  * The refusal a lower hop answered, when `answer` is one: a 503 `application/problem+json` whose
@@ -19,7 +24,11 @@ const REASONS: readonly RejectionReason[] = ['BudgetExhausted', 'DependencyUnava
  * @param origin the dependency's origin, for the error
  * @param nowEpochMs wall-clock ms, for a `Retry-After` given as a date
  */
-export async function relayedRefusal(answer: Response, origin: string, nowEpochMs: () => number): Promise<RelayedRefusalError | undefined> {
+export async function relayedRefusal(
+  answer: Response,
+  origin: string,
+  nowEpochMs: () => number,
+): Promise<RelayedRefusalError | undefined> {
   if (answer.status !== 503 || answer.body === null) return undefined;
   const type = answer.headers.get('content-type');
   if (type === null || !type.toLowerCase().startsWith('application/problem+json')) return undefined;
@@ -34,12 +43,20 @@ export async function relayedRefusal(answer: Response, origin: string, nowEpochM
     return undefined;
   }
   const { type: problemType, reason } = (problem ?? {}) as { type?: unknown; reason?: unknown };
-  if (problemType !== CALL_REJECTED_PROBLEM_TYPE || !REASONS.includes(reason as RejectionReason)) return undefined;
-  return new RelayedRefusalError(reason as RejectionReason, parseRetryAfter(answer.headers.get('retry-after'), nowEpochMs()), origin);
+  if (problemType !== CALL_REJECTED_PROBLEM_TYPE || !REASONS.includes(reason as RejectionReason))
+    return undefined;
+  return new RelayedRefusalError(
+    reason as RejectionReason,
+    parseRetryAfter(answer.headers.get('retry-after'), nowEpochMs()),
+    origin,
+  );
 }
 
 /** The stream's text when it ends within `limit` bytes; `undefined` (the stream cancelled) past it or on an error. */
-async function readAtMost(stream: ReadableStream<Uint8Array>, limit: number): Promise<string | undefined> {
+async function readAtMost(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+): Promise<string | undefined> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;

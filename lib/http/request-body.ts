@@ -46,23 +46,37 @@ export class BodyNotReplayableError extends Error {
   }
 }
 
-const NONE: PreparedBody = Object.freeze({ body: undefined, replayable: true, contentType: undefined, streaming: false });
+const NONE: PreparedBody = Object.freeze({
+  body: undefined,
+  replayable: true,
+  contentType: undefined,
+  streaming: false,
+});
 
 /**
  * Prepares `body` for replay.
  * @param body a fetch body, or a `Request`'s body stream
  * @param limit the most bytes of a stream body buffered for replay
  */
-export async function prepareBody(body: RequestInit['body'] | ReadableStream<Uint8Array> | null | undefined, limit: number): Promise<PreparedBody> {
+export async function prepareBody(
+  body: RequestInit['body'] | ReadableStream<Uint8Array> | null | undefined,
+  limit: number,
+): Promise<PreparedBody> {
   if (body === undefined || body === null) return NONE;
   if (body instanceof FormData) {
     // Encode once so every attempt sends the same boundary, bytes and Content-Length.
     const encoded = new Response(body);
     const bytes = new Uint8Array(await encoded.arrayBuffer());
-    return { body: bytes, replayable: true, contentType: encoded.headers.get('content-type') ?? undefined, streaming: false };
+    return {
+      body: bytes,
+      replayable: true,
+      contentType: encoded.headers.get('content-type') ?? undefined,
+      streaming: false,
+    };
   }
   if (body instanceof ReadableStream) return bufferStream(body.getReader(), limit);
-  if (isAsyncIterable(body)) return bufferStream(iteratorReader(body[Symbol.asyncIterator]()), limit);
+  if (isAsyncIterable(body))
+    return bufferStream(iteratorReader(body[Symbol.asyncIterator]()), limit);
   // string, ArrayBuffer, typed arrays and Buffers, URLSearchParams, Blob: fetch re-encodes them identically.
   return { body, replayable: true, contentType: undefined, streaming: false };
 }
@@ -82,7 +96,13 @@ async function bufferStream(reader: ChunkReader, limit: number): Promise<Prepare
     const chunk = typeof value === 'string' ? new TextEncoder().encode(value) : value!;
     chunks.push(chunk);
     size += chunk.byteLength;
-    if (size > limit) return { body: continuing(chunks, reader), replayable: false, contentType: undefined, streaming: true };
+    if (size > limit)
+      return {
+        body: continuing(chunks, reader),
+        replayable: false,
+        contentType: undefined,
+        streaming: true,
+      };
   }
   return { body: concat(chunks, size), replayable: true, contentType: undefined, streaming: false };
 }
@@ -116,7 +136,9 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<Uint8Array | string> {
-  return typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function';
+  return (
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+  );
 }
 
 function iteratorReader(iterator: AsyncIterator<Uint8Array | string>): ChunkReader {

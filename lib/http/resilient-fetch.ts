@@ -51,7 +51,18 @@ export interface ResilientFetch extends FetchFunction {
 /** `maximumReplayBytes`: a request body up to this size is kept to be sent again. */
 const REPLAY_BYTES_RULE = integerRule(0, Number.MAX_SAFE_INTEGER, 'bytes');
 
-const OPTION_KEYS = ['policy', 'fetch', 'maximumHosts', 'maximumReplayBytes', 'bufferResponses', 'resumeDownloads', 'bodyGapTimeout', 'propagateCriticality', 'quota', 'wallClock'];
+const OPTION_KEYS = [
+  'policy',
+  'fetch',
+  'maximumHosts',
+  'maximumReplayBytes',
+  'bufferResponses',
+  'resumeDownloads',
+  'bodyGapTimeout',
+  'propagateCriticality',
+  'quota',
+  'wallClock',
+];
 
 const defaultWallClock = (): number => performance.timeOrigin + performance.now();
 
@@ -78,19 +89,38 @@ const defaultWallClock = (): number => performance.timeOrigin + performance.now(
  *   published quota's reserve).
  */
 export function createResilientFetch(options: ResilientFetchOptions): ResilientFetch {
-  if (options === null || typeof options !== 'object') throw new PolicyConfigError('options', options, 'must be an object { policy, fetch?, … }');
+  if (options === null || typeof options !== 'object')
+    throw new PolicyConfigError('options', options, 'must be an object { policy, fetch?, … }');
   rejectUnknownKeys(options, OPTION_KEYS, '', 'resilient fetch option');
   const transport = options.fetch ?? globalThis.fetch;
-  if (typeof transport !== 'function') throw new PolicyConfigError('fetch', options.fetch, 'must be a fetch-compatible function');
-  const maximumReplayBytes = checkValue(REPLAY_BYTES_RULE, 'maximumReplayBytes', given(options.maximumReplayBytes, DEFAULT_MAXIMUM_REPLAY_BYTES));
-  const bodyGapTimeout = options.bodyGapTimeout === undefined ? undefined : checkValue(POSITIVE_SPAN_RULE, 'bodyGapTimeout', options.bodyGapTimeout);
+  if (typeof transport !== 'function')
+    throw new PolicyConfigError('fetch', options.fetch, 'must be a fetch-compatible function');
+  const maximumReplayBytes = checkValue(
+    REPLAY_BYTES_RULE,
+    'maximumReplayBytes',
+    given(options.maximumReplayBytes, DEFAULT_MAXIMUM_REPLAY_BYTES),
+  );
+  const bodyGapTimeout =
+    options.bodyGapTimeout === undefined
+      ? undefined
+      : checkValue(POSITIVE_SPAN_RULE, 'bodyGapTimeout', options.bodyGapTimeout);
   const quota = options.quota === undefined ? Quota.reserving(0.1) : options.quota;
-  if (quota !== false && !(quota instanceof Quota)) throw new PolicyConfigError('quota', quota, 'must be Quota.reserving(fraction) or false');
+  if (quota !== false && !(quota instanceof Quota))
+    throw new PolicyConfigError('quota', quota, 'must be Quota.reserving(fraction) or false');
   const wallClock = options.wallClock ?? defaultWallClock;
   const bufferResponses = options.bufferResponses === true;
   const resumeDownloads = options.resumeDownloads === true;
-  if (resumeDownloads && bufferResponses) throw new PolicyConfigError('resumeDownloads', true, 'cannot be combined with bufferResponses: true (a buffered body is retried whole, never resumed)');
-  const hosts = new HostPolicies(options.policy, options.maximumHosts ?? DEFAULT_MAXIMUM_HOSTS, options.wallClock);
+  if (resumeDownloads && bufferResponses)
+    throw new PolicyConfigError(
+      'resumeDownloads',
+      true,
+      'cannot be combined with bufferResponses: true (a buffered body is retried whole, never resumed)',
+    );
+  const hosts = new HostPolicies(
+    options.policy,
+    options.maximumHosts ?? DEFAULT_MAXIMUM_HOSTS,
+    options.wallClock,
+  );
   const quotas = new WeakMap<Policy, HostQuota>();
   const settings: FetchSettings = Object.freeze({
     transport,
@@ -108,6 +138,7 @@ export function createResilientFetch(options: ResilientFetchOptions): ResilientF
     propagateCriticality: options.propagateCriticality === true,
     wallClock,
   });
-  const resilientFetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => FetchCall.send(settings, input, init);
+  const resilientFetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
+    FetchCall.send(settings, input, init);
   return Object.assign(resilientFetch, { hosts });
 }

@@ -1,9 +1,19 @@
-import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  type DynamicModule,
+  Inject,
+  Injectable,
+  Module,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { PolicyRegistry } from '../nest/index.js';
 import { installResilientAdapter } from './axios-adapter.js';
 import type { HostPolicies } from './host-policies.js';
-import { type ResilientFetch, type ResilientFetchOptions, createResilientFetch } from './resilient-fetch.js';
+import {
+  type ResilientFetch,
+  type ResilientFetchOptions,
+  createResilientFetch,
+} from './resilient-fetch.js';
 
 /** Options of {@link ResilientHttpModule.register}: the resilient fetch's, with a registered policy name. */
 export interface ResilientHttpModuleOptions extends Omit<ResilientFetchOptions, 'policy'> {
@@ -36,7 +46,8 @@ export function getResilientHttpServiceToken(policy: string): string {
 }
 
 /** Injects the resilient fetch `ResilientHttpModule.register({ policy })` provides (a `ResilientFetch`). */
-export const InjectResilientFetch = (policy: string): ParameterDecorator => Inject(getResilientFetchToken(policy));
+export const InjectResilientFetch = (policy: string): ParameterDecorator =>
+  Inject(getResilientFetchToken(policy));
 
 const REQUIRED_NAMES = Symbol('NResilience.ResilientHttpNames');
 
@@ -49,7 +60,9 @@ class RequiredPolicyNames implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.registry.require(new Map([[this.name, [`ResilientHttpModule.register({ policy: '${this.name}' })`]]]));
+    this.registry.require(
+      new Map([[this.name, [`ResilientHttpModule.register({ policy: '${this.name}' })`]]]),
+    );
   }
 }
 
@@ -82,7 +95,8 @@ export class ResilientHttpModule {
       RequiredPolicyNames,
       {
         provide: fetchToken,
-        useFactory: (registry: PolicyRegistry): ResilientFetch => createResilientFetch({ ...fetchOptions, policy: registry.handle(name) }),
+        useFactory: (registry: PolicyRegistry): ResilientFetch =>
+          createResilientFetch({ ...fetchOptions, policy: registry.handle(name) }),
         inject: [PolicyRegistry],
       },
     ];
@@ -91,11 +105,19 @@ export class ResilientHttpModule {
       const serviceToken = getResilientHttpServiceToken(name);
       providers.push({
         provide: serviceToken,
-        useFactory: async (moduleRef: ModuleRef, registry: PolicyRegistry): Promise<HostPolicies> => {
+        useFactory: async (
+          moduleRef: ModuleRef,
+          registry: PolicyRegistry,
+        ): Promise<HostPolicies> => {
           const { HttpService } = await import('@nestjs/axios');
           const service = moduleRef.get(HttpService, { strict: false });
           const { propagateCriticality, wallClock, maximumHosts } = fetchOptions;
-          return installResilientAdapter(service.axiosRef, { policy: registry.handle(name), propagateCriticality, wallClock, maximumHosts });
+          return installResilientAdapter(service.axiosRef, {
+            policy: registry.handle(name),
+            propagateCriticality,
+            wallClock,
+            maximumHosts,
+          });
         },
         inject: [ModuleRef, PolicyRegistry],
       });

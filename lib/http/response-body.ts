@@ -7,7 +7,11 @@ import { BodyLengthError, promisedLength } from './body-length.js';
  * `Response` constructor cannot set (`url`, `redirected`).
  */
 export function rewrap(response: Response, body: RequestInit['body']): Response {
-  const copy = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  const copy = new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
   Object.defineProperty(copy, 'url', { value: response.url });
   Object.defineProperty(copy, 'redirected', { value: response.redirected });
   return copy;
@@ -22,7 +26,8 @@ export async function bufferedResponse(response: Response): Promise<Response> {
   if (response.body === null) return response;
   const bytes = await response.arrayBuffer();
   const expected = promisedLength(response.headers);
-  if (expected !== undefined && bytes.byteLength !== expected) throw new BodyLengthError(expected, bytes.byteLength);
+  if (expected !== undefined && bytes.byteLength !== expected)
+    throw new BodyLengthError(expected, bytes.byteLength);
   return rewrap(response, bytes);
 }
 
@@ -38,7 +43,13 @@ export type StallListener = (error: AttemptStalledError) => void;
  * @param stalled told when the body stalls (to abort the attempt's transport signal)
  * @param onBroken told the error of a read that failed (the body broke), before the consumer gets it
  */
-export function gapBoundedResponse(response: Response, gap: number, clock: Clock, stalled?: StallListener, onBroken?: (error: unknown) => void): Response {
+export function gapBoundedResponse(
+  response: Response,
+  gap: number,
+  clock: Clock,
+  stalled?: StallListener,
+  onBroken?: (error: unknown) => void,
+): Response {
   const source = response.body;
   if (source === null) return response;
   return rewrap(response, gapBoundedStream(source, gap, clock, 0, stalled, onBroken));
@@ -59,7 +70,10 @@ export function gapBoundedStream(
   stalled?: StallListener,
   onBroken?: (error: unknown) => void,
 ): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>(new GapBoundedSource(source.getReader(), gap, clock, offset, stalled, onBroken), { highWaterMark: 0 });
+  return new ReadableStream<Uint8Array>(
+    new GapBoundedSource(source.getReader(), gap, clock, offset, stalled, onBroken),
+    { highWaterMark: 0 },
+  );
 }
 
 /**
@@ -96,7 +110,8 @@ class GapBoundedSource implements UnderlyingSource<Uint8Array> {
   pull(): Promise<void> {
     const now = this.clock.now();
     this.readingSince = now;
-    if (this.timer === undefined) this.timer = this.clock.setTimer(this.gap, this.check, false, now);
+    if (this.timer === undefined)
+      this.timer = this.clock.setTimer(this.gap, this.check, false, now);
     return this.reader.read().then(this.delivered, this.failed);
   }
 
@@ -163,7 +178,11 @@ export function discard(response: Response | undefined): void {
  * @param onBroken told the error of a read that failed (the body broke), before the consumer gets it;
  *   given, the body is wrapped even without a signal
  */
-export function abortableResponse(response: Response, signal: AbortSignal | undefined, onBroken?: (error: unknown) => void): Response {
+export function abortableResponse(
+  response: Response,
+  signal: AbortSignal | undefined,
+  onBroken?: (error: unknown) => void,
+): Response {
   const source = response.body;
   if ((signal === undefined && onBroken === undefined) || source === null) return response;
   const reader = source.getReader();

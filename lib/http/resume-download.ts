@@ -16,7 +16,16 @@ import { type StallListener, discard, gapBoundedStream, rewrap } from './respons
  *   `Content-Length` says so before a byte is read, or the bytes do as they arrive);
  * - `failedAnswer`: the resume request's last answer was neither 200 nor 206 (a 404, a 503 after the retries).
  */
-export type ResumeRefusal = 'noETag' | 'weakETag' | 'noAcceptRanges' | 'encoded' | 'rangeIgnored' | 'changed' | 'wrongRange' | 'wrongLength' | 'failedAnswer';
+export type ResumeRefusal =
+  | 'noETag'
+  | 'weakETag'
+  | 'noAcceptRanges'
+  | 'encoded'
+  | 'rangeIgnored'
+  | 'changed'
+  | 'wrongRange'
+  | 'wrongLength'
+  | 'failedAnswer';
 
 /**
  * A download whose body broke after `delivered` bytes reached the caller, and that could not be
@@ -38,7 +47,10 @@ export class ResumeRefusedError extends Error {
     detail: string,
     options: { cause: unknown },
   ) {
-    super(`the download broke after ${delivered} bytes were delivered and was not resumed: ${detail}`, options);
+    super(
+      `the download broke after ${delivered} bytes were delivered and was not resumed: ${detail}`,
+      options,
+    );
   }
 }
 
@@ -58,15 +70,35 @@ const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/i;
 /** The first answer's validator, or why it cannot be resumed. */
 function validatorOf(headers: Headers): Validator | Refusal {
   const etag = headers.get('etag')?.trim();
-  if (etag === undefined || etag === '') return ['noETag', 'the first answer had no ETag (a resume needs a strong one to send in If-Range)'];
-  if (etag.startsWith('W/')) return ['weakETag', `the first answer's ETag ${etag} is weak (If-Range needs a strong validator, RFC 9110 §13.1.5)`];
+  if (etag === undefined || etag === '')
+    return [
+      'noETag',
+      'the first answer had no ETag (a resume needs a strong one to send in If-Range)',
+    ];
+  if (etag.startsWith('W/'))
+    return [
+      'weakETag',
+      `the first answer's ETag ${etag} is weak (If-Range needs a strong validator, RFC 9110 §13.1.5)`,
+    ];
   const ranges = headers.get('accept-ranges');
-  if (ranges === null || !ranges.toLowerCase().split(',').some((unit) => unit.trim() === 'bytes')) {
-    return ['noAcceptRanges', `the first answer did not send Accept-Ranges: bytes${ranges === null ? '' : ` (it sent ${ranges})`}`];
+  if (
+    ranges === null ||
+    !ranges
+      .toLowerCase()
+      .split(',')
+      .some((unit) => unit.trim() === 'bytes')
+  ) {
+    return [
+      'noAcceptRanges',
+      `the first answer did not send Accept-Ranges: bytes${ranges === null ? '' : ` (it sent ${ranges})`}`,
+    ];
   }
   const encoding = headers.get('content-encoding')?.trim().toLowerCase();
   if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
-    return ['encoded', `the first answer is Content-Encoding: ${encoding} (the caller got decoded bytes; a range counts encoded ones)`];
+    return [
+      'encoded',
+      `the first answer is Content-Encoding: ${encoding} (the caller got decoded bytes; a range counts encoded ones)`,
+    ];
   }
   return { etag, total: promisedLength(headers) };
 }
@@ -80,29 +112,56 @@ function endOf(answer: Response): number | undefined {
 /** Why the answer to a resume request from `offset` cannot be appended, or `undefined` when it can. */
 function refusalOf(answer: Response, offset: number, validator: Validator): Refusal | undefined {
   const etag = answer.headers.get('etag')?.trim();
-  if ((answer.status === 200 || answer.status === 206) && etag !== undefined && etag !== validator.etag) {
-    return ['changed', `the representation changed (ETag ${validator.etag}, now ${etag}; answered ${answer.status})`];
+  if (
+    (answer.status === 200 || answer.status === 206) &&
+    etag !== undefined &&
+    etag !== validator.etag
+  ) {
+    return [
+      'changed',
+      `the representation changed (ETag ${validator.etag}, now ${etag}; answered ${answer.status})`,
+    ];
   }
-  if (answer.status === 200) return ['rangeIgnored', `the server answered 200 to Range: bytes=${offset}- (it ignores ranges): the whole body again cannot be appended`];
-  if (answer.status !== 206) return ['failedAnswer', `the resume request (Range: bytes=${offset}-) was answered ${answer.status}`];
+  if (answer.status === 200)
+    return [
+      'rangeIgnored',
+      `the server answered 200 to Range: bytes=${offset}- (it ignores ranges): the whole body again cannot be appended`,
+    ];
+  if (answer.status !== 206)
+    return [
+      'failedAnswer',
+      `the resume request (Range: bytes=${offset}-) was answered ${answer.status}`,
+    ];
   const header = answer.headers.get('content-range') ?? '';
   const range = CONTENT_RANGE.exec(header.trim());
   const said = `Content-Range: ${header === '' ? '(none)' : header} to Range: bytes=${offset}-`;
   if (range === null) return ['wrongRange', `the server answered 206 with ${said}`];
   const [, first, last, size] = range;
-  if (Number(first) !== offset) return ['wrongRange', `the server answered 206 with ${said}, not starting at byte ${offset}`];
+  if (Number(first) !== offset)
+    return ['wrongRange', `the server answered 206 with ${said}, not starting at byte ${offset}`];
   const total = size === '*' ? undefined : Number(size);
   if (total !== undefined && validator.total !== undefined && total !== validator.total) {
-    return ['wrongRange', `the server answered 206 with ${said}, a length other than the first answer's ${validator.total}`];
+    return [
+      'wrongRange',
+      `the server answered 206 with ${said}, a length other than the first answer's ${validator.total}`,
+    ];
   }
   const end = total ?? validator.total;
-  if (end !== undefined && Number(last) !== end - 1) return ['wrongRange', `the server answered 206 with ${said}, stopping short of byte ${end - 1}`];
+  if (end !== undefined && Number(last) !== end - 1)
+    return [
+      'wrongRange',
+      `the server answered 206 with ${said}, stopping short of byte ${end - 1}`,
+    ];
   const encoding = answer.headers.get('content-encoding')?.trim().toLowerCase();
-  if (encoding !== undefined && encoding !== '' && encoding !== 'identity') return ['wrongRange', `the server answered 206 with Content-Encoding: ${encoding}`];
+  if (encoding !== undefined && encoding !== '' && encoding !== 'identity')
+    return ['wrongRange', `the server answered 206 with Content-Encoding: ${encoding}`];
   const length = promisedLength(answer.headers);
   const promised = Number(last) - offset + 1;
   if (length !== undefined && length !== promised) {
-    return ['wrongLength', `the server answered 206 with ${said} and Content-Length: ${length}, not the ${promised} bytes that range holds`];
+    return [
+      'wrongLength',
+      `the server answered 206 with ${said} and Content-Length: ${length}, not the ${promised} bytes that range holds`,
+    ];
   }
   return undefined;
 }
@@ -148,7 +207,10 @@ export function resumableResponse(response: Response, options: ResumableOptions)
     options.held.end();
     return response;
   }
-  const stream = new ReadableStream<Uint8Array>(new ResumableSource(body, validatorOf(response.headers), endOf(response), options), { highWaterMark: 0 });
+  const stream = new ReadableStream<Uint8Array>(
+    new ResumableSource(body, validatorOf(response.headers), endOf(response), options),
+    { highWaterMark: 0 },
+  );
   unread.register(stream, options.held);
   return rewrap(response, stream);
 }
@@ -187,12 +249,22 @@ class ResumableSource implements UnderlyingSource<Uint8Array> {
         broken = error;
       }
       if (this.ended) return;
-      if (result !== undefined && !result.done && this.end !== undefined && this.delivered + result.value.byteLength > this.end) {
+      if (
+        result !== undefined &&
+        !result.done &&
+        this.end !== undefined &&
+        this.delivered + result.value.byteLength > this.end
+      ) {
         // More than promised: no byte past the promised end reaches the caller, and it is no break to resume.
         throw this.fail(this.tooLong(this.delivered + result.value.byteLength));
       }
       // A body that ends before its promised end is truncated: carried on from there like a broken one.
-      if (result?.done === true && this.end !== undefined && this.delivered < this.end) broken = new BodyLengthError(this.end, this.delivered, this.resumed ? 'Content-Range' : 'Content-Length');
+      if (result?.done === true && this.end !== undefined && this.delivered < this.end)
+        broken = new BodyLengthError(
+          this.end,
+          this.delivered,
+          this.resumed ? 'Content-Range' : 'Content-Length',
+        );
       if (broken !== undefined) {
         let rest: Response;
         try {
@@ -221,9 +293,18 @@ class ResumableSource implements UnderlyingSource<Uint8Array> {
 
   /** The failure of a body that ran past its promised end (read up to `received` bytes). */
   private tooLong(received: number): Error {
-    const cause = new BodyLengthError(this.end!, received, this.resumed ? 'Content-Range' : 'Content-Length');
+    const cause = new BodyLengthError(
+      this.end!,
+      received,
+      this.resumed ? 'Content-Range' : 'Content-Length',
+    );
     if (!this.resumed) return cause;
-    return new ResumeRefusedError('wrongLength', this.delivered, `the 206 carried more bytes than its Content-Range promised (${cause.message})`, { cause });
+    return new ResumeRefusedError(
+      'wrongLength',
+      this.delivered,
+      `the 206 carried more bytes than its Content-Range promised (${cause.message})`,
+      { cause },
+    );
   }
 
   /** Ends the download with `failure`: the wire let go, the call ended failed, the caller's read failed with it. */
@@ -244,7 +325,8 @@ class ResumableSource implements UnderlyingSource<Uint8Array> {
   private async resume(error: unknown): Promise<Response> {
     if (this.options.signal?.aborted === true) throw error;
     const validator = this.validator;
-    if (Array.isArray(validator)) throw new ResumeRefusedError(validator[0], this.delivered, validator[1], { cause: error });
+    if (Array.isArray(validator))
+      throw new ResumeRefusedError(validator[0], this.delivered, validator[1], { cause: error });
     const { etag } = validator as Validator;
     const answer = await this.options.next(this.delivered, etag, error);
     const refusal = refusalOf(answer, this.delivered, validator as Validator);
@@ -259,6 +341,10 @@ class ResumableSource implements UnderlyingSource<Uint8Array> {
 
   private bounded(body: ReadableStream<Uint8Array>): ReadableStreamDefaultReader<Uint8Array> {
     const gap = this.options.gap;
-    return (gap === undefined ? body : gapBoundedStream(body, gap, this.options.clock, this.delivered, this.options.stalled)).getReader();
+    return (
+      gap === undefined
+        ? body
+        : gapBoundedStream(body, gap, this.options.clock, this.delivered, this.options.stalled)
+    ).getReader();
   }
 }

@@ -18,10 +18,19 @@ import { ATTEMPT_SIGNAL_METADATA } from './resilience.constants.js';
  */
 export function AttemptSignal(): ParameterDecorator {
   return (target: object, key: string | symbol | undefined, index: number) => {
-    if (key === undefined) throw new TypeError('@AttemptSignal() belongs on a method parameter, not a constructor parameter');
-    const existing: number | undefined = Reflect.getOwnMetadata(ATTEMPT_SIGNAL_METADATA, target, key);
+    if (key === undefined)
+      throw new TypeError(
+        '@AttemptSignal() belongs on a method parameter, not a constructor parameter',
+      );
+    const existing: number | undefined = Reflect.getOwnMetadata(
+      ATTEMPT_SIGNAL_METADATA,
+      target,
+      key,
+    );
     if (existing !== undefined && existing !== index) {
-      throw new TypeError(`@AttemptSignal() is on parameters ${existing} and ${index} of ${describe(target, key)}; only one parameter may receive the attempt signal`);
+      throw new TypeError(
+        `@AttemptSignal() is on parameters ${existing} and ${index} of ${describe(target, key)}; only one parameter may receive the attempt signal`,
+      );
     }
     Reflect.defineMetadata(ATTEMPT_SIGNAL_METADATA, index, target, key);
   };

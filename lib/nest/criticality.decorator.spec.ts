@@ -43,16 +43,26 @@ describe('@Criticality', () => {
   });
 
   it('an inbound level lowers it, never raises it', async () => {
-    expect(await Ambient.run({ criticality: 'sheddable' }, () => handlers.checkout())).toBe('sheddable');
-    expect(await Ambient.run({ criticality: Criticality.fromWire('critical-plus') }, () => handlers.recommend())).toBe('sheddable');
+    expect(await Ambient.run({ criticality: 'sheddable' }, () => handlers.checkout())).toBe(
+      'sheddable',
+    );
+    expect(
+      await Ambient.run({ criticality: Criticality.fromWire('critical-plus') }, () =>
+        handlers.recommend(),
+      ),
+    ).toBe('sheddable');
     expect(Criticality.fromWire('criticalPlus')).toBe('critical');
   });
 
   it('keeps other metadata, marks the method, and still carries the level helpers', () => {
-    expect(Reflect.getMetadata(CRITICALITY_METADATA, Handlers.prototype.recommend)).toBe('sheddable');
+    expect(Reflect.getMetadata(CRITICALITY_METADATA, Handlers.prototype.recommend)).toBe(
+      'sheddable',
+    );
     expect(Handlers.prototype.recommend.name).toBe('recommend');
     expect(Criticality.levels).toEqual(['sheddable', 'sheddablePlus', 'critical', 'criticalPlus']);
-    expect(() => Criticality('urgent' as never)).toThrow('@Criticality(level): level must be one of sheddable, sheddablePlus, critical, criticalPlus, got urgent');
+    expect(() => Criticality('urgent' as never)).toThrow(
+      '@Criticality(level): level must be one of sheddable, sheddablePlus, critical, criticalPlus, got urgent',
+    );
   });
 });
 
@@ -85,7 +95,17 @@ describe('@Criticality with @Resilient and useAmbientCriticality', () => {
   /** Retries made over 12 failing calls, each in a fresh registry (a bucket of 10 tokens). */
   async function retries(method: 'above' | 'below' | 'plain'): Promise<number> {
     if (registry) unbindRegistry(registry);
-    registry = PolicyRegistry.create({ policies: { p: { attempts: 2, backoff: { type: 'none' }, budget: { minimumPerSecond: 0 }, useAmbientCriticality: true } }, clock });
+    registry = PolicyRegistry.create({
+      policies: {
+        p: {
+          attempts: 2,
+          backoff: { type: 'none' },
+          budget: { minimumPerSecond: 0 },
+          useAmbientCriticality: true,
+        },
+      },
+      clock,
+    });
     bindRegistry(registry);
     const calls = new Calls();
     let made = 0;

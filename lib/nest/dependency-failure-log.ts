@@ -46,7 +46,8 @@ export class DependencyFailureLog {
     }
     const quiet = window?.quiet ?? 0;
     if (window === undefined) {
-      if (this.windows.size >= MAXIMUM_WINDOWS) this.windows.delete(this.windows.keys().next().value!);
+      if (this.windows.size >= MAXIMUM_WINDOWS)
+        this.windows.delete(this.windows.keys().next().value!);
       window = { until: 0, quiet: 0 };
     }
     // Re-inserted so the map stays in the order windows opened.
@@ -54,8 +55,13 @@ export class DependencyFailureLog {
     this.windows.set(key, window);
     window.until = now + DEPENDENCY_FAILURE_WINDOW_MS;
     window.quiet = 0;
-    const since = quiet > 0 ? ` (${quiet} more ${quiet === 1 ? 'answer' : 'answers'} like it since the previous warning)` : '';
-    this.loggerFor(failure.policy).warn(`[${failure.policy}] dependency ${failure.dependency} failed ${ENDINGS[failure.ending]}: ${failure.cause}; answered ${status}${since}`);
+    const since =
+      quiet > 0
+        ? ` (${quiet} more ${quiet === 1 ? 'answer' : 'answers'} like it since the previous warning)`
+        : '';
+    this.loggerFor(failure.policy).warn(
+      `[${failure.policy}] dependency ${failure.dependency} failed ${ENDINGS[failure.ending]}: ${failure.cause}; answered ${status}${since}`,
+    );
   }
 
   private loggerFor(policy: string): Logger {

@@ -1,6 +1,14 @@
 import type { ArgumentsHost } from '@nestjs/common';
 import { type Observable, throwError } from 'rxjs';
-import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, GrpcStatus, PUSHBACK_METADATA, RateLimitedError } from '../core/index.js';
+import {
+  AttemptStalledError,
+  AttemptTimeoutError,
+  CallRejectedError,
+  DeadlineExceededError,
+  GrpcStatus,
+  PUSHBACK_METADATA,
+  RateLimitedError,
+} from '../core/index.js';
 import type { DependencyFailure } from '../core/internal.js';
 import { findLibraryError } from './library-error.js';
 
@@ -33,7 +41,10 @@ export interface GrpcRefusal {
  * @param exception the error the handler threw
  * @param host the RPC arguments host (`[data, metadata, call]` for gRPC)
  */
-export function grpcRefusalAnswer(exception: unknown, host: ArgumentsHost): Observable<never> | undefined {
+export function grpcRefusalAnswer(
+  exception: unknown,
+  host: ArgumentsHost,
+): Observable<never> | undefined {
   return grpcAnswer(exception, host, undefined);
 }
 
@@ -41,23 +52,38 @@ export function grpcRefusalAnswer(exception: unknown, host: ArgumentsHost): Obse
  * {@link grpcRefusalAnswer}, telling `onDependencyFailure` the failure when it answers a dependency
  * failure (the exception filter logs it once per window). @internal
  */
-export function grpcAnswer(exception: unknown, host: ArgumentsHost, onDependencyFailure: ((failure: DependencyFailure) => void) | undefined): Observable<never> | undefined {
+export function grpcAnswer(
+  exception: unknown,
+  host: ArgumentsHost,
+  onDependencyFailure: ((failure: DependencyFailure) => void) | undefined,
+): Observable<never> | undefined {
   const inbound = host.switchToRpc().getContext<unknown>();
   if (!isMetadata(inbound)) return undefined;
-  const trailers = new (inbound.constructor as new () => InboundMetadata & { set(key: string, value: string): void })();
+  const trailers = new (
+    inbound.constructor as new () => InboundMetadata & { set(key: string, value: string): void }
+  )();
   const found = findLibraryError(exception);
   const error = found?.error;
   let code: number;
   if (error instanceof CallRejectedError || error instanceof RateLimitedError) {
     code = GrpcStatus.UNAVAILABLE;
     const retryAfter = error.retryAfter;
-    if (retryAfter !== undefined && Number.isFinite(retryAfter) && retryAfter >= 0) trailers.set(PUSHBACK_METADATA, String(Math.ceil(retryAfter)));
-  } else if (error instanceof DeadlineExceededError || error instanceof AttemptTimeoutError || error instanceof AttemptStalledError) {
+    if (retryAfter !== undefined && Number.isFinite(retryAfter) && retryAfter >= 0)
+      trailers.set(PUSHBACK_METADATA, String(Math.ceil(retryAfter)));
+  } else if (
+    error instanceof DeadlineExceededError ||
+    error instanceof AttemptTimeoutError ||
+    error instanceof AttemptStalledError
+  ) {
     code = GrpcStatus.DEADLINE_EXCEEDED;
   } else if (found?.failure !== undefined) {
     code = GrpcStatus.UNAVAILABLE;
     onDependencyFailure?.(found.failure);
-    const refusal: GrpcRefusal = { code, details: `dependency ${found.failure.dependency} failed: ${found.failure.cause}`, metadata: trailers };
+    const refusal: GrpcRefusal = {
+      code,
+      details: `dependency ${found.failure.dependency} failed: ${found.failure.cause}`,
+      metadata: trailers,
+    };
     return throwError(() => refusal);
   } else return undefined;
   const refusal: GrpcRefusal = { code, details: error.message, metadata: trailers };
@@ -65,5 +91,10 @@ export function grpcAnswer(exception: unknown, host: ArgumentsHost, onDependency
 }
 
 function isMetadata(value: unknown): value is InboundMetadata {
-  return typeof value === 'object' && value !== null && typeof (value as InboundMetadata).get === 'function' && typeof (value as InboundMetadata).getMap === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as InboundMetadata).get === 'function' &&
+    typeof (value as InboundMetadata).getMap === 'function'
+  );
 }

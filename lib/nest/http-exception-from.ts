@@ -15,7 +15,10 @@ const retryAfters = new WeakMap<HttpException, string>();
  * @param response the dependency's answer (its body is not read)
  * @param message the exception's message; default `dependency answered <status>`
  */
-export function httpExceptionFrom(response: Response, message = `dependency answered ${response.status}`): HttpException {
+export function httpExceptionFrom(
+  response: Response,
+  message = `dependency answered ${response.status}`,
+): HttpException {
   const exception = new HttpException({ statusCode: response.status, message }, response.status);
   const retryAfter = response.headers.get('retry-after');
   if (retryAfter !== null) retryAfters.set(exception, retryAfter);

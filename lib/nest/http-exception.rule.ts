@@ -10,4 +10,6 @@ import { keptRetryAfter } from './http-exception-from.js';
  * 429 or 503 waits what the dependency asked; any other `HttpException` gives no pushback.
  */
 export const httpExceptionRule: ClassifierRule = (outcome) =>
-  !outcome.ok && outcome.error instanceof HttpException ? httpStatusVerdict(outcome.error.getStatus(), keptRetryAfter(outcome.error), WallClock.now()) : undefined;
+  !outcome.ok && outcome.error instanceof HttpException
+    ? httpStatusVerdict(outcome.error.getStatus(), keptRetryAfter(outcome.error), WallClock.now())
+    : undefined;

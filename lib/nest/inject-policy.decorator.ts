@@ -27,7 +27,9 @@ export function getPolicyToken(name: string): string {
  */
 export function InjectPolicy(name: string): PropertyDecorator & ParameterDecorator {
   if (typeof name !== 'string' || name.length === 0) {
-    throw new TypeError(`@InjectPolicy(name): name must be a non-empty string, got ${String(name)}`);
+    throw new TypeError(
+      `@InjectPolicy(name): name must be a non-empty string, got ${String(name)}`,
+    );
   }
   injectedPolicyNames.add(name);
   const inject = Inject(getPolicyToken(name));
@@ -35,7 +37,12 @@ export function InjectPolicy(name: string): PropertyDecorator & ParameterDecorat
     // Constructor parameters decorate the class itself; properties decorate the prototype.
     const type = typeof target === 'function' ? target : target.constructor;
     const names: string[] = Reflect.getOwnMetadata(INJECT_POLICY_METADATA, type) ?? [];
-    if (!names.includes(name)) Reflect.defineMetadata(INJECT_POLICY_METADATA, [...names, name], type);
-    (inject as (target: object, key: string | symbol | undefined, index?: number) => void)(target, key, index);
+    if (!names.includes(name))
+      Reflect.defineMetadata(INJECT_POLICY_METADATA, [...names, name], type);
+    (inject as (target: object, key: string | symbol | undefined, index?: number) => void)(
+      target,
+      key,
+      index,
+    );
   };
 }

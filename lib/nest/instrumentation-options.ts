@@ -1,6 +1,18 @@
-import { type LoggingProfile, LogSampling, samplingProblems } from '../telemetry/logging-listener.js';
+import {
+  type LoggingProfile,
+  LogSampling,
+  samplingProblems,
+} from '../telemetry/logging-listener.js';
 import { PolicyConfigError } from '../core/index.js';
-import { BOOLEAN_RULE, isPlainObject, oneOfRule, optionProblems, sectionRule, valueRule, type ValueRule } from '../core/internal.js';
+import {
+  BOOLEAN_RULE,
+  isPlainObject,
+  oneOfRule,
+  optionProblems,
+  sectionRule,
+  valueRule,
+  type ValueRule,
+} from '../core/internal.js';
 
 /**
  * The `telemetry` and `logging` module options checked field by field, with paths
@@ -11,9 +23,12 @@ import { BOOLEAN_RULE, isPlainObject, oneOfRule, optionProblems, sectionRule, va
 
 /** An object with a method `method` (OpenTelemetry providers are interfaces: checked by shape). */
 function providerRule(kind: string, method: string): ValueRule {
-  return valueRule(`must be an OpenTelemetry ${kind} (an object with ${method}(name)), e.g. from the OpenTelemetry SDK`, (v) => {
-    return typeof v === 'object' && typeof (v as Record<string, unknown>)[method] === 'function';
-  });
+  return valueRule(
+    `must be an OpenTelemetry ${kind} (an object with ${method}(name)), e.g. from the OpenTelemetry SDK`,
+    (v) => {
+      return typeof v === 'object' && typeof (v as Record<string, unknown>)[method] === 'function';
+    },
+  );
 }
 
 const TELEMETRY_RULES = {
@@ -30,7 +45,16 @@ const LOGGING_RULES = { profile: PROFILE_RULE, sampling: null };
 export function telemetryProblems(telemetry: unknown): PolicyConfigError[] {
   if (telemetry === undefined || typeof telemetry === 'boolean') return [];
   if (!isPlainObject(telemetry)) {
-    return [new PolicyConfigError('telemetry', telemetry, sectionRule(telemetry, 'must be true, false or { meterProvider?, tracerProvider?, traces? }'))];
+    return [
+      new PolicyConfigError(
+        'telemetry',
+        telemetry,
+        sectionRule(
+          telemetry,
+          'must be true, false or { meterProvider?, tracerProvider?, traces? }',
+        ),
+      ),
+    ];
   }
   return optionProblems(telemetry, TELEMETRY_RULES, 'telemetry', 'telemetry option');
 }
@@ -42,19 +66,36 @@ export type ResolvedLogging = { profile: 'default' | 'verbose'; sampling: LogSam
  * Reads the `logging` module option: a profile, or `{ profile?, sampling? }` (own keys only, no others).
  * @returns the resolved settings, or the problems found (each naming `logging…`, the value and the rule)
  */
-export function readLogging(logging: unknown): { logging: ResolvedLogging } | { problems: PolicyConfigError[] } {
+export function readLogging(
+  logging: unknown,
+): { logging: ResolvedLogging } | { problems: PolicyConfigError[] } {
   if (logging === undefined) return { logging: { profile: 'default', sampling: LogSampling.all } };
   if (typeof logging === 'string') {
-    if (!PROFILE_RULE.accepts(logging)) return { problems: [new PolicyConfigError('logging', logging, PROFILE_RULE.rule)] };
-    return { logging: logging === 'off' ? undefined : { profile: logging, sampling: LogSampling.all } };
+    if (!PROFILE_RULE.accepts(logging))
+      return { problems: [new PolicyConfigError('logging', logging, PROFILE_RULE.rule)] };
+    return {
+      logging: logging === 'off' ? undefined : { profile: logging, sampling: LogSampling.all },
+    };
   }
   if (!isPlainObject(logging)) {
-    return { problems: [new PolicyConfigError('logging', logging, sectionRule(logging, "must be 'off', 'default', 'verbose' or { profile, sampling }"))] };
+    return {
+      problems: [
+        new PolicyConfigError(
+          'logging',
+          logging,
+          sectionRule(logging, "must be 'off', 'default', 'verbose' or { profile, sampling }"),
+        ),
+      ],
+    };
   }
   const problems = optionProblems(logging, LOGGING_RULES, 'logging', 'logging option');
-  if (logging.sampling !== undefined) problems.push(...samplingProblems(logging.sampling, 'logging.sampling'));
+  if (logging.sampling !== undefined)
+    problems.push(...samplingProblems(logging.sampling, 'logging.sampling'));
   if (problems.length > 0) return { problems };
   const profile = (logging.profile ?? 'default') as LoggingProfile;
-  const sampling = logging.sampling === undefined ? LogSampling.all : LogSampling.oneIn((logging.sampling as LogSampling).oneIn);
+  const sampling =
+    logging.sampling === undefined
+      ? LogSampling.all
+      : LogSampling.oneIn((logging.sampling as LogSampling).oneIn);
   return { logging: profile === 'off' ? undefined : { profile, sampling } };
 }

@@ -1,9 +1,20 @@
 import { HttpException } from '@nestjs/common';
-import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, RateLimitedError } from '../core/index.js';
+import {
+  AttemptStalledError,
+  AttemptTimeoutError,
+  CallRejectedError,
+  DeadlineExceededError,
+  RateLimitedError,
+} from '../core/index.js';
 import { type DependencyFailure, dependencyFailureOf } from '../core/internal.js';
 
 /** The library's errors that end a call and say why by their class alone. */
-export type EndingError = CallRejectedError | RateLimitedError | DeadlineExceededError | AttemptTimeoutError | AttemptStalledError;
+export type EndingError =
+  | CallRejectedError
+  | RateLimitedError
+  | DeadlineExceededError
+  | AttemptTimeoutError
+  | AttemptStalledError;
 
 /** What {@link findLibraryError} found behind a thrown value. */
 export interface LibraryErrorFound {
@@ -14,7 +25,11 @@ export interface LibraryErrorFound {
 }
 
 // The HTTP client's errors, known by name: the Nest entry does not load the HTTP client's modules.
-const HTTP_CLIENT_ENDINGS = new Set(['NotRepeatableError', 'BodyNotReplayableError', 'ResumeRefusedError']);
+const HTTP_CLIENT_ENDINGS = new Set([
+  'NotRepeatableError',
+  'BodyNotReplayableError',
+  'ResumeRefusedError',
+]);
 // How deep a `cause` chain is followed (grpc-js: ServiceError → our error; an app's wrapper adds one).
 const MAXIMUM_DEPTH = 8;
 
@@ -43,7 +58,12 @@ export function findLibraryError(exception: unknown): LibraryErrorFound | undefi
   for (let depth = 0; depth < MAXIMUM_DEPTH && typeof at === 'object' && at !== null; depth++) {
     if (at instanceof HttpException) return undefined;
     const failure = dependencyFailureOf(at);
-    if (isEndingError(at) || failure !== undefined || HTTP_CLIENT_ENDINGS.has((at as { name?: unknown }).name as string)) return { error: at, failure };
+    if (
+      isEndingError(at) ||
+      failure !== undefined ||
+      HTTP_CLIENT_ENDINGS.has((at as { name?: unknown }).name as string)
+    )
+      return { error: at, failure };
     at = (at as { cause?: unknown }).cause;
   }
   return undefined;

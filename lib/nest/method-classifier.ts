@@ -1,4 +1,8 @@
-import { type ClassifierConfig, classifierFromSpec, parseClassifier } from '../config/classifier-config.js';
+import {
+  type ClassifierConfig,
+  classifierFromSpec,
+  parseClassifier,
+} from '../config/classifier-config.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import { Classifier, type Policy, PolicyConfigError } from '../core/index.js';
 import { httpExceptionRule } from './http-exception.rule.js';
@@ -43,7 +47,13 @@ export class MethodClassifier {
     const field = `${this.where}: classifier`;
     if (value instanceof Classifier) return (this.resolved = value);
     if (typeof value === 'function') {
-      throw new ResilienceConfigError([new PolicyConfigError(field, value, 'must be a Classifier (a rule function goes in Classifier.of(rule) or Classifier.http.with(rule)) or a classifier config')]);
+      throw new ResilienceConfigError([
+        new PolicyConfigError(
+          field,
+          value,
+          'must be a Classifier (a rule function goes in Classifier.of(rule) or Classifier.http.with(rule)) or a classifier config',
+        ),
+      ]);
     }
     const read = parseClassifier(value, field);
     if ('problems' in read) throw new ResilienceConfigError(read.problems);

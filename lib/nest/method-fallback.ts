@@ -50,10 +50,22 @@ export class MethodFallback {
    */
   check(prototype: object): PolicyConfigError | undefined {
     const value: unknown = (prototype as Record<string, unknown>)[this.method];
-    if (this.method === this.decorated) return new PolicyConfigError(`${this.where}: fallback`, this.method, 'must name another method of the class, not the decorated one');
+    if (this.method === this.decorated)
+      return new PolicyConfigError(
+        `${this.where}: fallback`,
+        this.method,
+        'must name another method of the class, not the decorated one',
+      );
     if (typeof value === 'function') return undefined;
-    const found = value === undefined ? 'the class has no such method' : `it is a ${typeof value}, not a method`;
-    return new PolicyConfigError(`${this.where}: fallback`, this.method, `must name a method of the same class (${found})`);
+    const found =
+      value === undefined
+        ? 'the class has no such method'
+        : `it is a ${typeof value}, not a method`;
+    return new PolicyConfigError(
+      `${this.where}: fallback`,
+      this.method,
+      `must name a method of the same class (${found})`,
+    );
   }
 
   /** `policy` with this fallback: its breaker, budget, limiter and listeners stay the named policy's. */
@@ -71,7 +83,12 @@ export class MethodFallback {
    * fallback method on `self` with `args`; in Observable mode `deliver` takes the fallback method's
    * result (an Observable, a Promise or a value) to the caller's subscriber.
    */
-  run<T>(self: unknown, args: unknown[], deliver: FallbackCall['deliver'], call: () => Promise<T>): Promise<T> {
+  run<T>(
+    self: unknown,
+    args: unknown[],
+    deliver: FallbackCall['deliver'],
+    call: () => Promise<T>,
+  ): Promise<T> {
     return this.calls.run({ self, args, deliver }, call);
   }
 }

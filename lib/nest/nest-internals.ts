@@ -1,4 +1,8 @@
-import { CONTROLLER_WATERMARK, INJECTABLE_WATERMARK, PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
+import {
+  CONTROLLER_WATERMARK,
+  INJECTABLE_WATERMARK,
+  PROPERTY_DEPS_METADATA,
+} from '@nestjs/common/constants.js';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 
 // The one place the per-application binding reads Nest internals, none of them public API: the
@@ -19,12 +23,19 @@ export function isNestManagedClass(type: object): boolean {
 /** Whether `type` already declares a property dependency injected into `key` (`@Inject()` on a property). */
 export function declaresPropertyDependency(type: object, key: string | symbol): boolean {
   const declared: unknown = Reflect.getMetadata(PROPERTY_DEPS_METADATA, type);
-  return Array.isArray(declared) && declared.some((dependency: { key?: unknown }) => dependency.key === key);
+  return (
+    Array.isArray(declared) &&
+    declared.some((dependency: { key?: unknown }) => dependency.key === key)
+  );
 }
 
 /** The instances a wrapper already holds: its singleton, or the transient ones made for each consumer. */
 export function staticInstances(wrapper: InstanceWrapper): object[] {
   if (!wrapper.isDependencyTreeStatic()) return [];
-  const held = wrapper.isTransient ? wrapper.getStaticTransientInstances().map((entry) => entry?.instance) : [wrapper.instance];
-  return held.filter((instance): instance is object => instance !== null && typeof instance === 'object');
+  const held = wrapper.isTransient
+    ? wrapper.getStaticTransientInstances().map((entry) => entry?.instance)
+    : [wrapper.instance];
+  return held.filter(
+    (instance): instance is object => instance !== null && typeof instance === 'object',
+  );
 }

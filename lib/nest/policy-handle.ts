@@ -102,23 +102,40 @@ export class PolicyHandle implements KeyedPolicySource {
     const scope = this.source.scope?.(this.name);
     if (scope === undefined) {
       this.source.get(this.name); // an unknown name reports itself first
-      throw new PolicyConfigError(`policies.${this.name}.scope`, undefined, 'must be true or { "maximumKeys": n } to use handle.for(key) (keyed policies)');
+      throw new PolicyConfigError(
+        `policies.${this.name}.scope`,
+        undefined,
+        'must be true or { "maximumKeys": n } to use handle.for(key) (keyed policies)',
+      );
     }
     return scope.for(key);
   }
 
   /**
-   * Runs `work` under the current policy (see `Policy.run`; a stream, or a checkpointed
-   * `{ start, checkpoint, source }`, resolves with a protected stream as there).
+   * Runs a checkpointed stream under the current policy (see `Policy.run`): resolves at its first
+   * element with a stream that restarts from the last checkpoint after a Transient failure.
+   * @param source the checkpointed stream: where it starts, the position after each element, how to open it
+   * @param options `{ signal }`: the caller's cancellation signal
+   * @throws as `Policy.run`
+   */
+  run<T, C>(source: CheckpointedSource<T, C>, options?: RunOptions): Promise<CheckpointedStream<T>>;
+  /**
+   * Runs `work` under the current policy (see `Policy.run`; work returning a stream resolves with a
+   * protected stream at its first element).
    * @param work called once per attempt with `{ signal, attempt }` (attempt is 1-based)
    * @param options `{ signal }`: the caller's cancellation signal
    * @returns the value of the successful attempt
    * @throws the final attempt's error, `CallRejectedError`, `DeadlineExceededError`, or the signal's reason;
    *   synchronously-looking errors (unknown name) surface as a rejection.
    */
-  run<T, C>(source: CheckpointedSource<T, C>, options?: RunOptions): Promise<CheckpointedStream<T>>;
-  run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<Streamed<T>>;
-  async run(work: ((context: AttemptContext) => unknown) | CheckpointedSource<unknown, unknown>, options?: RunOptions): Promise<unknown> {
+  run<T>(
+    work: (context: AttemptContext) => T | PromiseLike<T>,
+    options?: RunOptions,
+  ): Promise<Streamed<T>>;
+  async run(
+    work: ((context: AttemptContext) => unknown) | CheckpointedSource<unknown, unknown>,
+    options?: RunOptions,
+  ): Promise<unknown> {
     return this.current.run(work as (context: AttemptContext) => unknown, options);
   }
 
@@ -127,7 +144,10 @@ export class PolicyHandle implements KeyedPolicySource {
    * `{ ok, value, error, reason, attempts, duration }` (see `Policy.tryRun`).
    * @throws Error (as a rejection) only when the name is not registered.
    */
-  async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<Streamed<T>>> {
+  async tryRun<T>(
+    work: (context: AttemptContext) => T | PromiseLike<T>,
+    options?: RunOptions,
+  ): Promise<CallResult<Streamed<T>>> {
     return this.current.tryRun(work, options);
   }
 }

@@ -33,7 +33,13 @@ describe('PolicyRegistry breakers', () => {
     const breaker = registry.breaker('payments')!;
     expect(breaker.state).toBe('open');
     expect(breaker.retryAfter()).toBe(10_000);
-    registry.reload({ policies: { payments: { attempts: 2, budget: false, breaker: { breakDuration: '20s', jitter: 'none' } }, search: {}, plain: {} } });
+    registry.reload({
+      policies: {
+        payments: { attempts: 2, budget: false, breaker: { breakDuration: '20s', jitter: 'none' } },
+        search: {},
+        plain: {},
+      },
+    });
     expect(registry.breaker('payments')).toBe(breaker);
     expect(breaker.state).toBe('open');
     expect(breaker.settings.breakDuration).toBe(20_000);
@@ -43,13 +49,22 @@ describe('PolicyRegistry breakers', () => {
   it('rejects a bad breaker config naming the full path and keeps the old policies', () => {
     const { registry } = create();
     const before = registry.get('payments');
-    const attempt = () => registry.reload({ policies: { payments: { breaker: { breakDuration: '-5s' } }, search: {}, plain: {} } });
+    const attempt = () =>
+      registry.reload({
+        policies: { payments: { breaker: { breakDuration: '-5s' } }, search: {}, plain: {} },
+      });
     expect(attempt).toThrow(ResilienceConfigError);
     expect(attempt).toThrow('policies.payments.breaker.breakDuration: "-5s" is invalid');
-    expect(() => registry.reload({ policies: { payments: { breaker: { trips: 3 } as never }, search: {}, plain: {} } })).toThrow(
-      'policies.payments.breaker.trips: 3 is invalid: is not a known breaker setting',
-    );
-    expect(() => registry.reload({ policies: { payments: { breaker: 'yes' as never }, search: {}, plain: {} } })).toThrow(
+    expect(() =>
+      registry.reload({
+        policies: { payments: { breaker: { trips: 3 } as never }, search: {}, plain: {} },
+      }),
+    ).toThrow('policies.payments.breaker.trips: 3 is invalid: is not a known breaker setting');
+    expect(() =>
+      registry.reload({
+        policies: { payments: { breaker: 'yes' as never }, search: {}, plain: {} },
+      }),
+    ).toThrow(
       'policies.payments.breaker: "yes" is invalid: must be true, false or an object of breaker settings',
     );
     expect(registry.get('payments')).toBe(before);

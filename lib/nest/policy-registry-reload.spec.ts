@@ -69,7 +69,9 @@ describe('PolicyRegistry reloads from a watched file', () => {
     start(yaml(3));
     expect(registry.get('payments').options.attempts).toBe(3);
     await change(yaml(1, '  search: { preset: http }\n'));
-    expect(events.map((e) => [e.kind, e.trigger, e.names])).toEqual([['reloaded', 'file', ['payments', 'search']]]);
+    expect(events.map((e) => [e.kind, e.trigger, e.names])).toEqual([
+      ['reloaded', 'file', ['payments', 'search']],
+    ]);
     const count = { n: 0 };
     await registry.handle('payments').tryRun(failing(count));
     expect(count.n).toBe(1);
@@ -100,10 +102,18 @@ describe('PolicyRegistry reloads from a watched file', () => {
     await change(yaml(0));
     expect(events).toHaveLength(1);
     const [event] = events;
-    expect([event!.kind, event!.trigger, event!.names]).toEqual(['reloadFailed', 'file', ['payments']]);
+    expect([event!.kind, event!.trigger, event!.names]).toEqual([
+      'reloadFailed',
+      'file',
+      ['payments'],
+    ]);
     expect(event!.error).toBeInstanceOf(ConfigFileError);
-    expect(event!.error!.message).toContain(`${path}: invalid config: Invalid resilience config (1 problem):`);
-    expect(event!.error!.message).toContain('policies.payments.attempts: 0 is invalid: must be an integer >= 1');
+    expect(event!.error!.message).toContain(
+      `${path}: invalid config: Invalid resilience config (1 problem):`,
+    );
+    expect(event!.error!.message).toContain(
+      'policies.payments.attempts: 0 is invalid: must be an integer >= 1',
+    );
     expect((event!.error as ConfigFileError).cause).toBeInstanceOf(ResilienceConfigError);
     expect(registry.get('payments')).toBe(before);
     expect(registry.breaker('payments')!.snapshot()).toEqual(snapshot);
@@ -122,12 +132,17 @@ describe('PolicyRegistry reloads from a watched file', () => {
     registry.require(new Map([['search', ['@Resilient on Catalog.find']]]));
     await change(yaml(3));
     expect(events[0]!.kind).toBe('reloadFailed');
-    expect(events[0]!.error!.message).toContain('policies.search: undefined is invalid: is required: it is used by @Resilient on Catalog.find in the running application');
+    expect(events[0]!.error!.message).toContain(
+      'policies.search: undefined is invalid: is required: it is used by @Resilient on Catalog.find in the running application',
+    );
     expect(registry.names()).toEqual(['payments', 'search']);
   });
 
   it('a call in flight finishes under the policy it started with; its outcome lands in the kept breaker', async () => {
-    const slow = (attempts: number) => yaml(attempts).replace('consecutiveFailures: 2', 'consecutiveFailures: 10').replace('delay: 100ms', 'delay: 1s');
+    const slow = (attempts: number) =>
+      yaml(attempts)
+        .replace('consecutiveFailures: 2', 'consecutiveFailures: 10')
+        .replace('delay: 100ms', 'delay: 1s');
     start(slow(3));
     const count = { n: 0 };
     let fail = true;
@@ -162,9 +177,13 @@ describe('PolicyRegistry reloads from a watched file', () => {
   });
 
   it('refuses to start on a missing or invalid file, naming it', () => {
-    expect(() => PolicyRegistry.create({ configFile: join(dir, 'missing.yaml') })).toThrow(`${join(dir, 'missing.yaml')}: cannot be read (ENOENT)`);
+    expect(() => PolicyRegistry.create({ configFile: join(dir, 'missing.yaml') })).toThrow(
+      `${join(dir, 'missing.yaml')}: cannot be read (ENOENT)`,
+    );
     writeFileSync(path, yaml('three'));
-    expect(() => PolicyRegistry.create({ configFile: path })).toThrow('policies.payments.attempts: "three" is invalid: must be an integer >= 1');
+    expect(() => PolicyRegistry.create({ configFile: path })).toThrow(
+      'policies.payments.attempts: "three" is invalid: must be an integer >= 1',
+    );
   });
 });
 
@@ -173,7 +192,9 @@ describe('PolicyRegistry config sources and triggers', () => {
 
   it('reloads from @nestjs/config: set() calls in one tick apply once, together', async () => {
     const config = new ConfigService({ resilience: { policies: { payments: { attempts: 3 } } } });
-    const registry = PolicyRegistry.create({ configSource: ResilienceConfigSource.fromConfigService(config, 'resilience') });
+    const registry = PolicyRegistry.create({
+      configSource: ResilienceConfigSource.fromConfigService(config, 'resilience'),
+    });
     const events: ReloadEvent[] = [];
     registry.onReload((event) => events.push(event));
     expect(registry.get('payments').options.attempts).toBe(3);
@@ -181,7 +202,9 @@ describe('PolicyRegistry config sources and triggers', () => {
     config.set('resilience.policies.orders', { attempts: 1 });
     config.set('unrelated', 'x');
     await Promise.resolve();
-    expect(events.map((e) => [e.kind, e.trigger, e.names])).toEqual([['reloaded', 'configSource', ['payments', 'orders']]]);
+    expect(events.map((e) => [e.kind, e.trigger, e.names])).toEqual([
+      ['reloaded', 'configSource', ['payments', 'orders']],
+    ]);
     expect(registry.get('payments').options.attempts).toBe(2);
     config.set('resilience.policies.payments.attempts', -1);
     await Promise.resolve();
@@ -196,7 +219,10 @@ describe('PolicyRegistry config sources and triggers', () => {
 
   it('refresh() and SIGHUP (opt-in) re-read the source; the listener goes on destroy', async () => {
     let attempts = 3;
-    const registry = PolicyRegistry.create({ configSource: { read: () => ({ policies: { payments: { attempts } } }) }, reloadOnSignal: 'SIGHUP' });
+    const registry = PolicyRegistry.create({
+      configSource: { read: () => ({ policies: { payments: { attempts } } }) },
+      reloadOnSignal: 'SIGHUP',
+    });
     const events: ReloadEvent[] = [];
     registry.onReload((event) => events.push(event));
     attempts = 2;
@@ -212,8 +238,19 @@ describe('PolicyRegistry config sources and triggers', () => {
   });
 
   it('describe(name) gives the resolved config; an unknown name throws', () => {
-    const registry = PolicyRegistry.create({ policies: { base: { extends: 'conservative', deadline: '2s' }, orders: { extends: 'base', budget: { retryRatio: 0.05 } } } });
-    expect(registry.describe('orders')).toMatchObject({ preset: 'conservative', extends: ['base'], attempts: 2, deadline: 2000, budget: { retryRatio: 0.05, samplingDuration: 30_000, minimumThroughput: 100 } });
+    const registry = PolicyRegistry.create({
+      policies: {
+        base: { extends: 'conservative', deadline: '2s' },
+        orders: { extends: 'base', budget: { retryRatio: 0.05 } },
+      },
+    });
+    expect(registry.describe('orders')).toMatchObject({
+      preset: 'conservative',
+      extends: ['base'],
+      attempts: 2,
+      deadline: 2000,
+      budget: { retryRatio: 0.05, samplingDuration: 30_000, minimumThroughput: 100 },
+    });
     expect(() => registry.describe('nope')).toThrow('nope');
   });
 
@@ -224,29 +261,53 @@ describe('PolicyRegistry config sources and triggers', () => {
     registry.onReload(() => {
       throw new Error('listener bug');
     });
-    expect(() => registry.reload({ policies: { payments: { attempts: 0 } } })).toThrow(ResilienceConfigError);
+    expect(() => registry.reload({ policies: { payments: { attempts: 0 } } })).toThrow(
+      ResilienceConfigError,
+    );
     registry.reload({ policies: { payments: { attempts: 2 } } });
     expect(events.map((e) => [e.kind, e.trigger])).toEqual([
       ['reloadFailed', 'api'],
       ['reloaded', 'api'],
     ]);
-    await expect(registry.refresh()).rejects.toThrow('PolicyRegistry.refresh(): nothing to read again');
+    await expect(registry.refresh()).rejects.toThrow(
+      'PolicyRegistry.refresh(): nothing to read again',
+    );
   });
 
   it('a reload refused by a fuzz-hardening rule keeps the old policies and their state', async () => {
     const clock = new FakeClock();
-    const registry = PolicyRegistry.create({ clock, policies: { payments: { attempts: 2, backoff: { type: 'none' }, budget: { fraction: 0.5, minimumPerSecond: 1 } } } });
+    const registry = PolicyRegistry.create({
+      clock,
+      policies: {
+        payments: {
+          attempts: 2,
+          backoff: { type: 'none' },
+          budget: { fraction: 0.5, minimumPerSecond: 1 },
+        },
+      },
+    });
     const count = { n: 0 };
     await expect(registry.handle('payments').run(failing(count))).rejects.toThrow('down');
     expect(count.n).toBe(2);
     const level = registry.bucket('payments')!.level;
     // An empty YAML value (`fraction:`) is null: it used to be read as the default 0.1 and applied.
     const nulled = { policies: { payments: { attempts: 4, budget: { fraction: null } } } };
-    expect(() => registry.reload(nulled as never)).toThrow('Invalid resilience config (1 problem):\n  - policies.payments.budget.fraction: null is invalid: must be a number in [0, 1]');
-    const reserved = JSON.parse('{ "policies": { "payments": { "attempts": 4 }, "__proto__": { "attempts": 9 } } }') as never;
-    expect(() => registry.reload(reserved)).toThrow('policies.__proto__: "__proto__" is invalid: a policy name must be a non-empty string other than __proto__, constructor, prototype');
-    expect(() => registry.reload({ policies: { payments: new Map() } } as never)).toThrow('policies.payments: Map(0) is invalid: must be a plain object');
-    expect(registry.describe('payments')).toMatchObject({ attempts: 2, budget: { fraction: 0.5, minimumPerSecond: 1 } });
+    expect(() => registry.reload(nulled as never)).toThrow(
+      'Invalid resilience config (1 problem):\n  - policies.payments.budget.fraction: null is invalid: must be a number in [0, 1]',
+    );
+    const reserved = JSON.parse(
+      '{ "policies": { "payments": { "attempts": 4 }, "__proto__": { "attempts": 9 } } }',
+    ) as never;
+    expect(() => registry.reload(reserved)).toThrow(
+      'policies.__proto__: "__proto__" is invalid: a policy name must be a non-empty string other than __proto__, constructor, prototype',
+    );
+    expect(() => registry.reload({ policies: { payments: new Map() } } as never)).toThrow(
+      'policies.payments: Map(0) is invalid: must be a plain object',
+    );
+    expect(registry.describe('payments')).toMatchObject({
+      attempts: 2,
+      budget: { fraction: 0.5, minimumPerSecond: 1 },
+    });
     expect(registry.bucket('payments')!.level).toBe(level);
     await expect(registry.handle('payments').run(failing(count))).rejects.toThrow('down');
     expect(count.n).toBe(4);
@@ -255,7 +316,12 @@ describe('PolicyRegistry config sources and triggers', () => {
 
   it('names every problem of the reload options', () => {
     const attempt = () =>
-      PolicyRegistry.create({ policies: { payments: {} }, watch: { debounce: -1 }, reloadOnSignal: 'SIGTERM' as never, configFile: '' } as never);
+      PolicyRegistry.create({
+        policies: { payments: {} },
+        watch: { debounce: -1 },
+        reloadOnSignal: 'SIGTERM' as never,
+        configFile: '',
+      } as never);
     expect(attempt).toThrow(ResilienceConfigError);
     try {
       attempt();
@@ -264,15 +330,26 @@ describe('PolicyRegistry config sources and triggers', () => {
         'configFile: "" is invalid: must be the path of a YAML or JSON file (relative to the working directory)',
         'policies: {"payments":{}} is invalid: cannot be given with configFile: the config comes from there',
         'watch.debounce: -1 is invalid: must be a finite duration in ms >= 0',
-        "reloadOnSignal: \"SIGTERM\" is invalid: must be 'SIGHUP' (or left out)",
+        'reloadOnSignal: "SIGTERM" is invalid: must be \'SIGHUP\' (or left out)',
       ]);
     }
-    expect(() => PolicyRegistry.create({ policies: { payments: {} }, watch: true })).toThrow('watch: true is invalid: needs configFile: it watches that file');
-    const watching = (watch: unknown) => () => PolicyRegistry.create({ configFile: 'resilience.yaml', watch } as never);
-    expect(watching({ debounce: Infinity })).toThrow('watch.debounce: Infinity is invalid: must be a finite duration in ms >= 0');
-    expect(watching({ debounce: null })).toThrow('watch.debounce: null is invalid: must be a finite duration in ms >= 0');
-    expect(watching({ debounc: 100 })).toThrow('watch.debounc: 100 is invalid: is not a known watch option (debounce)');
+    expect(() => PolicyRegistry.create({ policies: { payments: {} }, watch: true })).toThrow(
+      'watch: true is invalid: needs configFile: it watches that file',
+    );
+    const watching = (watch: unknown) => () =>
+      PolicyRegistry.create({ configFile: 'resilience.yaml', watch } as never);
+    expect(watching({ debounce: Infinity })).toThrow(
+      'watch.debounce: Infinity is invalid: must be a finite duration in ms >= 0',
+    );
+    expect(watching({ debounce: null })).toThrow(
+      'watch.debounce: null is invalid: must be a finite duration in ms >= 0',
+    );
+    expect(watching({ debounc: 100 })).toThrow(
+      'watch.debounc: 100 is invalid: is not a known watch option (debounce)',
+    );
     expect(watching('yes')).toThrow('watch: "yes" is invalid: must be true, false or { debounce }');
-    expect(watching(new Map())).toThrow(/^Invalid resilience config \(1 problem\):\n {2}- watch: Map\(0\) is invalid: must be a plain object /);
+    expect(watching(new Map())).toThrow(
+      /^Invalid resilience config \(1 problem\):\n {2}- watch: Map\(0\) is invalid: must be a plain object /,
+    );
   });
 });

@@ -9,7 +9,12 @@ const down = () => Promise.reject(new Error('down'));
 const up = () => Promise.resolve('ok');
 
 const policies = {
-  billing: { attempts: 3, backoff: { type: 'none' as const }, breaker: { jitter: 'none' as const }, scope: { maximumKeys: 2 } },
+  billing: {
+    attempts: 3,
+    backoff: { type: 'none' as const },
+    breaker: { jitter: 'none' as const },
+    scope: { maximumKeys: 2 },
+  },
   search: { preset: 'http' as const, scope: true },
   plain: { attempts: 2 },
 };
@@ -24,10 +29,22 @@ describe('policy config: scope', () => {
   it('reads true, false and { maximumKeys }, with 1024 by default; defaults merge key by key', () => {
     const parsed = parseResilienceConfig({
       defaults: { scope: { maximumKeys: 10 } },
-      policies: { a: { scope: true }, b: { scope: { maximumKeys: 5 } }, c: { scope: false }, d: {} },
+      policies: {
+        a: { scope: true },
+        b: { scope: { maximumKeys: 5 } },
+        c: { scope: false },
+        d: {},
+      },
     });
-    expect(['a', 'b', 'c', 'd'].map((n) => parsed.policies.get(n)!.scope)).toEqual([{ maximumKeys: 10 }, { maximumKeys: 5 }, undefined, { maximumKeys: 10 }]);
-    expect(parseResilienceConfig({ policies: { a: { scope: true }, b: {} } }).policies.get('a')!.scope).toEqual({ maximumKeys: 1024 });
+    expect(['a', 'b', 'c', 'd'].map((n) => parsed.policies.get(n)!.scope)).toEqual([
+      { maximumKeys: 10 },
+      { maximumKeys: 5 },
+      undefined,
+      { maximumKeys: 10 },
+    ]);
+    expect(
+      parseResilienceConfig({ policies: { a: { scope: true }, b: {} } }).policies.get('a')!.scope,
+    ).toEqual({ maximumKeys: 1024 });
     expect(parseResilienceConfig({ policies: { b: {} } }).policies.get('b')!.scope).toBeUndefined();
   });
 
@@ -36,7 +53,11 @@ describe('policy config: scope', () => {
     try {
       parseResilienceConfig({
         defaults: { scope: 'tenant' as never },
-        policies: { a: { scope: { maximumKeys: 0 } }, b: { scope: { maximumKeys: 2.5, keys: 3 } as never }, c: { scope: { maximumKeys: '100' as never } } },
+        policies: {
+          a: { scope: { maximumKeys: 0 } },
+          b: { scope: { maximumKeys: 2.5, keys: 3 } as never },
+          c: { scope: { maximumKeys: '100' as never } },
+        },
       });
     } catch (caught) {
       error = caught as ResilienceConfigError;
@@ -79,11 +100,20 @@ describe('PolicyRegistry scopes and handle.for(key)', () => {
     const refused = await second;
     expect(refused.reason).toBe('dependencyUnavailable');
     expect((refused.error as CallRejectedError).retryAfter).toBe(900); // the 1 s break (jitter none here) less the 100 ms guarded pause
-    expect([a.breaker()!.state, b.breaker()!.state, registry.breaker('billing')!.state]).toEqual(['open', 'closed', 'closed']);
+    expect([a.breaker()!.state, b.breaker()!.state, registry.breaker('billing')!.state]).toEqual([
+      'open',
+      'closed',
+      'closed',
+    ]);
     expect(a.bucket()!.level).toBeCloseTo(27.3, 10); // 30 - 3 + 100 ms of the 3/s floor
     expect([b.bucket()!.level, registry.bucket('billing')!.level]).toEqual([30, 30]);
     expect(await b.run(up)).toBe('ok');
-    expect(registry.scope('billing')!.entries().map((e) => [e.key, e.breaker!.state])).toEqual([
+    expect(
+      registry
+        .scope('billing')!
+        .entries()
+        .map((e) => [e.key, e.breaker!.state]),
+    ).toEqual([
       ['a', 'open'],
       ['b', 'closed'],
     ]);
@@ -91,7 +121,14 @@ describe('PolicyRegistry scopes and handle.for(key)', () => {
 
   it('keeps a budget.shared bucket shared by every key', async () => {
     const registry = PolicyRegistry.create({
-      policies: { billing: { attempts: 2, backoff: { type: 'none' }, budget: { shared: 'upstream' }, scope: true } },
+      policies: {
+        billing: {
+          attempts: 2,
+          backoff: { type: 'none' },
+          budget: { shared: 'upstream' },
+          scope: true,
+        },
+      },
       clock: new FakeClock(),
     });
     const billing = registry.handle('billing');
@@ -132,14 +169,27 @@ describe('PolicyRegistry scopes and handle.for(key)', () => {
     expect(registry.scope('billing')).toBe(scope);
     const adopted = billing.for('a');
     expect(adopted).not.toBe(a);
-    expect([adopted.options.attempts, adopted.breaker(), adopted.breaker()!.state, adopted.bucket(), adopted.bucket()!.level]).toEqual([2, a.breaker(), 'open', a.bucket(), level]);
+    expect([
+      adopted.options.attempts,
+      adopted.breaker(),
+      adopted.breaker()!.state,
+      adopted.bucket(),
+      adopted.bucket()!.level,
+    ]).toEqual([2, a.breaker(), 'open', a.bucket(), level]);
     const refusing = adopted.tryRun(up);
     await clock.advance(100);
     const refused = await refusing;
-    expect([refused.reason, refused.attempts, (refused.error as CallRejectedError).reason]).toEqual(['dependencyUnavailable', [], 'DependencyUnavailable']);
+    expect([refused.reason, refused.attempts, (refused.error as CallRejectedError).reason]).toEqual(
+      ['dependencyUnavailable', [], 'DependencyUnavailable'],
+    );
     expect(registry.scope('billing')!.keys()).toEqual(['a']);
     // A new bound for the keys is a new scope: its keys start fresh.
-    registry.reload({ policies: { ...policies, billing: { ...policies.billing, attempts: 2, scope: { maximumKeys: 3 } } } });
+    registry.reload({
+      policies: {
+        ...policies,
+        billing: { ...policies.billing, attempts: 2, scope: { maximumKeys: 3 } },
+      },
+    });
     expect(registry.scope('billing')).not.toBe(scope);
     expect(billing.for('a').breaker()!.state).toBe('closed');
     registry.reload({ policies: { ...policies, billing: { attempts: 2 } } });
@@ -150,7 +200,9 @@ describe('PolicyRegistry scopes and handle.for(key)', () => {
     const { registry } = create();
     const plain = registry.handle('plain');
     expect(() => plain.for('a')).toThrow(PolicyConfigError);
-    expect(() => plain.for('a')).toThrow('policies.plain.scope: undefined is invalid: must be true or { "maximumKeys": n } to use handle.for(key) (keyed policies)');
+    expect(() => plain.for('a')).toThrow(
+      'policies.plain.scope: undefined is invalid: must be true or { "maximumKeys": n } to use handle.for(key) (keyed policies)',
+    );
     expect(() => registry.handle('nope').for('a')).toThrow(UnknownPolicyError);
     expect(() => registry.handle('billing').for(undefined as never)).toThrow(TypeError);
   });

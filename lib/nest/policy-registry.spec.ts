@@ -14,10 +14,20 @@ const failing = (times: number) => {
   };
 };
 
-function create(options: Partial<ResilienceModuleOptions> = {}): { registry: PolicyRegistry; clock: FakeClock } {
+function create(options: Partial<ResilienceModuleOptions> = {}): {
+  registry: PolicyRegistry;
+  clock: FakeClock;
+} {
   const clock = new FakeClock();
   const registry = PolicyRegistry.create({
-    policies: { payments: { attempts: 3, backoff: { type: 'none' }, budget: { fraction: 0.1, minimumPerSecond: 1 } }, search: { budget: false } },
+    policies: {
+      payments: {
+        attempts: 3,
+        backoff: { type: 'none' },
+        budget: { fraction: 0.1, minimumPerSecond: 1 },
+      },
+      search: { budget: false },
+    },
     clock,
     ...options,
   });
@@ -43,7 +53,9 @@ describe('PolicyRegistry', () => {
   it('lists the registered names for an unknown name', () => {
     const { registry } = create();
     expect(() => registry.get('paymnets')).toThrow(UnknownPolicyError);
-    expect(() => registry.get('paymnets')).toThrow('Unknown resilience policy "paymnets"; registered policies: "payments", "search".');
+    expect(() => registry.get('paymnets')).toThrow(
+      'Unknown resilience policy "paymnets"; registered policies: "payments", "search".',
+    );
   });
 
   it('reload keeps the bucket and its level, under the new parameters', async () => {
@@ -54,7 +66,12 @@ describe('PolicyRegistry', () => {
     expect(bucket.level).toBeCloseTo(8.1, 10);
     const before = registry.get('payments');
 
-    registry.reload({ policies: { payments: { attempts: 5, budget: { fraction: 0.5, minimumPerSecond: 2 } }, search: {} } });
+    registry.reload({
+      policies: {
+        payments: { attempts: 5, budget: { fraction: 0.5, minimumPerSecond: 2 } },
+        search: {},
+      },
+    });
 
     const after = registry.get('payments');
     expect(after).not.toBe(before);
@@ -71,7 +88,12 @@ describe('PolicyRegistry', () => {
     const bucket = registry.bucket('payments')!;
     let error: unknown;
     try {
-      registry.reload({ policies: { payments: { attempts: 0, budget: { fraction: 2, minimumPerSecond: 50 } }, other: { deadline: 'never' } } });
+      registry.reload({
+        policies: {
+          payments: { attempts: 0, budget: { fraction: 2, minimumPerSecond: 50 } },
+          other: { deadline: 'never' },
+        },
+      });
     } catch (e) {
       error = e;
     }
@@ -98,19 +120,36 @@ describe('PolicyRegistry', () => {
 
   it('require names every unknown name and where it is used', () => {
     const { registry } = create();
-    expect(() => registry.require(new Map([['payments', ['A']], ['ledger', ['@InjectPolicy in B', '@Resilient on C.d']]]))).toThrow(
+    expect(() =>
+      registry.require(
+        new Map([
+          ['payments', ['A']],
+          ['ledger', ['@InjectPolicy in B', '@Resilient on C.d']],
+        ]),
+      ),
+    ).toThrow(
       'Unknown resilience policy "ledger" (@InjectPolicy in B, @Resilient on C.d); registered policies: "payments", "search".',
     );
   });
 
   it('a shared budget is one bucket for every policy naming it, and stays shared across reloads', () => {
     const { registry } = create({
-      policies: { a: { budget: { shared: 'downstream' } }, b: { budget: { shared: 'downstream' } }, c: {} },
+      policies: {
+        a: { budget: { shared: 'downstream' } },
+        b: { budget: { shared: 'downstream' } },
+        c: {},
+      },
     });
     const shared = registry.bucket('a')!;
     expect(registry.bucket('b')).toBe(shared);
     expect(registry.bucket('c')).not.toBe(shared);
-    registry.reload({ policies: { a: { budget: { shared: 'downstream' } }, b: { budget: { shared: 'downstream' } }, c: { budget: { shared: 'downstream' } } } });
+    registry.reload({
+      policies: {
+        a: { budget: { shared: 'downstream' } },
+        b: { budget: { shared: 'downstream' } },
+        c: { budget: { shared: 'downstream' } },
+      },
+    });
     expect(registry.bucket('a')).toBe(shared);
     expect(registry.bucket('c')).toBe(shared);
   });
@@ -121,7 +160,9 @@ describe('PolicyRegistry', () => {
     expect(registry.handle('payments')).toBe(handle);
     expect(handle.name).toBe('payments');
     await expect(handle.run(failing(4))).rejects.toThrow('boom 3');
-    registry.reload({ policies: { payments: { attempts: 5, backoff: { type: 'none' } }, search: {} } });
+    registry.reload({
+      policies: { payments: { attempts: 5, backoff: { type: 'none' } }, search: {} },
+    });
     expect(handle.current).toBe(registry.get('payments'));
     await expect(handle.run(failing(4))).resolves.toBe(5);
     const result = await handle.tryRun(failing(9));
@@ -131,7 +172,13 @@ describe('PolicyRegistry', () => {
   });
 
   it('validates the module options: clock, random and module-definition options given to the factory', () => {
-    const bad = { policies: {}, clock: { now: () => 0 }, random: 3, exceptionFilter: true, isGlobal: false } as unknown as ResilienceModuleOptions;
+    const bad = {
+      policies: {},
+      clock: { now: () => 0 },
+      random: 3,
+      exceptionFilter: true,
+      isGlobal: false,
+    } as unknown as ResilienceModuleOptions;
     expect(() => PolicyRegistry.create(bad)).toThrow(
       [
         'Invalid resilience config (4 problems):',
@@ -170,12 +217,37 @@ describe('PolicyRegistry.describe(name).classifier', () => {
     // defaults apply to every policy: the preset's own classifier shows only without them.
     expect(described('api')).toBe('grpc');
     expect(described('plain')).toBe('default');
-    expect(described('payments')).toEqual({ base: 'http', permanent: ['ValidationError', 409], transient: [], throttled: [] });
+    expect(described('payments')).toEqual({
+      base: 'http',
+      permanent: ['ValidationError', 409],
+      transient: [],
+      throttled: [],
+    });
     expect(described('search')).toBe('custom');
-    registry.reload({ policies: { inventory: { classifier: { base: 'grpc', transient: ['FAILED_PRECONDITION'] } }, api: { preset: 'http' }, plain: {}, payments: {}, search: {} } });
-    expect(described('inventory')).toEqual({ base: 'grpc', permanent: [], transient: ['FAILED_PRECONDITION'], throttled: [] });
-    expect([described('api'), described('plain'), described('payments'), described('search')]).toEqual(['http', 'default', 'default', 'custom']);
+    registry.reload({
+      policies: {
+        inventory: { classifier: { base: 'grpc', transient: ['FAILED_PRECONDITION'] } },
+        api: { preset: 'http' },
+        plain: {},
+        payments: {},
+        search: {},
+      },
+    });
+    expect(described('inventory')).toEqual({
+      base: 'grpc',
+      permanent: [],
+      transient: ['FAILED_PRECONDITION'],
+      throttled: [],
+    });
+    expect([
+      described('api'),
+      described('plain'),
+      described('payments'),
+      described('search'),
+    ]).toEqual(['http', 'default', 'default', 'custom']);
     // The description is plain JSON: what a health page or a log line can serve as it is.
-    expect(JSON.parse(JSON.stringify(registry.describe('inventory'))).classifier).toEqual(described('inventory'));
+    expect(JSON.parse(JSON.stringify(registry.describe('inventory'))).classifier).toEqual(
+      described('inventory'),
+    );
   });
 });

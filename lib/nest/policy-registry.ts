@@ -1,7 +1,19 @@
-import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit, Optional } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnModuleDestroy,
+  type OnModuleInit,
+  Optional,
+} from '@nestjs/common';
 import type { ResolvedPolicyConfig } from '../config/describe-policy.js';
 import { PinnedPolicies } from '../config/pinned-policies.js';
-import { type ParsedResilienceConfig, type ResilienceConfig, parseResilienceConfig } from '../config/policy-config.js';
+import {
+  type ParsedResilienceConfig,
+  type ResilienceConfig,
+  parseResilienceConfig,
+} from '../config/policy-config.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import {
   type CircuitBreaker,
@@ -16,12 +28,22 @@ import {
   type RetryBudgetState,
   explainPolicy,
 } from '../core/index.js';
-import { CLOCK_RULE, isPlainObject, NAME_RULE, optionProblems, RANDOM_RULE } from '../core/internal.js';
+import {
+  CLOCK_RULE,
+  isPlainObject,
+  NAME_RULE,
+  optionProblems,
+  RANDOM_RULE,
+} from '../core/internal.js';
 import { PolicyHandle } from './policy-handle.js';
 import { httpExceptionRule } from './http-exception.rule.js';
 import type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
 import { type ReloadTarget, ReloadTriggers, reloadSettingsProblems } from './reload-triggers.js';
-import { type PolicyInstrumentation, RESILIENCE_INSTRUMENTATION, instrumentationProblems } from './resilience-instrumentation.js';
+import {
+  type PolicyInstrumentation,
+  RESILIENCE_INSTRUMENTATION,
+  instrumentationProblems,
+} from './resilience-instrumentation.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';
@@ -78,7 +100,9 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
    */
   constructor(
     @Inject(RESILIENCE_MODULE_OPTIONS) private readonly options: ResilienceModuleOptions,
-    @Optional() @Inject(RESILIENCE_INSTRUMENTATION) private readonly instrumentation?: PolicyInstrumentation,
+    @Optional()
+    @Inject(RESILIENCE_INSTRUMENTATION)
+    private readonly instrumentation?: PolicyInstrumentation,
     @Optional() private readonly grace?: ShutdownGrace,
   ) {}
 
@@ -148,7 +172,9 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
     const policy = this.policies.get(name);
     if (policy !== undefined) return policy;
     if (!this.loaded) {
-      throw new Error(`PolicyRegistry is not initialized yet (policy "${name}"): ResilienceModule loads it on app.init()`);
+      throw new Error(
+        `PolicyRegistry is not initialized yet (policy "${name}"): ResilienceModule loads it on app.init()`,
+      );
     }
     throw new UnknownPolicyError([name], this.names());
   }
@@ -214,7 +240,10 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   explain(name: string): PolicyExplanation {
     const policy = this.get(name);
     const entries = this.policies.scope(name)?.entries(20) ?? [];
-    const keys = entries.map((e) => `${String(e.key)}: breaker ${e.breaker?.state ?? 'none'}, budget ${e.budgetUtilization === undefined ? 'none' : `${Math.round(e.budgetUtilization * 100)} % spent`}`);
+    const keys = entries.map(
+      (e) =>
+        `${String(e.key)}: breaker ${e.breaker?.state ?? 'none'}, budget ${e.budgetUtilization === undefined ? 'none' : `${Math.round(e.budgetUtilization * 100)} % spent`}`,
+    );
     return explainPolicy(policy, keys);
   }
 
@@ -309,7 +338,9 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
    */
   async refresh(): Promise<void> {
     if (this.triggers === undefined) {
-      throw new Error('PolicyRegistry.refresh(): nothing to read again; give ResilienceModule a configFile or a configSource (or call reload(config))');
+      throw new Error(
+        'PolicyRegistry.refresh(): nothing to read again; give ResilienceModule a configFile or a configSource (or call reload(config))',
+      );
     }
     await this.triggers.refresh('refresh');
   }
@@ -339,37 +370,82 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   require(usages: ReadonlyMap<string, readonly string[]>): void {
     const missing = [...usages.keys()].filter((name) => !this.policies.has(name));
     if (missing.length > 0) throw new UnknownPolicyError(missing, this.names(), usages);
-    for (const [name, where] of usages) this.inUse.set(name, [...(this.inUse.get(name) ?? []), ...where]);
+    for (const [name, where] of usages)
+      this.inUse.set(name, [...(this.inUse.get(name) ?? []), ...where]);
   }
 
   private load(): void {
     const problems: PolicyConfigError[] = [];
     const options = this.options as unknown;
     if (options === null || typeof options !== 'object') {
-      throw new ResilienceConfigError([new PolicyConfigError('options', options, 'must be an object { policies, defaults?, clock?, random? }')]);
+      throw new ResilienceConfigError([
+        new PolicyConfigError(
+          'options',
+          options,
+          'must be an object { policies, defaults?, clock?, random? }',
+        ),
+      ]);
     }
-    const { clock, random, telemetry, logging, configFile, watch, configSource, reloadOnSignal, classifiers, shutdown, ...config } = options as ResilienceModuleOptions & Record<string, unknown>;
+    const {
+      clock,
+      random,
+      telemetry,
+      logging,
+      configFile,
+      watch,
+      configSource,
+      reloadOnSignal,
+      classifiers,
+      shutdown,
+      ...config
+    } = options as ResilienceModuleOptions & Record<string, unknown>;
     const codeClassifiers = classifierProblems(classifiers, problems);
     problems.push(...shutdownOptionProblems(shutdown));
     problems.push(...instrumentationProblems(telemetry, logging));
-    problems.push(...reloadSettingsProblems({ configFile, watch, configSource, reloadOnSignal }, config));
-    problems.push(...optionProblems({ clock, random }, { clock: CLOCK_RULE, random: RANDOM_RULE }, '', 'option'));
+    problems.push(
+      ...reloadSettingsProblems({ configFile, watch, configSource, reloadOnSignal }, config),
+    );
+    problems.push(
+      ...optionProblems(
+        { clock, random },
+        { clock: CLOCK_RULE, random: RANDOM_RULE },
+        '',
+        'option',
+      ),
+    );
     for (const key of EXTRAS) {
       if (key in config) {
-        problems.push(new PolicyConfigError(key, config[key], `is a module definition option: give it to forRoot({ ${key} }) or beside useFactory in forRootAsync({ ${key}, useFactory })`));
+        problems.push(
+          new PolicyConfigError(
+            key,
+            config[key],
+            `is a module definition option: give it to forRoot({ ${key} }) or beside useFactory in forRootAsync({ ${key}, useFactory })`,
+          ),
+        );
         delete config[key];
       }
     }
     let parsed: ParsedResilienceConfig;
-    if (configFile === undefined && configSource === undefined) parsed = this.validate(config as unknown as ResilienceConfig, problems);
+    if (configFile === undefined && configSource === undefined)
+      parsed = this.validate(config as unknown as ResilienceConfig, problems);
     else {
       if (problems.length > 0) throw new ResilienceConfigError(problems);
-      this.triggers = new ReloadTriggers({ configFile, watch, configSource, reloadOnSignal, clock: clock ?? SystemClock.instance }, this.target);
+      this.triggers = new ReloadTriggers(
+        { configFile, watch, configSource, reloadOnSignal, clock: clock ?? SystemClock.instance },
+        this.target,
+      );
       parsed = this.triggers.open();
     }
     const instrumentation = this.instrumentation;
     for (const name of codeClassifiers.keys()) {
-      if (!parsed.policies.has(name)) throw new ResilienceConfigError([new PolicyConfigError(`classifiers.${name}`, '[Classifier]', `must name a configured policy (${[...parsed.policies.keys()].join(', ') || 'none configured'})`)]);
+      if (!parsed.policies.has(name))
+        throw new ResilienceConfigError([
+          new PolicyConfigError(
+            `classifiers.${name}`,
+            '[Classifier]',
+            `must name a configured policy (${[...parsed.policies.keys()].join(', ') || 'none configured'})`,
+          ),
+        ]);
     }
     this.policies = new PinnedPolicies({
       clock,
@@ -382,7 +458,10 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
     this.apply(parsed);
   }
 
-  private validate(config: ResilienceConfig, problems: PolicyConfigError[]): ParsedResilienceConfig {
+  private validate(
+    config: ResilienceConfig,
+    problems: PolicyConfigError[],
+  ): ParsedResilienceConfig {
     let parsed: ParsedResilienceConfig | undefined;
     try {
       parsed = parseResilienceConfig(config);
@@ -392,7 +471,13 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
     }
     for (const [name, where] of this.inUse) {
       if (parsed !== undefined && !parsed.policies.has(name)) {
-        problems.push(new PolicyConfigError(`policies.${name}`, undefined, `is required: it is used by ${where.join(', ')} in the running application`));
+        problems.push(
+          new PolicyConfigError(
+            `policies.${name}`,
+            undefined,
+            `is required: it is used by ${where.join(', ')} in the running application`,
+          ),
+        );
       }
     }
     if (problems.length > 0 || parsed === undefined) throw new ResilienceConfigError(problems);
@@ -414,7 +499,9 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   /** A refused reload: counted, logged once at warn, reported; nothing else changes. */
   private report(trigger: ReloadTrigger, error: Error): void {
     this.counts = { ...this.counts, reloadFailed: this.counts.reloadFailed + 1 };
-    this.logger?.warn(`config reload (${trigger}) refused, the previous config stays in force: ${error.message}`);
+    this.logger?.warn(
+      `config reload (${trigger}) refused, the previous config stays in force: ${error.message}`,
+    );
     this.emit({ kind: 'reloadFailed', trigger, error, names: this.names() });
   }
 
@@ -431,22 +518,43 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   /** Reload log lines go where the policies' own logs go (nowhere when logging is off or not attached). */
   private get logger(): Logger | undefined {
-    return this.instrumentation?.logging === undefined ? undefined : (this.reloadLogger ??= new Logger('NResilience.config'));
+    return this.instrumentation?.logging === undefined
+      ? undefined
+      : (this.reloadLogger ??= new Logger('NResilience.config'));
   }
 }
 
 /** Reads the `classifiers` module option: a map of policy names to `Classifier`s; problems are pushed. */
-function classifierProblems(classifiers: unknown, problems: PolicyConfigError[]): ReadonlyMap<string, Classifier> {
+function classifierProblems(
+  classifiers: unknown,
+  problems: PolicyConfigError[],
+): ReadonlyMap<string, Classifier> {
   const found = new Map<string, Classifier>();
   if (classifiers === undefined) return found;
   if (!isPlainObject(classifiers)) {
-    problems.push(new PolicyConfigError('classifiers', classifiers, 'must be a plain object of policy names to Classifiers, e.g. { payments: Classifier.http.with(rule) }'));
+    problems.push(
+      new PolicyConfigError(
+        'classifiers',
+        classifiers,
+        'must be a plain object of policy names to Classifiers, e.g. { payments: Classifier.http.with(rule) }',
+      ),
+    );
     return found;
   }
   for (const [name, classifier] of Object.entries(classifiers)) {
-    if (!NAME_RULE.accepts(name)) problems.push(new PolicyConfigError(`classifiers.${name}`, name, `a policy name ${NAME_RULE.rule}`));
+    if (!NAME_RULE.accepts(name))
+      problems.push(
+        new PolicyConfigError(`classifiers.${name}`, name, `a policy name ${NAME_RULE.rule}`),
+      );
     else if (classifier instanceof Classifier) found.set(name, classifier);
-    else problems.push(new PolicyConfigError(`classifiers.${name}`, classifier, 'must be a Classifier (Classifier.of(...rules), Classifier.http.with(...))'));
+    else
+      problems.push(
+        new PolicyConfigError(
+          `classifiers.${name}`,
+          classifier,
+          'must be a Classifier (Classifier.of(...rules), Classifier.http.with(...))',
+        ),
+      );
   }
   return found;
 }

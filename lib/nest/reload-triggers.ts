@@ -126,32 +126,86 @@ export class ReloadTriggers {
  * Problems of the reload options (path, value, rule), empty when valid. `config` is the rest of the
  * module options: inline `policies`/`defaults` cannot be given beside a `configFile` or `configSource`.
  */
-export function reloadSettingsProblems(settings: Record<keyof Omit<ReloadSettings, 'clock'>, unknown>, config: Record<string, unknown>): PolicyConfigError[] {
+export function reloadSettingsProblems(
+  settings: Record<keyof Omit<ReloadSettings, 'clock'>, unknown>,
+  config: Record<string, unknown>,
+): PolicyConfigError[] {
   const problems: PolicyConfigError[] = [];
   const { configFile, watch, configSource, reloadOnSignal } = settings;
-  if (configFile !== undefined && (typeof configFile !== 'string' || configFile.trim().length === 0)) {
-    problems.push(new PolicyConfigError('configFile', configFile, 'must be the path of a YAML or JSON file (relative to the working directory)'));
+  if (
+    configFile !== undefined &&
+    (typeof configFile !== 'string' || configFile.trim().length === 0)
+  ) {
+    problems.push(
+      new PolicyConfigError(
+        'configFile',
+        configFile,
+        'must be the path of a YAML or JSON file (relative to the working directory)',
+      ),
+    );
   }
-  const source = configSource as { read?: unknown; changes?: { subscribe?: unknown } } | null | undefined;
-  if (source !== undefined && (typeof source?.read !== 'function' || (source.changes !== undefined && typeof source.changes?.subscribe !== 'function'))) {
-    problems.push(new PolicyConfigError('configSource', configSource, 'must be { read(), changes? } (e.g. ResilienceConfigSource.fromConfigService(config, key))'));
+  const source = configSource as
+    { read?: unknown; changes?: { subscribe?: unknown } } | null | undefined;
+  if (
+    source !== undefined &&
+    (typeof source?.read !== 'function' ||
+      (source.changes !== undefined && typeof source.changes?.subscribe !== 'function'))
+  ) {
+    problems.push(
+      new PolicyConfigError(
+        'configSource',
+        configSource,
+        'must be { read(), changes? } (e.g. ResilienceConfigSource.fromConfigService(config, key))',
+      ),
+    );
   }
   if (configFile !== undefined && configSource !== undefined) {
-    problems.push(new PolicyConfigError('configSource', '[object]', 'cannot be given with configFile: choose one source'));
+    problems.push(
+      new PolicyConfigError(
+        'configSource',
+        '[object]',
+        'cannot be given with configFile: choose one source',
+      ),
+    );
   }
-  const from = configFile !== undefined ? 'configFile' : configSource !== undefined ? 'configSource' : undefined;
+  const from =
+    configFile !== undefined
+      ? 'configFile'
+      : configSource !== undefined
+        ? 'configSource'
+        : undefined;
   for (const key of ['policies', 'defaults']) {
-    if (from !== undefined && config[key] !== undefined) problems.push(new PolicyConfigError(key, config[key], `cannot be given with ${from}: the config comes from there`));
+    if (from !== undefined && config[key] !== undefined)
+      problems.push(
+        new PolicyConfigError(
+          key,
+          config[key],
+          `cannot be given with ${from}: the config comes from there`,
+        ),
+      );
   }
   const watchProblems = watchOptionProblems(watch);
   problems.push(...watchProblems);
-  if (watchProblems.length === 0 && watch !== undefined && watch !== false && configFile === undefined) {
+  if (
+    watchProblems.length === 0 &&
+    watch !== undefined &&
+    watch !== false &&
+    configFile === undefined
+  ) {
     problems.push(new PolicyConfigError('watch', watch, 'needs configFile: it watches that file'));
   }
   if (reloadOnSignal !== undefined && reloadOnSignal !== 'SIGHUP') {
-    problems.push(new PolicyConfigError('reloadOnSignal', reloadOnSignal, "must be 'SIGHUP' (or left out)"));
+    problems.push(
+      new PolicyConfigError('reloadOnSignal', reloadOnSignal, "must be 'SIGHUP' (or left out)"),
+    );
   } else if (reloadOnSignal !== undefined && from === undefined) {
-    problems.push(new PolicyConfigError('reloadOnSignal', reloadOnSignal, 'needs configFile or configSource: the signal re-reads it'));
+    problems.push(
+      new PolicyConfigError(
+        'reloadOnSignal',
+        reloadOnSignal,
+        'needs configFile or configSource: the signal re-reads it',
+      ),
+    );
   }
   return problems;
 }
@@ -159,6 +213,13 @@ export function reloadSettingsProblems(settings: Record<keyof Omit<ReloadSetting
 /** `watch`: a switch, or `{ debounce? }` (own keys only) with `debounce` the quiet time in ms. */
 function watchOptionProblems(watch: unknown): PolicyConfigError[] {
   if (watch === undefined || typeof watch === 'boolean') return [];
-  if (!isPlainObject(watch)) return [new PolicyConfigError('watch', watch, sectionRule(watch, 'must be true, false or { debounce }'))];
+  if (!isPlainObject(watch))
+    return [
+      new PolicyConfigError(
+        'watch',
+        watch,
+        sectionRule(watch, 'must be true, false or { debounce }'),
+      ),
+    ];
   return optionProblems(watch, { debounce: DELAY_RULE }, 'watch', 'watch option');
 }

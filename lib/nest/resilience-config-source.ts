@@ -7,7 +7,9 @@ export interface ConfigChanges {
 export interface ConfigServiceLike {
   get(propertyPath: string): unknown;
   /** `ConfigService.changes$`: one event per `set(path, value)`. */
-  readonly changes$: { subscribe(observer: (event: { path: string }) => void): { unsubscribe(): void } };
+  readonly changes$: {
+    subscribe(observer: (event: { path: string }) => void): { unsubscribe(): void };
+  };
 }
 
 /**
@@ -42,9 +44,14 @@ export const ResilienceConfigSource = {
    * @throws TypeError for an empty key or an object without `get` and `changes$`
    */
   fromConfigService(config: ConfigServiceLike, key: string): ResilienceConfigSource {
-    if (typeof key !== 'string' || key.length === 0) throw new TypeError(`ResilienceConfigSource.fromConfigService: key must be a non-empty string, got ${String(key)}`);
+    if (typeof key !== 'string' || key.length === 0)
+      throw new TypeError(
+        `ResilienceConfigSource.fromConfigService: key must be a non-empty string, got ${String(key)}`,
+      );
     if (typeof config?.get !== 'function' || typeof config.changes$?.subscribe !== 'function') {
-      throw new TypeError('ResilienceConfigSource.fromConfigService: config must be a @nestjs/config ConfigService (get and changes$)');
+      throw new TypeError(
+        'ResilienceConfigSource.fromConfigService: config must be a @nestjs/config ConfigService (get and changes$)',
+      );
     }
     const prefix = `${key}.`;
     return {
@@ -53,7 +60,8 @@ export const ResilienceConfigSource = {
         subscribe: (observer) =>
           config.changes$.subscribe((event) => {
             const path = String(event?.path);
-            if (path === key || path.startsWith(prefix) || key.startsWith(`${path}.`)) observer(event);
+            if (path === key || path.startsWith(prefix) || key.startsWith(`${path}.`))
+              observer(event);
           }),
       },
     };

@@ -1,6 +1,10 @@
 import { Inject, Injectable, type NestMiddleware, Optional } from '@nestjs/common';
 import { Ambient, ambientFromHeaders } from '../core/index.js';
-import { PROBLEM_JSON, ProblemTypes, type ResilienceProblem } from './resilience-exception.filter.js';
+import {
+  PROBLEM_JSON,
+  ProblemTypes,
+  type ResilienceProblem,
+} from './resilience-exception.filter.js';
 
 /** Options of the inbound context (`ResilienceContextModule.forRoot`). All durations are milliseconds. */
 export interface ResilienceContextOptions {
@@ -61,7 +65,11 @@ export class ResilienceContextMiddleware implements NestMiddleware {
 
   use(req: RawRequest, res: RawResponse, next: (error?: unknown) => void): void {
     const changes = ambientFromHeaders((name) => req.headers[name]);
-    if (this.reserve !== undefined && changes.remaining !== undefined && changes.remaining < this.reserve) {
+    if (
+      this.reserve !== undefined &&
+      changes.remaining !== undefined &&
+      changes.remaining < this.reserve
+    ) {
       const problem: ResilienceProblem = {
         type: ProblemTypes.deadlineExceeded,
         title: 'Gateway Timeout',

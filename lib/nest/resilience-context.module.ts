@@ -1,7 +1,17 @@
-import { type DynamicModule, Inject, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import {
+  type DynamicModule,
+  Inject,
+  type MiddlewareConsumer,
+  Module,
+  type NestModule,
+} from '@nestjs/common';
 import { PolicyConfigError } from '../core/index.js';
 import { checkValue, SPAN_RULE } from '../core/internal.js';
-import { RESILIENCE_CONTEXT_OPTIONS, ResilienceContextMiddleware, type ResilienceContextOptions } from './resilience-context.middleware.js';
+import {
+  RESILIENCE_CONTEXT_OPTIONS,
+  ResilienceContextMiddleware,
+  type ResilienceContextOptions,
+} from './resilience-context.middleware.js';
 
 /**
  * The inbound half of deadline, criticality and nested-retry propagation (DESIGN §3.9, §4): applies
@@ -21,7 +31,9 @@ import { RESILIENCE_CONTEXT_OPTIONS, ResilienceContextMiddleware, type Resilienc
 @Module({})
 export class ResilienceContextModule implements NestModule {
   /** @param options the options given to `forRoot` (injected) */
-  constructor(@Inject(RESILIENCE_CONTEXT_OPTIONS) private readonly options: ResilienceContextOptions) {}
+  constructor(
+    @Inject(RESILIENCE_CONTEXT_OPTIONS) private readonly options: ResilienceContextOptions,
+  ) {}
 
   /**
    * The module reading the inbound context on every route (global, so import it once).
@@ -30,14 +42,22 @@ export class ResilienceContextModule implements NestModule {
    *   (or Infinity); (field `nested`) unless it is `'report'` or `'singleShot'`
    */
   static forRoot(options: ResilienceContextOptions = {}): DynamicModule {
-    if (options.rejectExpired !== undefined) checkValue(SPAN_RULE, 'rejectExpired.reserve', options.rejectExpired?.reserve);
-    if (options.nested !== undefined && options.nested !== 'report' && options.nested !== 'singleShot') {
+    if (options.rejectExpired !== undefined)
+      checkValue(SPAN_RULE, 'rejectExpired.reserve', options.rejectExpired?.reserve);
+    if (
+      options.nested !== undefined &&
+      options.nested !== 'report' &&
+      options.nested !== 'singleShot'
+    ) {
       throw new PolicyConfigError('nested', options.nested, "must be 'report' or 'singleShot'");
     }
     return {
       module: ResilienceContextModule,
       global: true,
-      providers: [{ provide: RESILIENCE_CONTEXT_OPTIONS, useValue: options }, ResilienceContextMiddleware],
+      providers: [
+        { provide: RESILIENCE_CONTEXT_OPTIONS, useValue: options },
+        ResilienceContextMiddleware,
+      ],
     };
   }
 
@@ -45,6 +65,9 @@ export class ResilienceContextModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     const applied = consumer.apply(ResilienceContextMiddleware);
     const excluded = this.options.exclude ?? [];
-    (excluded.length > 0 ? applied.exclude(...(excluded as Parameters<typeof applied.exclude>)) : applied).forRoutes('{*splat}');
+    (excluded.length > 0
+      ? applied.exclude(...(excluded as Parameters<typeof applied.exclude>))
+      : applied
+    ).forRoutes('{*splat}');
   }
 }

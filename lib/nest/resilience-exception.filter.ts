@@ -1,7 +1,25 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter, HttpStatus, Inject, Injectable, Optional } from '@nestjs/common';
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  HttpStatus,
+  Inject,
+  Injectable,
+  Optional,
+} from '@nestjs/common';
 import { BaseExceptionFilter, HttpAdapterHost } from '@nestjs/core';
 import { type Observable, defer, mergeMap } from 'rxjs';
-import { AttemptStalledError, AttemptTimeoutError, CallRejectedError, DeadlineExceededError, formatRetryAfter, RateLimitedError, type RejectionReason, stopReasonOf, SystemClock } from '../core/index.js';
+import {
+  AttemptStalledError,
+  AttemptTimeoutError,
+  CallRejectedError,
+  DeadlineExceededError,
+  formatRetryAfter,
+  RateLimitedError,
+  type RejectionReason,
+  stopReasonOf,
+  SystemClock,
+} from '../core/index.js';
 import type { DependencyFailure } from '../core/internal.js';
 import { DependencyFailureLog } from './dependency-failure-log.js';
 import { grpcAnswer } from './grpc-refusal-answer.js';
@@ -15,23 +33,45 @@ import type { ResilienceModuleOptions } from './resilience-module-options.interf
  * before any attempt (DESIGN §3.7).
  */
 const REFUSAL_DETAILS: Record<RejectionReason, string> = {
-  BudgetExhausted: 'A call to a dependency of this service failed and was not retried: retries to that dependency are paused while its retry budget is spent',
-  DependencyUnavailable: 'A dependency of this service is not being called right now: its circuit breaker is open',
-  Limited: 'A dependency of this service is not being called right now: as many calls to it as this service allows are already in flight',
-  RateLimited: 'A dependency of this service is not being called right now: its rate limit is reached',
+  BudgetExhausted:
+    'A call to a dependency of this service failed and was not retried: retries to that dependency are paused while its retry budget is spent',
+  DependencyUnavailable:
+    'A dependency of this service is not being called right now: its circuit breaker is open',
+  Limited:
+    'A dependency of this service is not being called right now: as many calls to it as this service allows are already in flight',
+  RateLimited:
+    'A dependency of this service is not being called right now: its rate limit is reached',
   QuotaExhausted: 'A dependency of this service is not being called right now: its quota is spent',
 };
 /** The detail of a refusal whose reason is none of the four above (a hand-made `CallRejectedError`). */
 const GENERIC_REFUSAL = 'A dependency of this service is not being called right now';
 
 /** What a 502 says, by how the dependency's call ended. */
-const DEPENDENCY_FAILURES: Record<DependencyFailure['ending'], { reason: string; detail: string }> = {
-  attemptsExhausted: { reason: 'AttemptsExhausted', detail: 'A dependency of this service failed on every attempt allowed for this request.' },
-  notRepeatable: { reason: 'NotRepeatable', detail: 'A dependency of this service failed on a request that is not safe to send twice, so it was not sent again.' },
-  bodyNotReplayable: { reason: 'BodyNotReplayable', detail: 'A dependency of this service failed, and the request could not be sent again.' },
-  resumeRefused: { reason: 'ResumeRefused', detail: 'A dependency of this service broke off its answer part-way, and it could not be resumed.' },
-  bodyBroken: { reason: 'BodyBroken', detail: 'A dependency of this service broke off its answer part-way.' },
-};
+const DEPENDENCY_FAILURES: Record<DependencyFailure['ending'], { reason: string; detail: string }> =
+  {
+    attemptsExhausted: {
+      reason: 'AttemptsExhausted',
+      detail: 'A dependency of this service failed on every attempt allowed for this request.',
+    },
+    notRepeatable: {
+      reason: 'NotRepeatable',
+      detail:
+        'A dependency of this service failed on a request that is not safe to send twice, so it was not sent again.',
+    },
+    bodyNotReplayable: {
+      reason: 'BodyNotReplayable',
+      detail: 'A dependency of this service failed, and the request could not be sent again.',
+    },
+    resumeRefused: {
+      reason: 'ResumeRefused',
+      detail:
+        'A dependency of this service broke off its answer part-way, and it could not be resumed.',
+    },
+    bodyBroken: {
+      reason: 'BodyBroken',
+      detail: 'A dependency of this service broke off its answer part-way.',
+    },
+  };
 // The HTTP client's errors known by name (see findLibraryError), as endings.
 const ENDINGS_BY_NAME: Record<string, DependencyFailure['ending']> = {
   NotRepeatableError: 'notRepeatable',
@@ -150,7 +190,8 @@ abstract class AnsweredByResilience {
 @Injectable()
 export class ResilienceExceptionFilter implements ExceptionFilter<unknown> {
   // Nest's own RPC answer, loaded at the first RPC exception this filter has no answer for.
-  private rpcFallback: { catch(exception: unknown, host: ArgumentsHost): Observable<never> } | undefined;
+  private rpcFallback:
+    { catch(exception: unknown, host: ArgumentsHost): Observable<never> } | undefined;
   private readonly failures: DependencyFailureLog;
 
   /**
@@ -160,7 +201,9 @@ export class ResilienceExceptionFilter implements ExceptionFilter<unknown> {
   constructor(
     /** Nest's HTTP adapter host, through which answers are written (the Node response API without it). */
     @Optional() protected readonly adapterHost?: HttpAdapterHost,
-    @Optional() @Inject(RESILIENCE_MODULE_OPTIONS) moduleOptions?: Pick<ResilienceModuleOptions, 'clock'>,
+    @Optional()
+    @Inject(RESILIENCE_MODULE_OPTIONS)
+    moduleOptions?: Pick<ResilienceModuleOptions, 'clock'>,
   ) {
     this.failures = new DependencyFailureLog(moduleOptions?.clock ?? SystemClock.instance);
   }
@@ -173,7 +216,9 @@ export class ResilienceExceptionFilter implements ExceptionFilter<unknown> {
    */
   catch(exception: unknown, host: ArgumentsHost): void | Observable<never> {
     if (host.getType() === 'rpc') {
-      const answer = grpcAnswer(exception, host, (failure) => this.failures.answered(failure, 'UNAVAILABLE'));
+      const answer = grpcAnswer(exception, host, (failure) =>
+        this.failures.answered(failure, 'UNAVAILABLE'),
+      );
       if (answer !== undefined) return answer;
     }
     if (host.getType() !== 'http') return this.unanswered(exception, host);
@@ -184,7 +229,8 @@ export class ResilienceExceptionFilter implements ExceptionFilter<unknown> {
     const adapter = this.adapterHost?.httpAdapter;
     if (adapter !== undefined) {
       adapter.setHeader(response, 'Content-Type', PROBLEM_JSON);
-      if (answer.retryAfter !== undefined) adapter.setHeader(response, 'Retry-After', answer.retryAfter);
+      if (answer.retryAfter !== undefined)
+        adapter.setHeader(response, 'Retry-After', answer.retryAfter);
       // A string body: Nest 11's Express adapter replaces a non-JSON Content-Type on an object body.
       adapter.reply(response, JSON.stringify(answer.body), answer.body.status);
       return;
@@ -223,7 +269,9 @@ export class ResilienceExceptionFilter implements ExceptionFilter<unknown> {
   private rpcAnswer(exception: unknown, host: ArgumentsHost): Observable<never> {
     if (this.rpcFallback !== undefined) return this.rpcFallback.catch(exception, host);
     return defer(() => import('@nestjs/microservices')).pipe(
-      mergeMap(({ BaseRpcExceptionFilter }) => (this.rpcFallback ??= new BaseRpcExceptionFilter<unknown, never>()).catch(exception, host)),
+      mergeMap(({ BaseRpcExceptionFilter }) =>
+        (this.rpcFallback ??= new BaseRpcExceptionFilter<unknown, never>()).catch(exception, host),
+      ),
     );
   }
 
@@ -235,7 +283,10 @@ export class ResilienceExceptionFilter implements ExceptionFilter<unknown> {
    * @param exception any thrown value
    * @param options `badGateway: true` also answers 502 for a `@Resilient` method's attempts exhausted on its own error
    */
-  static problemFor(exception: unknown, options: ResilienceProblemOptions = NO_OPTIONS): ResilienceAnswer | undefined {
+  static problemFor(
+    exception: unknown,
+    options: ResilienceProblemOptions = NO_OPTIONS,
+  ): ResilienceAnswer | undefined {
     const answer = answerOf(exception, options);
     return answer === undefined ? undefined : { body: answer.body, retryAfter: answer.retryAfter };
   }
@@ -247,8 +298,13 @@ function answerOf(exception: unknown, options: ResilienceProblemOptions): Filter
   if (found !== undefined) {
     const { error, failure } = found;
     if (error instanceof CallRejectedError) return rejected(error);
-    if (error instanceof RateLimitedError) return refusal('RateLimited', REFUSAL_DETAILS.RateLimited, error.retryAfter);
-    if (error instanceof DeadlineExceededError || error instanceof AttemptTimeoutError || error instanceof AttemptStalledError) {
+    if (error instanceof RateLimitedError)
+      return refusal('RateLimited', REFUSAL_DETAILS.RateLimited, error.retryAfter);
+    if (
+      error instanceof DeadlineExceededError ||
+      error instanceof AttemptTimeoutError ||
+      error instanceof AttemptStalledError
+    ) {
       return {
         retryAfter: undefined,
         body: {
@@ -260,22 +316,33 @@ function answerOf(exception: unknown, options: ResilienceProblemOptions): Filter
             error instanceof AttemptStalledError
               ? 'A dependency of this service stopped sending its answer part-way.'
               : 'A dependency of this service did not answer within the time allowed for this request.',
-          reason: error instanceof AttemptTimeoutError ? 'AttemptTimeout' : error instanceof AttemptStalledError ? 'AttemptStalled' : 'DeadlineExceeded',
+          reason:
+            error instanceof AttemptTimeoutError
+              ? 'AttemptTimeout'
+              : error instanceof AttemptStalledError
+                ? 'AttemptStalled'
+                : 'DeadlineExceeded',
         },
       };
     }
     const ending = failure?.ending ?? ENDINGS_BY_NAME[(error as { name?: string }).name ?? ''];
     if (ending !== undefined) return badGateway(ending, failure);
   }
-  if (options.badGateway === true && stopReasonOf(exception) === 'attemptsExhausted') return badGateway('attemptsExhausted', undefined);
+  if (options.badGateway === true && stopReasonOf(exception) === 'attemptsExhausted')
+    return badGateway('attemptsExhausted', undefined);
   return undefined;
 }
 
 /** A refusal's answer; a reason outside the documented four gets the generic sentence and `CallRejected` unless it is a name. */
 function rejected(error: CallRejectedError): FilterAnswer {
   const reason: unknown = error.reason;
-  if (typeof reason === 'string' && Object.hasOwn(REFUSAL_DETAILS, reason)) return refusal(reason, REFUSAL_DETAILS[reason as RejectionReason], error.retryAfter);
-  return refusal(typeof reason === 'string' && /^[A-Za-z]\w{0,63}$/.test(reason) ? reason : 'CallRejected', GENERIC_REFUSAL, error.retryAfter);
+  if (typeof reason === 'string' && Object.hasOwn(REFUSAL_DETAILS, reason))
+    return refusal(reason, REFUSAL_DETAILS[reason as RejectionReason], error.retryAfter);
+  return refusal(
+    typeof reason === 'string' && /^[A-Za-z]\w{0,63}$/.test(reason) ? reason : 'CallRejected',
+    GENERIC_REFUSAL,
+    error.retryAfter,
+  );
 }
 
 function refusal(reason: string, meaning: string, retryAfterMs: number | undefined): FilterAnswer {
@@ -286,19 +353,27 @@ function refusal(reason: string, meaning: string, retryAfterMs: number | undefin
       type: ProblemTypes.callRejected,
       title: 'Service Unavailable',
       status: HttpStatus.SERVICE_UNAVAILABLE,
-      detail: `${meaning} (${reason}).` + (retryAfter === undefined ? ' Try again later.' : ` Try again in ${retryAfter} s.`),
+      detail:
+        `${meaning} (${reason}).` +
+        (retryAfter === undefined ? ' Try again later.' : ` Try again in ${retryAfter} s.`),
       reason,
     },
   };
 }
 
-function badGateway(ending: DependencyFailure['ending'], failure: DependencyFailure | undefined): FilterAnswer {
+function badGateway(
+  ending: DependencyFailure['ending'],
+  failure: DependencyFailure | undefined,
+): FilterAnswer {
   const { reason, detail } = DEPENDENCY_FAILURES[ending];
   return {
     retryAfter: undefined,
     failure,
     body: {
-      type: ending === 'attemptsExhausted' ? ProblemTypes.attemptsExhausted : ProblemTypes.dependencyFailed,
+      type:
+        ending === 'attemptsExhausted'
+          ? ProblemTypes.attemptsExhausted
+          : ProblemTypes.dependencyFailed,
       title: 'Bad Gateway',
       status: HttpStatus.BAD_GATEWAY,
       detail,
@@ -334,7 +409,12 @@ export class ResilienceBadGatewayFilter extends ResilienceExceptionFilter {
    * @param adapterHost Nest's HTTP adapter host (injected); without an adapter, unanswered errors are rethrown.
    * @param moduleOptions the module's options (injected), for the clock of the 502 log's windows; optional
    */
-  constructor(@Optional() adapterHost?: HttpAdapterHost, @Optional() @Inject(RESILIENCE_MODULE_OPTIONS) moduleOptions?: Pick<ResilienceModuleOptions, 'clock'>) {
+  constructor(
+    @Optional() adapterHost?: HttpAdapterHost,
+    @Optional()
+    @Inject(RESILIENCE_MODULE_OPTIONS)
+    moduleOptions?: Pick<ResilienceModuleOptions, 'clock'>,
+  ) {
     super(adapterHost, moduleOptions);
   }
 

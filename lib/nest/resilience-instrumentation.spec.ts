@@ -1,7 +1,12 @@
 import { Logger } from '@nestjs/common';
 import { FakeClock, Resilience } from '../core/index.js';
 import { LogSampling } from '../telemetry/logging-listener.js';
-import { NestResilienceLogger, PolicyInstrumentation, instrumentationProblems, resolveLogging } from './resilience-instrumentation.js';
+import {
+  NestResilienceLogger,
+  PolicyInstrumentation,
+  instrumentationProblems,
+  resolveLogging,
+} from './resilience-instrumentation.js';
 
 describe('logging module option', () => {
   it('resolves profiles and sampling; off is no listener', () => {
@@ -9,8 +14,14 @@ describe('logging module option', () => {
     expect(resolveLogging('verbose')).toEqual({ profile: 'verbose', sampling: { oneIn: 1 } });
     expect(resolveLogging('off')).toBeUndefined();
     expect(resolveLogging({ profile: 'off', sampling: LogSampling.oneIn(5) })).toBeUndefined();
-    expect(resolveLogging({ sampling: LogSampling.oneIn(20) })).toEqual({ profile: 'default', sampling: { oneIn: 20 } });
-    expect(resolveLogging({ sampling: { oneIn: 3 } })).toEqual({ profile: 'default', sampling: { oneIn: 3 } });
+    expect(resolveLogging({ sampling: LogSampling.oneIn(20) })).toEqual({
+      profile: 'default',
+      sampling: { oneIn: 20 },
+    });
+    expect(resolveLogging({ sampling: { oneIn: 3 } })).toEqual({
+      profile: 'default',
+      sampling: { oneIn: 3 },
+    });
   });
 
   it('reports every problem with its path, value and rule', () => {
@@ -18,8 +29,12 @@ describe('logging module option', () => {
       'telemetry: "yes" is invalid: must be true, false or { meterProvider?, tracerProvider?, traces? }',
       "logging.profile: \"loud\" is invalid: must be 'off', 'default' or 'verbose'",
     ]);
-    expect(instrumentationProblems(undefined, { sampling: { oneIn: 0 } })[0]!.message).toContain('logging.sampling');
-    expect(instrumentationProblems(false, 7)[0]!.message).toContain("logging: 7 is invalid: must be 'off', 'default', 'verbose' or { profile, sampling }");
+    expect(instrumentationProblems(undefined, { sampling: { oneIn: 0 } })[0]!.message).toContain(
+      'logging.sampling',
+    );
+    expect(instrumentationProblems(false, 7)[0]!.message).toContain(
+      "logging: 7 is invalid: must be 'off', 'default', 'verbose' or { profile, sampling }",
+    );
     expect(instrumentationProblems(true, 'default')).toEqual([]);
   });
 });
@@ -49,12 +64,25 @@ describe('NestResilienceLogger and PolicyInstrumentation', () => {
 
   it('pins a logging listener per name: the same listener across rebuilds of the policy', async () => {
     const lines: string[] = [];
-    const logger = { log: (m: string) => lines.push(m), warn: (m: string) => lines.push(m), debug: (m: string) => lines.push(m), verbose: (m: string) => lines.push(m) };
-    const instrumentation = new PolicyInstrumentation({ profile: 'verbose', sampling: LogSampling.oneIn(2) }, undefined, true, () => logger);
+    const logger = {
+      log: (m: string) => lines.push(m),
+      warn: (m: string) => lines.push(m),
+      debug: (m: string) => lines.push(m),
+      verbose: (m: string) => lines.push(m),
+    };
+    const instrumentation = new PolicyInstrumentation(
+      { profile: 'verbose', sampling: LogSampling.oneIn(2) },
+      undefined,
+      true,
+      () => logger,
+    );
     const clock = new FakeClock();
     const first = instrumentation.instrument('p', Resilience.default.with({ name: 'p', clock }));
     await first.run(() => 1); // records 1, 2 (2 kept)
-    const second = instrumentation.instrument('p', Resilience.default.with({ name: 'p', clock, attempts: 5 }));
+    const second = instrumentation.instrument(
+      'p',
+      Resilience.default.with({ name: 'p', clock, attempts: 5 }),
+    );
     await second.run(() => 1); // records 3, 4 (4 kept)
     expect(lines).toEqual(['[p] Succeeded #1 (0ms)', '[p] Succeeded #1 (0ms)']);
     expect(instrumentation.telemetryEnabled).toBe(false);

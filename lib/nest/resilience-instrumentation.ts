@@ -3,7 +3,12 @@ import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import { type Policy, PolicyConfigError } from '../core/index.js';
 import { describeValue } from '../core/internal.js';
 import { type ResolvedLogging, readLogging, telemetryProblems } from './instrumentation-options.js';
-import { LoggingListener, type LoggingProfile, LogSampling, type ResilienceLogger } from '../telemetry/logging-listener.js';
+import {
+  LoggingListener,
+  type LoggingProfile,
+  LogSampling,
+  type ResilienceLogger,
+} from '../telemetry/logging-listener.js';
 
 /** Injection token of the {@link PolicyInstrumentation} `ResilienceModule` builds from its options. */
 export const RESILIENCE_INSTRUMENTATION = 'RESILIENCE_INSTRUMENTATION';
@@ -15,7 +20,8 @@ export const LOGGER_CONTEXT_PREFIX = 'NResilience.';
  * The `logging` module option: a profile (`'off'`, `'default'`, `'verbose'`), or `{ profile, sampling }`
  * with `sampling: LogSampling.oneIn(n)` (or the plain `{ oneIn: n }`). Default `'default'`.
  */
-export type ModuleLoggingOption = LoggingProfile | { profile?: LoggingProfile; sampling?: LogSampling };
+export type ModuleLoggingOption =
+  LoggingProfile | { profile?: LoggingProfile; sampling?: LogSampling };
 
 /**
  * The `telemetry` module option. `false` turns OpenTelemetry off; `true` or absent attaches it when
@@ -95,7 +101,8 @@ export class PolicyInstrumentation {
     readonly logging: { profile: 'default' | 'verbose'; sampling: LogSampling } | undefined,
     private readonly telemetry: TelemetryInstrumenter | undefined,
     private readonly traces = true,
-    private readonly loggerFor: (policy: string) => ResilienceLogger = (policy) => new NestResilienceLogger(policy),
+    private readonly loggerFor: (policy: string) => ResilienceLogger = (policy) =>
+      new NestResilienceLogger(policy),
   ) {}
 
   /** Whether OpenTelemetry recording is attached to policies. */
@@ -111,7 +118,8 @@ export class PolicyInstrumentation {
   /** `policy` (registered as `name`) with telemetry and logging attached as configured. */
   instrument(name: string, policy: Policy): Policy {
     let result = policy;
-    if (this.telemetry !== undefined) result = this.telemetry.instrument(result, { traces: this.traces });
+    if (this.telemetry !== undefined)
+      result = this.telemetry.instrument(result, { traces: this.traces });
     if (this.logging !== undefined) {
       let listener = this.listeners.get(name);
       if (listener === undefined) {
@@ -150,7 +158,9 @@ export function resolveLogging(logging: unknown): ResolvedLogging {
  * `@opentelemetry/api` installed. Never throws for invalid options: `PolicyRegistry` reports them when
  * it loads and the application refuses to start.
  */
-export async function createInstrumentation(options: { telemetry?: unknown; logging?: unknown } | undefined): Promise<PolicyInstrumentation> {
+export async function createInstrumentation(
+  options: { telemetry?: unknown; logging?: unknown } | undefined,
+): Promise<PolicyInstrumentation> {
   const read = readLogging(options?.logging);
   const logging = 'logging' in read ? read.logging : undefined;
   const setting = options?.telemetry;
@@ -158,7 +168,11 @@ export async function createInstrumentation(options: { telemetry?: unknown; logg
   let traces = true;
   // An invalid option attaches nothing here: the registry refuses it by its path when it loads.
   if (setting !== false && telemetryProblems(setting).length === 0) {
-    const chosen = (typeof setting === 'object' ? setting : {}) as { meterProvider?: Providers[0]; tracerProvider?: Providers[1]; traces?: boolean };
+    const chosen = (typeof setting === 'object' ? setting : {}) as {
+      meterProvider?: Providers[0];
+      tracerProvider?: Providers[1];
+      traces?: boolean;
+    };
     traces = chosen.traces !== false;
     let otel: typeof import('../telemetry/otel-telemetry.js') | undefined;
     try {
@@ -166,29 +180,50 @@ export async function createInstrumentation(options: { telemetry?: unknown; logg
     } catch (error) {
       if (!isMissingOpenTelemetry(error)) throw error;
       if (setting !== undefined) {
-        new Logger('NResilience').warn('telemetry is on but @opentelemetry/api is not installed: policies record no metrics or spans');
+        new Logger('NResilience').warn(
+          'telemetry is on but @opentelemetry/api is not installed: policies record no metrics or spans',
+        );
       }
     }
-    if (otel !== undefined) telemetry = attachTelemetry(otel, chosen.meterProvider, chosen.tracerProvider, setting);
+    if (otel !== undefined)
+      telemetry = attachTelemetry(otel, chosen.meterProvider, chosen.tracerProvider, setting);
   }
   return new PolicyInstrumentation(logging, telemetry, traces);
 }
 
 /** The OpenTelemetry providers `ResilienceTelemetry` takes (a type only: OpenTelemetry is loaded dynamically). */
-type Providers = ConstructorParameters<typeof import('../telemetry/otel-telemetry.js').ResilienceTelemetry>;
+type Providers = ConstructorParameters<
+  typeof import('../telemetry/otel-telemetry.js').ResilienceTelemetry
+>;
 
 /** The OpenTelemetry instrumenter on the given providers; a provider that throws stops start-up with a config error naming it. */
-function attachTelemetry(otel: typeof import('../telemetry/otel-telemetry.js'), meterProvider: Providers[0], tracerProvider: Providers[1], setting: unknown): TelemetryInstrumenter {
+function attachTelemetry(
+  otel: typeof import('../telemetry/otel-telemetry.js'),
+  meterProvider: Providers[0],
+  tracerProvider: Providers[1],
+  setting: unknown,
+): TelemetryInstrumenter {
   try {
     return new otel.ResilienceTelemetry(meterProvider, tracerProvider);
   } catch (error) {
     const reason = error instanceof Error ? error.message : describeValue(error);
-    throw new ResilienceConfigError([new PolicyConfigError('telemetry', setting, `could not be attached: its provider threw "${reason}"`)]);
+    throw new ResilienceConfigError([
+      new PolicyConfigError(
+        'telemetry',
+        setting,
+        `could not be attached: its provider threw "${reason}"`,
+      ),
+    ]);
   }
 }
 
 function isMissingOpenTelemetry(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
-  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || message.includes('Cannot find module')) && message.includes('@opentelemetry/api');
+  return (
+    (code === 'ERR_MODULE_NOT_FOUND' ||
+      code === 'MODULE_NOT_FOUND' ||
+      message.includes('Cannot find module')) &&
+    message.includes('@opentelemetry/api')
+  );
 }

@@ -5,8 +5,14 @@ import { BOOLEAN_RULE, checkOptions, isPlainObject } from '../core/internal.js';
 import { getPolicyToken, injectedPolicyNames } from './inject-policy.decorator.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
-import { ResilienceBadGatewayFilter, ResilienceExceptionFilter } from './resilience-exception.filter.js';
-import type { ResilienceModuleExtras, ResilienceModuleOptions } from './resilience-module-options.interface.js';
+import {
+  ResilienceBadGatewayFilter,
+  ResilienceExceptionFilter,
+} from './resilience-exception.filter.js';
+import type {
+  ResilienceModuleExtras,
+  ResilienceModuleOptions,
+} from './resilience-module-options.interface.js';
 
 /**
  * Adds the module-level choices (global, exception filter) and one `PolicyHandle` provider per name
@@ -43,21 +49,30 @@ function defineModule(definition: DynamicModule, extras: ResilienceModuleExtras)
 function exceptionFilterClass(value: unknown): typeof ResilienceExceptionFilter | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return ResilienceExceptionFilter;
-  if (!isPlainObject(value)) throw new PolicyConfigError('exceptionFilter', value, 'must be true, false or { badGateway?: boolean }');
-  const options = checkOptions(value, { badGateway: BOOLEAN_RULE }, 'exceptionFilter', 'exceptionFilter option');
+  if (!isPlainObject(value))
+    throw new PolicyConfigError(
+      'exceptionFilter',
+      value,
+      'must be true, false or { badGateway?: boolean }',
+    );
+  const options = checkOptions(
+    value,
+    { badGateway: BOOLEAN_RULE },
+    'exceptionFilter',
+    'exceptionFilter option',
+  );
   return options.badGateway === true ? ResilienceBadGatewayFilter : ResilienceExceptionFilter;
 }
 
 // OPTIONS_TYPE and ASYNC_OPTIONS_TYPE exist for their types only (Nest's documented pattern).
 /* eslint-disable @typescript-eslint/no-unused-vars */
-const {
-  ConfigurableModuleClass,
-  OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<ResilienceModuleOptions>({ optionsInjectionToken: RESILIENCE_MODULE_OPTIONS })
-  .setClassMethodName('forRoot')
-  .setExtras<ResilienceModuleExtras>({ isGlobal: true, exceptionFilter: false }, defineModule)
-  .build();
+const { ConfigurableModuleClass, OPTIONS_TYPE, ASYNC_OPTIONS_TYPE } =
+  new ConfigurableModuleBuilder<ResilienceModuleOptions>({
+    optionsInjectionToken: RESILIENCE_MODULE_OPTIONS,
+  })
+    .setClassMethodName('forRoot')
+    .setExtras<ResilienceModuleExtras>({ isGlobal: true, exceptionFilter: false }, defineModule)
+    .build();
 /* eslint-enable @typescript-eslint/no-unused-vars */
 
 /** The generated base class of `ResilienceModule` (static `forRoot` and `forRootAsync`). @internal */

@@ -19,20 +19,35 @@ describe('ResilienceRpcContextInterceptor.changesFor', () => {
   });
 
   it('takes the tighter of grpc-timeout and x-nresilience-remaining-ms', () => {
-    expect(ResilienceRpcContextInterceptor.changesFor(metadata({ 'x-nresilience-remaining-ms': ['120'] }), deadlineIn(5000))).toEqual({ remaining: 120 });
+    expect(
+      ResilienceRpcContextInterceptor.changesFor(
+        metadata({ 'x-nresilience-remaining-ms': ['120'] }),
+        deadlineIn(5000),
+      ),
+    ).toEqual({ remaining: 120 });
   });
 
   it('a passed deadline counts as 0 ms left', () => {
-    expect(ResilienceRpcContextInterceptor.changesFor(metadata(), deadlineIn(-50))).toEqual({ remaining: 0 });
+    expect(ResilienceRpcContextInterceptor.changesFor(metadata(), deadlineIn(-50))).toEqual({
+      remaining: 0,
+    });
   });
 
   it('ignores malformed values and asks for nothing without a deadline', () => {
-    const garbage = metadata({ 'x-nresilience-remaining-ms': ['-1', 'abc'], 'x-nresilience-criticality': ['urgent'], 'x-nresilience-retrying': ['yes'] });
-    expect(ResilienceRpcContextInterceptor.changesFor(garbage, { getDeadline: () => Infinity })).toBeUndefined();
+    const garbage = metadata({
+      'x-nresilience-remaining-ms': ['-1', 'abc'],
+      'x-nresilience-criticality': ['urgent'],
+      'x-nresilience-retrying': ['yes'],
+    });
+    expect(
+      ResilienceRpcContextInterceptor.changesFor(garbage, { getDeadline: () => Infinity }),
+    ).toBeUndefined();
   });
 
   it('is undefined outside gRPC (no metadata object)', () => {
-    expect(ResilienceRpcContextInterceptor.changesFor({ pattern: 'sum' }, undefined)).toBeUndefined();
+    expect(
+      ResilienceRpcContextInterceptor.changesFor({ pattern: 'sum' }, undefined),
+    ).toBeUndefined();
     expect(ResilienceRpcContextInterceptor.changesFor(undefined, undefined)).toBeUndefined();
   });
 });

@@ -1,4 +1,9 @@
-import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
+import {
+  type CallHandler,
+  type ExecutionContext,
+  Injectable,
+  type NestInterceptor,
+} from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import { Ambient, type AmbientChanges, ambientFromHeaders, WallClock } from '../core/index.js';
 
@@ -31,7 +36,10 @@ interface InboundMetadata {
 export class ResilienceRpcContextInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'rpc') return next.handle();
-    const changes = ResilienceRpcContextInterceptor.changesFor(context.getArgByIndex(1), context.getArgByIndex(2));
+    const changes = ResilienceRpcContextInterceptor.changesFor(
+      context.getArgByIndex(1),
+      context.getArgByIndex(2),
+    );
     if (changes === undefined) return next.handle();
     // Nest binds the handler to the async context `handle()` is called in.
     return Ambient.run(changes, () => next.handle());
@@ -44,16 +52,24 @@ export class ResilienceRpcContextInterceptor implements NestInterceptor {
    * @param call the handler's third argument (the grpc-js server call)
    */
   static changesFor(metadata: unknown, call: unknown): AmbientChanges | undefined {
-    if (typeof metadata !== 'object' || metadata === null || typeof (metadata as InboundMetadata).get !== 'function') return undefined;
+    if (
+      typeof metadata !== 'object' ||
+      metadata === null ||
+      typeof (metadata as InboundMetadata).get !== 'function'
+    )
+      return undefined;
     const read = (name: string): string[] | undefined => {
-      const values = (metadata as InboundMetadata).get(name).filter((value) => typeof value === 'string' || Buffer.isBuffer(value));
+      const values = (metadata as InboundMetadata)
+        .get(name)
+        .filter((value) => typeof value === 'string' || Buffer.isBuffer(value));
       return values.length === 0 ? undefined : values.map(String);
     };
     const changes = ambientFromHeaders(read);
     const getDeadline = (call as InboundCall | null)?.getDeadline;
     if (typeof getDeadline === 'function') {
       const left = WallClock.until(getDeadline.call(call));
-      if (left !== Infinity) changes.remaining = Math.max(0, Math.min(left, changes.remaining ?? Infinity));
+      if (left !== Infinity)
+        changes.remaining = Math.max(0, Math.min(left, changes.remaining ?? Infinity));
     }
     return Object.keys(changes).length === 0 ? undefined : changes;
   }

@@ -47,7 +47,11 @@ import { ShutdownGrace } from './shutdown-grace.js';
     PolicyRegistry,
     ResilientExplorer,
     ShutdownGrace,
-    { provide: RESILIENCE_INSTRUMENTATION, useFactory: createInstrumentation, inject: [RESILIENCE_MODULE_OPTIONS] },
+    {
+      provide: RESILIENCE_INSTRUMENTATION,
+      useFactory: createInstrumentation,
+      inject: [RESILIENCE_MODULE_OPTIONS],
+    },
   ],
   exports: [PolicyRegistry],
 })

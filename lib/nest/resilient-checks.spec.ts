@@ -67,7 +67,11 @@ describe('@Resilient run-time checks (Nest logger, context NResilience)', () => 
         }
       }
       const ledger = new Ledger();
-      expect([await ledger.post(), await ledger.post(), await new Managed().post()]).toEqual(['ok', 'ok', 'ok']);
+      expect([await ledger.post(), await ledger.post(), await new Managed().post()]).toEqual([
+        'ok',
+        'ok',
+        'ok',
+      ]);
       expect(records).toEqual([
         [
           'NResilience',

@@ -13,8 +13,19 @@ const checked = new WeakSet<object>();
  * import) and a missing type say nothing and are not reported.
  * @internal
  */
-export function checkReturnType(policy: string, label: string, returnType: unknown, observable: boolean): void {
-  if (observable || typeof returnType !== 'function' || returnType === Object || returnType === Promise) return;
+export function checkReturnType(
+  policy: string,
+  label: string,
+  returnType: unknown,
+  observable: boolean,
+): void {
+  if (
+    observable ||
+    typeof returnType !== 'function' ||
+    returnType === Object ||
+    returnType === Promise
+  )
+    return;
   warnOnce(
     ResilienceWarningCodes.resilientMethod,
     label,

@@ -25,7 +25,9 @@ afterEach(() => {
 });
 
 function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  return new Promise((resolve) =>
+    signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
 }
 
 class Feed {
@@ -35,7 +37,10 @@ class Feed {
 
   /** Fails before its first element on the first call, then yields 1, 2, 3 (or goes silent after 1 when asked). */
   @Resilient('feed')
-  async *events(silentAfterFirst: boolean, @AttemptSignal() signal?: AbortSignal): AsyncGenerator<number> {
+  async *events(
+    silentAfterFirst: boolean,
+    @AttemptSignal() signal?: AbortSignal,
+  ): AsyncGenerator<number> {
     this.opened++;
     this.signals.push(signal!);
     try {
@@ -103,7 +108,11 @@ describe('@Resilient on a method returning a stream', () => {
     const iterator = feed.events(true)[Symbol.asyncIterator]();
     expect(await iterator.next()).toEqual({ done: false, value: 1 });
     const pending = iterator.next();
-    const stalled = expect(pending).rejects.toMatchObject({ name: 'AttemptStalledError', received: 1, unit: 'items' });
+    const stalled = expect(pending).rejects.toMatchObject({
+      name: 'AttemptStalledError',
+      received: 1,
+      unit: 'items',
+    });
     await clock.advance(100);
     await stalled;
     expect(feed.signals[1]!.aborted).toBe(true);
@@ -123,7 +132,9 @@ describe('@Resilient on a method returning a stream', () => {
     useRegistry();
     const feed = new Feed();
     const values: number[] = [];
-    const failed = new Promise<unknown>((resolve) => feed.ticks().subscribe({ next: (v) => values.push(v), error: resolve }));
+    const failed = new Promise<unknown>((resolve) =>
+      feed.ticks().subscribe({ next: (v) => values.push(v), error: resolve }),
+    );
     await clock.advance(99);
     expect(values).toEqual([1]);
     await clock.advance(1);

@@ -129,7 +129,9 @@ describe('@Resilient (Promise mode)', () => {
   it('rejects with a clear TypeError when an undeclared method returns an Observable', async () => {
     useRegistry();
     const flaky = new Flaky(0);
-    await expect(flaky.undeclared() as unknown as Promise<unknown>).rejects.toThrow(/Flaky\.undeclared returned an Observable.*returns: 'observable'/);
+    await expect(flaky.undeclared() as unknown as Promise<unknown>).rejects.toThrow(
+      /Flaky\.undeclared returned an Observable.*returns: 'observable'/,
+    );
     expect(flaky.calls).toBe(1);
   });
 
@@ -142,7 +144,9 @@ describe('@Resilient (Promise mode)', () => {
   });
 
   it('explains that ResilienceModule must be initialized when no registry is bound', async () => {
-    await expect(new Flaky(0).charge(1)).rejects.toThrow(/Flaky\.charge was called, but no ResilienceModule is initialized/);
+    await expect(new Flaky(0).charge(1)).rejects.toThrow(
+      /Flaky\.charge was called, but no ResilienceModule is initialized/,
+    );
   });
 });
 
@@ -167,7 +171,9 @@ describe('@Resilient (Observable mode)', () => {
     useRegistry();
     const flaky = new Flaky(1);
     const values: number[] = [];
-    await new Promise<void>((resolve, reject) => flaky.stream().subscribe({ next: (v) => values.push(v), error: reject, complete: resolve }));
+    await new Promise<void>((resolve, reject) =>
+      flaky.stream().subscribe({ next: (v) => values.push(v), error: reject, complete: resolve }),
+    );
     expect(values).toEqual([1, 2, 3]);
   });
 
@@ -219,7 +225,9 @@ describe('@Resilient (Observable mode)', () => {
       }
     }
     const caller = new AbortController();
-    const subscriptions = Array.from({ length: 20 }, () => new Watcher().watch(caller.signal).subscribe());
+    const subscriptions = Array.from({ length: 20 }, () =>
+      new Watcher().watch(caller.signal).subscribe(),
+    );
     await new Promise((resolve) => setImmediate(resolve));
     expect(getEventListeners(caller.signal, 'abort')).toHaveLength(1);
     for (const subscription of subscriptions) subscription.unsubscribe();
@@ -236,9 +244,11 @@ describe('@Resilient (Observable mode)', () => {
 
 describe('@Resilient metadata', () => {
   const KEY = 'test:marker';
-  const mark = (value: string): MethodDecorator => (_target, _key, descriptor) => {
-    Reflect.defineMetadata(KEY, value, descriptor.value as object);
-  };
+  const mark =
+    (value: string): MethodDecorator =>
+    (_target, _key, descriptor) => {
+      Reflect.defineMetadata(KEY, value, descriptor.value as object);
+    };
 
   it('copies metadata stored on the original function, in either decorator order, and marks the wrapper', () => {
     class Both {
@@ -250,7 +260,10 @@ describe('@Resilient metadata', () => {
       @Resilient('payments')
       async b(): Promise<void> {}
     }
-    for (const [method, expected] of [['a', 'below'], ['b', 'above']] as const) {
+    for (const [method, expected] of [
+      ['a', 'below'],
+      ['b', 'above'],
+    ] as const) {
       const fn = Both.prototype[method];
       expect(Reflect.getMetadata(KEY, fn)).toBe(expected);
       expect(Reflect.getMetadata(RESILIENT_POLICY_METADATA, fn)).toBe('payments');

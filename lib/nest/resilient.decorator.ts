@@ -10,7 +10,12 @@ import { declaresPropertyDependency } from './nest-internals.js';
 import { type Criticality, withCriticality } from './criticality.decorator.js';
 import { MethodClassifier, type ResilientClassifier } from './method-classifier.js';
 import { MethodFallback } from './method-fallback.js';
-import { CRITICALITY_METADATA, RESILIENT_CLASSIFIER_METADATA, RESILIENT_FALLBACK_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+import {
+  CRITICALITY_METADATA,
+  RESILIENT_CLASSIFIER_METADATA,
+  RESILIENT_FALLBACK_METADATA,
+  RESILIENT_POLICY_METADATA,
+} from './resilience.constants.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';
 
 /** Options of {@link Resilient}. */
@@ -77,40 +82,88 @@ export function Resilient(name: string, options: ResilientOptions = {}): MethodD
   if (typeof name !== 'string' || name.length === 0) {
     throw new TypeError(`@Resilient(name): name must be a non-empty string, got ${String(name)}`);
   }
-  if (options.fallback !== undefined && (typeof options.fallback !== 'string' || options.fallback.length === 0)) {
-    throw new TypeError(`@Resilient('${name}', { fallback }): fallback must be the name of a method of the same class, got ${String(options.fallback)}`);
+  if (
+    options.fallback !== undefined &&
+    (typeof options.fallback !== 'string' || options.fallback.length === 0)
+  ) {
+    throw new TypeError(
+      `@Resilient('${name}', { fallback }): fallback must be the name of a method of the same class, got ${String(options.fallback)}`,
+    );
   }
-  if (options.returns !== undefined && options.returns !== 'promise' && options.returns !== 'observable' && options.returns !== 'iterable') {
-    throw new TypeError(`@Resilient('${name}', { returns }): returns must be 'promise', 'observable' or 'iterable', got ${String(options.returns)}`);
+  if (
+    options.returns !== undefined &&
+    options.returns !== 'promise' &&
+    options.returns !== 'observable' &&
+    options.returns !== 'iterable'
+  ) {
+    throw new TypeError(
+      `@Resilient('${name}', { returns }): returns must be 'promise', 'observable' or 'iterable', got ${String(options.returns)}`,
+    );
   }
-  return <T>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<T>): TypedPropertyDescriptor<T> => {
+  return <T>(
+    target: object,
+    key: string | symbol,
+    descriptor: TypedPropertyDescriptor<T>,
+  ): TypedPropertyDescriptor<T> => {
     const original = descriptor.value as unknown;
     const type = typeof target === 'function' ? target : target.constructor;
     const label = `${type?.name ?? 'anonymous'}.${String(key)}`;
-    if (typeof original !== 'function') throw new TypeError(`@Resilient('${name}') belongs on a method; ${label} is not one`);
+    if (typeof original !== 'function')
+      throw new TypeError(`@Resilient('${name}') belongs on a method; ${label} is not one`);
     if (Reflect.getMetadata(RESILIENT_POLICY_METADATA, original) !== undefined) {
-      throw new TypeError(`@Resilient is applied twice to ${label}; nest policies explicitly instead`);
+      throw new TypeError(
+        `@Resilient is applied twice to ${label}; nest policies explicitly instead`,
+      );
     }
     const method = original as (...args: unknown[]) => unknown;
     const returnType: unknown = Reflect.getMetadata('design:returntype', target, key);
-    const iterable = options.returns === undefined ? isAsyncGeneratorFunction(method) : options.returns === 'iterable';
-    const observable = options.returns === undefined ? !iterable && isObservableType(returnType) : options.returns === 'observable';
-    if (options.returns === undefined && !iterable) checkReturnType(name, label, returnType, observable);
+    const iterable =
+      options.returns === undefined
+        ? isAsyncGeneratorFunction(method)
+        : options.returns === 'iterable';
+    const observable =
+      options.returns === undefined
+        ? !iterable && isObservableType(returnType)
+        : options.returns === 'observable';
+    if (options.returns === undefined && !iterable)
+      checkReturnType(name, label, returnType, observable);
     if (typeof target !== 'function') injectRegistry(target);
-    const classifier = options.classifier === undefined ? undefined : new MethodClassifier(options.classifier, `@Resilient('${name}') on ${label}`);
-    const fallback = options.fallback === undefined ? undefined : new MethodFallback(options.fallback, key, `@Resilient('${name}') on ${label}`);
-    const context: WrapContext = { name, label, method, target, key, signalIndex: undefined, classifier, fallback };
-    const plain = iterable ? iterableWrapper(context) : observable ? observableWrapper(context) : promiseWrapper(context);
+    const classifier =
+      options.classifier === undefined
+        ? undefined
+        : new MethodClassifier(options.classifier, `@Resilient('${name}') on ${label}`);
+    const fallback =
+      options.fallback === undefined
+        ? undefined
+        : new MethodFallback(options.fallback, key, `@Resilient('${name}') on ${label}`);
+    const context: WrapContext = {
+      name,
+      label,
+      method,
+      target,
+      key,
+      signalIndex: undefined,
+      classifier,
+      fallback,
+    };
+    const plain = iterable
+      ? iterableWrapper(context)
+      : observable
+        ? observableWrapper(context)
+        : promiseWrapper(context);
     // @Criticality below @Resilient: the policy's retry decisions must see the level too.
     const level: unknown = Reflect.getMetadata(CRITICALITY_METADATA, original);
-    const wrapper = typeof level === 'string' ? withCriticality(level as Criticality, plain) : plain;
+    const wrapper =
+      typeof level === 'string' ? withCriticality(level as Criticality, plain) : plain;
 
     for (const metadataKey of Reflect.getOwnMetadataKeys(method)) {
       Reflect.defineMetadata(metadataKey, Reflect.getOwnMetadata(metadataKey, method), wrapper);
     }
     Reflect.defineMetadata(RESILIENT_POLICY_METADATA, name, wrapper);
-    if (classifier !== undefined) Reflect.defineMetadata(RESILIENT_CLASSIFIER_METADATA, classifier, wrapper);
-    if (fallback !== undefined) Reflect.defineMetadata(RESILIENT_FALLBACK_METADATA, fallback, wrapper);
+    if (classifier !== undefined)
+      Reflect.defineMetadata(RESILIENT_CLASSIFIER_METADATA, classifier, wrapper);
+    if (fallback !== undefined)
+      Reflect.defineMetadata(RESILIENT_FALLBACK_METADATA, fallback, wrapper);
     Object.defineProperty(wrapper, 'name', { value: method.name, configurable: true });
     Object.defineProperty(wrapper, 'length', { value: method.length, configurable: true });
     descriptor.value = wrapper as T;
@@ -153,7 +206,11 @@ function policyFor(context: WrapContext, instance: unknown): Policy {
     );
   }
   if (!registry.has(context.name)) {
-    throw new UnknownPolicyError([context.name], registry.names(), new Map([[context.name, [`@Resilient on ${context.label}`]]]));
+    throw new UnknownPolicyError(
+      [context.name],
+      registry.names(),
+      new Map([[context.name, [`@Resilient on ${context.label}`]]]),
+    );
   }
   const policy = registry.get(context.name);
   const classified = context.classifier === undefined ? policy : context.classifier.apply(policy);
@@ -166,7 +223,11 @@ function signalIndexOf(context: WrapContext): number {
 
 function isAbortSignal(value: unknown): value is AbortSignal {
   const signal = value as AbortSignal | null | undefined;
-  return typeof signal?.aborted === 'boolean' && typeof signal.addEventListener === 'function' && typeof signal.removeEventListener === 'function';
+  return (
+    typeof signal?.aborted === 'boolean' &&
+    typeof signal.addEventListener === 'function' &&
+    typeof signal.removeEventListener === 'function'
+  );
 }
 
 function argsFor(args: unknown[], index: number, signal: AbortSignal): unknown[] {
@@ -176,15 +237,24 @@ function argsFor(args: unknown[], index: number, signal: AbortSignal): unknown[]
 }
 
 function isObservableType(type: unknown): boolean {
-  const prototype = (type as { prototype?: { subscribe?: unknown; pipe?: unknown } } | undefined)?.prototype;
-  return typeof type === 'function' && (type === Observable || (typeof prototype?.subscribe === 'function' && typeof prototype.pipe === 'function'));
+  const prototype = (type as { prototype?: { subscribe?: unknown; pipe?: unknown } } | undefined)
+    ?.prototype;
+  return (
+    typeof type === 'function' &&
+    (type === Observable ||
+      (typeof prototype?.subscribe === 'function' && typeof prototype.pipe === 'function'))
+  );
 }
 
 function isAsyncGeneratorFunction(fn: (...args: unknown[]) => unknown): boolean {
-  return (fn as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === 'AsyncGeneratorFunction';
+  return (
+    (fn as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === 'AsyncGeneratorFunction'
+  );
 }
 
-function iterableWrapper(context: WrapContext): (this: unknown, ...args: unknown[]) => AsyncIterable<unknown> {
+function iterableWrapper(
+  context: WrapContext,
+): (this: unknown, ...args: unknown[]) => AsyncIterable<unknown> {
   return function resilient(this: unknown, ...args: unknown[]): AsyncIterable<unknown> {
     const self = this;
     // Lazy, as the method's own generator is: nothing runs until the first pull.
@@ -192,10 +262,19 @@ function iterableWrapper(context: WrapContext): (this: unknown, ...args: unknown
       const policy = policyFor(context, self);
       const index = signalIndexOf(context);
       const caller = index >= 0 && isAbortSignal(args[index]) ? args[index] : undefined;
-      const run = (): Promise<unknown> => policy.run((attempt) => context.method.apply(self, index >= 0 ? argsFor(args, index, attempt.signal) : args), caller === undefined ? undefined : { signal: caller });
-      const stream = await (context.fallback === undefined ? run() : context.fallback.run(self, args, undefined, run));
+      const run = (): Promise<unknown> =>
+        policy.run(
+          (attempt) =>
+            context.method.apply(self, index >= 0 ? argsFor(args, index, attempt.signal) : args),
+          caller === undefined ? undefined : { signal: caller },
+        );
+      const stream = await (context.fallback === undefined
+        ? run()
+        : context.fallback.run(self, args, undefined, run));
       if (!isAsyncIterable(stream)) {
-        throw new TypeError(`@Resilient('${context.name}'): ${context.label} is in the iterable mode but produced ${describeKind(stream)}; return an AsyncIterable or drop { returns: 'iterable' }`);
+        throw new TypeError(
+          `@Resilient('${context.name}'): ${context.label} is in the iterable mode but produced ${describeKind(stream)}; return an AsyncIterable or drop { returns: 'iterable' }`,
+        );
       }
       yield* stream;
     })();
@@ -203,37 +282,55 @@ function iterableWrapper(context: WrapContext): (this: unknown, ...args: unknown
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return typeof (value as { [Symbol.asyncIterator]?: unknown } | null | undefined)?.[Symbol.asyncIterator] === 'function';
+  return (
+    typeof (value as { [Symbol.asyncIterator]?: unknown } | null | undefined)?.[
+      Symbol.asyncIterator
+    ] === 'function'
+  );
 }
 
 function describeKind(value: unknown): string {
-  return value === null ? 'null' : typeof value === 'object' ? `an object (${(value as object).constructor?.name ?? 'Object'})` : typeof value;
+  return value === null
+    ? 'null'
+    : typeof value === 'object'
+      ? `an object (${(value as object).constructor?.name ?? 'Object'})`
+      : typeof value;
 }
 
-function promiseWrapper(context: WrapContext): (this: unknown, ...args: unknown[]) => Promise<unknown> {
+function promiseWrapper(
+  context: WrapContext,
+): (this: unknown, ...args: unknown[]) => Promise<unknown> {
   return async function resilient(this: unknown, ...args: unknown[]): Promise<unknown> {
     const policy = policyFor(context, this);
     const index = signalIndexOf(context);
     const caller = index >= 0 && isAbortSignal(args[index]) ? args[index] : undefined;
     const self = this;
-    const run = (): Promise<unknown> => policy.run(
-      (attempt) => {
-        const result = context.method.apply(self, index >= 0 ? argsFor(args, index, attempt.signal) : args);
-        if (isObservable(result)) {
-          throw new TypeError(
-            `@Resilient('${context.name}'): ${context.label} returned an Observable, but its return type is not declared as Observable; ` +
-              "declare it (`: Observable<T>`, with Observable imported as a value, not by `import type`) or use @Resilient(name, { returns: 'observable' })",
+    const run = (): Promise<unknown> =>
+      policy.run(
+        (attempt) => {
+          const result = context.method.apply(
+            self,
+            index >= 0 ? argsFor(args, index, attempt.signal) : args,
           );
-        }
-        return result;
-      },
-      caller === undefined ? undefined : { signal: caller },
-    );
-    return context.fallback === undefined ? run() : context.fallback.run(self, args, undefined, run);
+          if (isObservable(result)) {
+            throw new TypeError(
+              `@Resilient('${context.name}'): ${context.label} returned an Observable, but its return type is not declared as Observable; ` +
+                "declare it (`: Observable<T>`, with Observable imported as a value, not by `import type`) or use @Resilient(name, { returns: 'observable' })",
+            );
+          }
+          return result;
+        },
+        caller === undefined ? undefined : { signal: caller },
+      );
+    return context.fallback === undefined
+      ? run()
+      : context.fallback.run(self, args, undefined, run);
   };
 }
 
-function observableWrapper(context: WrapContext): (this: unknown, ...args: unknown[]) => Observable<unknown> {
+function observableWrapper(
+  context: WrapContext,
+): (this: unknown, ...args: unknown[]) => Observable<unknown> {
   return function resilient(this: unknown, ...args: unknown[]): Observable<unknown> {
     const self = this;
     return new Observable<unknown>((subscriber) => {
@@ -251,7 +348,8 @@ function observableWrapper(context: WrapContext): (this: unknown, ...args: unkno
       // Through the core's fan-out: many calls sharing one request signal put one listener on it.
       let link: AbortSubscription | undefined;
       if (caller?.aborted) controller.abort(caller.reason);
-      else if (caller !== undefined) link = subscribeAbort(caller, () => controller.abort(caller.reason));
+      else if (caller !== undefined)
+        link = subscribeAbort(caller, () => controller.abort(caller.reason));
       let inner: Subscription | undefined;
 
       /** Runs `source` (a fallback's, or one no policy rule wraps) into the subscriber: settles at its first value, completion, or an error before either. */
@@ -299,8 +397,15 @@ function observableWrapper(context: WrapContext): (this: unknown, ...args: unkno
       // The accepted attempt's values, pulled as fast as they come (an Observable's subscriber is always ready).
       let stream: AsyncIterator<unknown> | undefined;
       const run = (): Promise<unknown> =>
-        policy.run((attempt) => toObservable(context.method.apply(self, index >= 0 ? argsFor(args, index, attempt.signal) : args)), { signal: controller.signal });
-      const deliver = (result: unknown): Promise<void> => forward(toObservable(result), controller.signal);
+        policy.run(
+          (attempt) =>
+            toObservable(
+              context.method.apply(self, index >= 0 ? argsFor(args, index, attempt.signal) : args),
+            ),
+          { signal: controller.signal },
+        );
+      const deliver = (result: unknown): Promise<void> =>
+        forward(toObservable(result), controller.signal);
       (context.fallback === undefined ? run() : context.fallback.run(self, args, deliver, run))
         .then(async (accepted: unknown) => {
           if (closed) {

@@ -6,7 +6,12 @@ import type { PolicyConfigError } from '../core/index.js';
 import type { MethodClassifier } from './method-classifier.js';
 import type { MethodFallback } from './method-fallback.js';
 import { PolicyRegistry } from './policy-registry.js';
-import { INJECT_POLICY_METADATA, RESILIENT_CLASSIFIER_METADATA, RESILIENT_FALLBACK_METADATA, RESILIENT_POLICY_METADATA } from './resilience.constants.js';
+import {
+  INJECT_POLICY_METADATA,
+  RESILIENT_CLASSIFIER_METADATA,
+  RESILIENT_FALLBACK_METADATA,
+  RESILIENT_POLICY_METADATA,
+} from './resilience.constants.js';
 import { bindInstance, bindRegistry, unbindRegistry } from './resilient-binding.js';
 import { staticInstances } from './nest-internals.js';
 
@@ -48,28 +53,34 @@ export class ResilientExplorer implements OnApplicationShutdown {
       const type: unknown = wrapper.metatype;
       if (typeof type !== 'function' || wrapper.inject) continue; // factory providers: nothing decorated
       const injected: unknown = Reflect.getMetadata(INJECT_POLICY_METADATA, type);
-      if (Array.isArray(injected)) for (const name of injected) use(name, `@InjectPolicy in ${type.name}`);
+      if (Array.isArray(injected))
+        for (const name of injected) use(name, `@InjectPolicy in ${type.name}`);
       const prototype: unknown = type.prototype;
       if (prototype === null || typeof prototype !== 'object') continue;
       let resilient = false;
       for (const method of this.scanner.getAllMethodNames(prototype)) {
         const fn = (prototype as Record<string, unknown>)[method];
-        const name: unknown = typeof fn === 'function' ? Reflect.getMetadata(RESILIENT_POLICY_METADATA, fn) : undefined;
+        const name: unknown =
+          typeof fn === 'function' ? Reflect.getMetadata(RESILIENT_POLICY_METADATA, fn) : undefined;
         if (typeof name === 'string') {
           resilient = true;
           use(name, `@Resilient on ${type.name}.${method}`);
           checkClassifier(fn as object, optionProblems);
-          const fallback = Reflect.getMetadata(RESILIENT_FALLBACK_METADATA, fn as object) as MethodFallback | undefined;
+          const fallback = Reflect.getMetadata(RESILIENT_FALLBACK_METADATA, fn as object) as
+            MethodFallback | undefined;
           const problem = fallback?.check(prototype);
           if (problem !== undefined) optionProblems.push(problem);
         } else if (attemptSignalIndex(prototype, method) >= 0) {
           orphanSignals.push(`${type.name}.${method}`);
         }
       }
-      if (resilient) for (const instance of staticInstances(wrapper)) bindInstance(instance, this.registry);
+      if (resilient)
+        for (const instance of staticInstances(wrapper)) bindInstance(instance, this.registry);
     }
     if (orphanSignals.length > 0) {
-      throw new TypeError(`@AttemptSignal() needs @Resilient(name) on the same method: ${orphanSignals.join(', ')}`);
+      throw new TypeError(
+        `@AttemptSignal() needs @Resilient(name) on the same method: ${orphanSignals.join(', ')}`,
+      );
     }
     if (optionProblems.length > 0) throw new ResilienceConfigError(optionProblems);
     this.registry.require(usages);
@@ -84,12 +95,13 @@ export class ResilientExplorer implements OnApplicationShutdown {
 
 /** Reads a method's own classifier now, so a bad one stops start-up; its problems are pushed (once per method). */
 function checkClassifier(method: object, problems: PolicyConfigError[]): void {
-  const own = Reflect.getMetadata(RESILIENT_CLASSIFIER_METADATA, method) as MethodClassifier | undefined;
+  const own = Reflect.getMetadata(RESILIENT_CLASSIFIER_METADATA, method) as
+    MethodClassifier | undefined;
   try {
     void own?.classifier;
   } catch (error) {
     if (!(error instanceof ResilienceConfigError)) throw error;
-    for (const problem of error.problems) if (!problems.some((seen) => seen.message === problem.message)) problems.push(problem);
+    for (const problem of error.problems)
+      if (!problems.some((seen) => seen.message === problem.message)) problems.push(problem);
   }
 }
-

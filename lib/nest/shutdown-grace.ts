@@ -1,4 +1,11 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleDestroy, Optional } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleDestroy,
+  Optional,
+} from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { DURATION_FORMAT, durationMs } from '../config/config-reading.js';
@@ -7,15 +14,30 @@ import { DELAY_RULE, isPlainObject } from '../core/internal.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 
-
 /** The problems of the `shutdown` module option (none when it is left out). */
 export function shutdownOptionProblems(value: unknown): PolicyConfigError[] {
   if (value === undefined) return [];
-  if (!isPlainObject(value)) return [new PolicyConfigError('shutdown', value, "must be { grace } (e.g. { grace: '5s' })")];
+  if (!isPlainObject(value))
+    return [new PolicyConfigError('shutdown', value, "must be { grace } (e.g. { grace: '5s' })")];
   const problems: PolicyConfigError[] = [];
-  for (const key of Object.keys(value)) if (key !== 'grace') problems.push(new PolicyConfigError(`shutdown.${key}`, value[key], 'is not a known shutdown option (grace)'));
+  for (const key of Object.keys(value))
+    if (key !== 'grace')
+      problems.push(
+        new PolicyConfigError(
+          `shutdown.${key}`,
+          value[key],
+          'is not a known shutdown option (grace)',
+        ),
+      );
   const grace = durationMs(value.grace);
-  if (grace === undefined || !DELAY_RULE.accepts(grace)) problems.push(new PolicyConfigError('shutdown.grace', value.grace, `${DELAY_RULE.rule}, ${DURATION_FORMAT}`));
+  if (grace === undefined || !DELAY_RULE.accepts(grace))
+    problems.push(
+      new PolicyConfigError(
+        'shutdown.grace',
+        value.grace,
+        `${DELAY_RULE.rule}, ${DURATION_FORMAT}`,
+      ),
+    );
   return problems;
 }
 
@@ -37,7 +59,9 @@ export function shutdownOptionProblems(value: unknown): PolicyConfigError[] {
  * `return503OnClosing` app option the adapter answers 503 from the start of shutdown instead.
  */
 @Injectable()
-export class ShutdownGrace implements OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown {
+export class ShutdownGrace
+  implements OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown
+{
   private closing = false;
   private server: Server | undefined;
   // Responses whose headers are not out yet: told `Connection: close` when the shutdown begins.

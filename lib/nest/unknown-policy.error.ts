@@ -21,7 +21,10 @@ export class UnknownPolicyError extends Error {
       const where = usages.get(name);
       return where && where.length > 0 ? `"${name}" (${where.join(', ')})` : `"${name}"`;
     });
-    const registered = known.length === 0 ? 'no policies are registered' : `registered policies: ${known.map((n) => `"${n}"`).join(', ')}`;
+    const registered =
+      known.length === 0
+        ? 'no policies are registered'
+        : `registered policies: ${known.map((n) => `"${n}"`).join(', ')}`;
     super(
       `Unknown resilience polic${missing.length === 1 ? 'y' : 'ies'} ${list.join(', ')}; ${registered}. ` +
         'Add it to ResilienceModule.forRoot({ policies: { ... } }).',

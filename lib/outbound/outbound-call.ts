@@ -61,7 +61,12 @@ export class OutboundCall<B> {
 
   /** Stamps this attempt's headers: marker, remaining time (with the inbound request's) and, when asked, criticality. */
   stamp(set: WireSetter, context: AttemptContext, propagateCriticality: boolean): void {
-    stampAttempt(set, { retrying: this.retrying, attempt: context.attempt, bound: context.bound, ...ambientStamp(propagateCriticality) });
+    stampAttempt(set, {
+      retrying: this.retrying,
+      attempt: context.attempt,
+      bound: context.bound,
+      ...ambientStamp(propagateCriticality),
+    });
   }
 
   /** The attempt answered with `answer`; `releasable` is what to let go if another attempt follows. */
@@ -102,7 +107,9 @@ export class OutboundCall<B> {
    * attempts were left, else `error` itself.
    */
   finalError(error: unknown, notRepeatable: (error: unknown) => unknown): unknown {
-    return this.memory.stoppedAsNotRepeatable(error) && this.attempts < this.policy.options.attempts ? notRepeatable(error) : error;
+    return this.memory.stoppedAsNotRepeatable(error) && this.attempts < this.policy.options.attempts
+      ? notRepeatable(error)
+      : error;
   }
 
   private settleAnswer(): void {

@@ -30,7 +30,8 @@ export interface AttemptStamp {
 export function stampAttempt(set: WireSetter, stamp: AttemptStamp): void {
   set(AmbientHeaders.retrying, stamp.retrying && stamp.attempt === 1 ? '1' : undefined);
   const remaining = Math.min(stamp.bound, stamp.outer);
-  if (remaining !== Infinity) set(AmbientHeaders.remaining, String(Math.max(0, Math.floor(remaining))));
+  if (remaining !== Infinity)
+    set(AmbientHeaders.remaining, String(Math.max(0, Math.floor(remaining))));
   if (stamp.criticality !== undefined) set(AmbientHeaders.criticality, stamp.criticality);
 }
 
@@ -46,6 +47,11 @@ export function marksNestedRetry(attempts: number, repeatable: boolean): boolean
 }
 
 /** The inbound request's time left in ms (`Infinity` when none) and, when asked, the ambient criticality. */
-export function ambientStamp(propagateCriticality: boolean): Pick<AttemptStamp, 'outer' | 'criticality'> {
-  return { outer: Ambient.remaining() ?? Infinity, criticality: propagateCriticality ? Ambient.current()?.criticality : undefined };
+export function ambientStamp(
+  propagateCriticality: boolean,
+): Pick<AttemptStamp, 'outer' | 'criticality'> {
+  return {
+    outer: Ambient.remaining() ?? Infinity,
+    criticality: propagateCriticality ? Ambient.current()?.criticality : undefined,
+  };
 }

@@ -1,5 +1,22 @@
-import { Backoff, CallEvent, FakeClock, type Policy, PolicyConfigError, Resilience, RetryBudget } from '../core/index.js';
-import { INCIDENT_WINDOW_MS, LoggingListener, LogSampling, MAXIMUM_REPEAT_WINDOWS, REPEAT_WINDOW_MS, type ResilienceLogLevel, type ResilienceLogger, withLogging } from './logging-listener.js';
+import {
+  Backoff,
+  CallEvent,
+  FakeClock,
+  type Policy,
+  PolicyConfigError,
+  Resilience,
+  RetryBudget,
+} from '../core/index.js';
+import {
+  INCIDENT_WINDOW_MS,
+  LoggingListener,
+  LogSampling,
+  MAXIMUM_REPEAT_WINDOWS,
+  REPEAT_WINDOW_MS,
+  type ResilienceLogLevel,
+  type ResilienceLogger,
+  withLogging,
+} from './logging-listener.js';
 
 /** A logger that keeps `level message` lines; levels below `minimum` are reported as disabled. */
 class RecordingLogger implements ResilienceLogger {
@@ -32,7 +49,11 @@ class TransientError extends Error {
 }
 
 /** Runs `policy` on the fake clock until the call settles. */
-async function settle(clock: FakeClock, policy: Policy, work: Parameters<Policy['tryRun']>[0]): Promise<void> {
+async function settle(
+  clock: FakeClock,
+  policy: Policy,
+  work: Parameters<Policy['tryRun']>[0],
+): Promise<void> {
   const call = policy.tryRun(work);
   await clock.runAll();
   await call;
@@ -51,7 +72,13 @@ const down = () => {
 describe('profiles', () => {
   let clock: FakeClock;
   let logger: RecordingLogger;
-  const base = () => Resilience.default.with({ name: 'payments', clock, backoff: Backoff.constant(200), attempts: 2 });
+  const base = () =>
+    Resilience.default.with({
+      name: 'payments',
+      clock,
+      backoff: Backoff.constant(200),
+      attempts: 2,
+    });
   beforeEach(() => {
     clock = new FakeClock();
     logger = new RecordingLogger();
@@ -72,15 +99,24 @@ describe('profiles', () => {
   });
 
   it('default: incidents still warn', async () => {
-    const policy = withLogging(base().with({ budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) }), logger);
+    const policy = withLogging(
+      base().with({ budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) }),
+      logger,
+    );
     for (let i = 0; i < 10; i++) await settle(clock, policy, down); // ten retries empty the bucket (10 tokens)
     expect(logger.take()).toEqual([]);
     await settle(clock, policy, down);
-    expect(logger.take()).toEqual(['warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError']);
+    expect(logger.take()).toEqual([
+      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+    ]);
   });
 
   it('verbose: traffic records raised to log; incidents stay at warn', async () => {
-    const policy = withLogging(base().with({ budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) }), logger, { profile: 'verbose' });
+    const policy = withLogging(
+      base().with({ budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) }),
+      logger,
+      { profile: 'verbose' },
+    );
     let n = 0;
     await settle(clock, policy, () => {
       if (++n === 1) throw new TransientError('blip');
@@ -96,17 +132,22 @@ describe('profiles', () => {
     for (let i = 0; i < 9; i++) await settle(clock, policy, down); // 9 more retries: the bucket (10) is empty
     logger.take();
     await settle(clock, policy, down);
-    expect(logger.take()).toEqual(['log [payments] Attempt #1 Transient (0ms) TransientError', 'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError']);
+    expect(logger.take()).toEqual([
+      'log [payments] Attempt #1 Transient (0ms) TransientError',
+      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+    ]);
   });
 
-  it("off: withLogging returns the policy itself (no listener, no cost)", () => {
+  it('off: withLogging returns the policy itself (no listener, no cost)', () => {
     const policy = base();
     expect(withLogging(policy, logger, { profile: 'off' })).toBe(policy);
   });
 
   it('withListener keeps logging; with({ onEvent }) replaces it', async () => {
     const seen: string[] = [];
-    const policy = withLogging(base(), logger, { profile: 'verbose' }).withListener((e) => seen.push(e.kind));
+    const policy = withLogging(base(), logger, { profile: 'verbose' }).withListener((e) =>
+      seen.push(e.kind),
+    );
     await settle(clock, policy, ok);
     expect(logger.take()).toHaveLength(2);
     expect(seen).toEqual(['attempt', 'succeeded']);
@@ -117,7 +158,10 @@ describe('profiles', () => {
   it('a LoggingListener is an observer: withListener(listener) logs as withLogging does', async () => {
     const policy = base().withListener(new LoggingListener(logger, clock, { profile: 'verbose' }));
     await settle(clock, policy, ok);
-    expect(logger.take()).toEqual(['log [payments] Attempt #1 Ok (0ms)', 'log [payments] Succeeded #1 (0ms)']);
+    expect(logger.take()).toEqual([
+      'log [payments] Attempt #1 Ok (0ms)',
+      'log [payments] Succeeded #1 (0ms)',
+    ]);
   });
 });
 
@@ -127,7 +171,13 @@ describe('flood control', () => {
     const logger = new RecordingLogger();
     // Ten tokens and no refill: ten retries, then every retry is refused (after the 100 ms guarded pause).
     const policy = withLogging(
-      Resilience.default.with({ name: 'payments', clock, attempts: 2, backoff: Backoff.none, budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) }),
+      Resilience.default.with({
+        name: 'payments',
+        clock,
+        attempts: 2,
+        backoff: Backoff.none,
+        budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }),
+      }),
       logger,
     );
     for (let i = 0; i < 10; i++) await settle(clock, policy, down);
@@ -136,9 +186,15 @@ describe('flood control', () => {
 
     await settle(clock, policy, down); // t = 0 → 100: warns, opens the window until 30 100
     expect(clock.now()).toBe(100);
-    expect(refusals()).toEqual(['warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError']);
+    expect(refusals()).toEqual([
+      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+    ]);
     for (let i = 0; i < 5; i++) await settle(clock, policy, down);
-    expect(refusals()).toEqual(Array(5).fill('debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError'));
+    expect(refusals()).toEqual(
+      Array(5).fill(
+        'debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      ),
+    );
 
     await clock.advance(30_000 - clock.now()); // t = 30 000: the refusal logged at 30 100 is outside the window
     await settle(clock, policy, down);
@@ -146,15 +202,35 @@ describe('flood control', () => {
       'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError (5 similar records logged at debug since the previous warning)',
     ]);
     await settle(clock, policy, down);
-    expect(refusals()).toEqual(['debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError']);
+    expect(refusals()).toEqual([
+      'debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+    ]);
   });
 
   it('windows are per reason, exactly 30 s, and the count survives a disabled debug level (nothing dropped, only demoted)', async () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger(['debug', 'verbose']);
     const listener = new LoggingListener(logger, clock);
-    const budget = new CallEvent({ kind: 'rejected', policy: 'payments', attempt: 1, verdict: 'Transient', error: 'CallRejectedError', duration: 100, reason: 'budgetExhausted', isTerminal: true });
-    const open = new CallEvent({ kind: 'rejected', policy: 'payments', attempt: 1, verdict: 'Transient', error: 'CallRejectedError', duration: 100, reason: 'dependencyUnavailable', isTerminal: true });
+    const budget = new CallEvent({
+      kind: 'rejected',
+      policy: 'payments',
+      attempt: 1,
+      verdict: 'Transient',
+      error: 'CallRejectedError',
+      duration: 100,
+      reason: 'budgetExhausted',
+      isTerminal: true,
+    });
+    const open = new CallEvent({
+      kind: 'rejected',
+      policy: 'payments',
+      attempt: 1,
+      verdict: 'Transient',
+      error: 'CallRejectedError',
+      duration: 100,
+      reason: 'dependencyUnavailable',
+      isTerminal: true,
+    });
     listener.record(budget);
     listener.record(open);
     listener.record(budget);
@@ -179,8 +255,17 @@ describe('flood control', () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
     const listener = new LoggingListener(logger, clock);
-    const event = (kind: CallEvent['kind'], extra: Partial<{ error: string; delay: number; attempt: number }> = {}) =>
-      new CallEvent({ kind, policy: 'payments', attempt: extra.attempt, error: extra.error, delay: extra.delay });
+    const event = (
+      kind: CallEvent['kind'],
+      extra: Partial<{ error: string; delay: number; attempt: number }> = {},
+    ) =>
+      new CallEvent({
+        kind,
+        policy: 'payments',
+        attempt: extra.attempt,
+        error: extra.error,
+        delay: extra.delay,
+      });
     listener.record(event('breakerOpened', { delay: 15_000 }));
     listener.record(event('nestedRetry'));
     listener.record(event('attempt', { attempt: 1, error: 'AttemptStalledError' }));
@@ -205,23 +290,39 @@ describe('flood control', () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
     const listener = new LoggingListener(logger, clock);
-    const nested = (host: string) => new CallEvent({ kind: 'nestedRetry', policy: 'db', dependency: { host } });
+    const nested = (host: string) =>
+      new CallEvent({ kind: 'nestedRetry', policy: 'db', dependency: { host } });
     for (let i = 0; i < 200; i++) listener.record(nested('db.internal'));
     listener.record(nested('replica.internal'));
-    expect(logger.take()).toEqual(['warn [db] NestedRetry (0ms) (host db.internal)', 'warn [db] NestedRetry (0ms) (host replica.internal)']);
+    expect(logger.take()).toEqual([
+      'warn [db] NestedRetry (0ms) (host db.internal)',
+      'warn [db] NestedRetry (0ms) (host replica.internal)',
+    ]);
     await clock.advance(REPEAT_WINDOW_MS);
     listener.record(nested('db.internal'));
-    expect(logger.take()).toEqual(['warn [db] NestedRetry (0ms) (host db.internal) (199 similar records not logged since the previous warning)']);
+    expect(logger.take()).toEqual([
+      'warn [db] NestedRetry (0ms) (host db.internal) (199 similar records not logged since the previous warning)',
+    ]);
     const verbose = new LoggingListener(logger, clock, { profile: 'verbose' });
     for (let i = 0; i < 3; i++) verbose.record(nested('db.internal'));
-    expect(logger.take()).toEqual(['warn [db] NestedRetry (0ms) (host db.internal)', 'debug [db] NestedRetry (0ms) (host db.internal)', 'debug [db] NestedRetry (0ms) (host db.internal)']);
+    expect(logger.take()).toEqual([
+      'warn [db] NestedRetry (0ms) (host db.internal)',
+      'debug [db] NestedRetry (0ms) (host db.internal)',
+      'debug [db] NestedRetry (0ms) (host db.internal)',
+    ]);
   });
 
   it('keyed instances: flood control per host, so one flapping host never silences another; the record names the host', async () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
     const listener = new LoggingListener(logger, clock);
-    const opened = (host: string) => new CallEvent({ kind: 'breakerOpened', policy: 'storefront', delay: 1000, dependency: { host } });
+    const opened = (host: string) =>
+      new CallEvent({
+        kind: 'breakerOpened',
+        policy: 'storefront',
+        delay: 1000,
+        dependency: { host },
+      });
     listener.record(opened('flappy.example'));
     listener.record(opened('flappy.example'));
     listener.record(opened('steady.example'));
@@ -234,38 +335,79 @@ describe('flood control', () => {
     ]);
     await clock.advance(REPEAT_WINDOW_MS);
     listener.record(opened('flappy.example'));
-    expect(logger.take()).toEqual(['warn [storefront] Breaker opened for 1000ms (host flappy.example) (2 similar records logged at debug since the previous warning)']);
+    expect(logger.take()).toEqual([
+      'warn [storefront] Breaker opened for 1000ms (host flappy.example) (2 similar records logged at debug since the previous warning)',
+    ]);
   });
 
   it(`keeps at most ${MAXIMUM_REPEAT_WINDOWS} repeat windows per policy, whatever the hosts: a window over goes first, else the oldest`, async () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
     const listener = new LoggingListener(logger, clock);
-    const opened = (host: string) => new CallEvent({ kind: 'breakerOpened', policy: 'cdn', dependency: { host } });
+    const opened = (host: string) =>
+      new CallEvent({ kind: 'breakerOpened', policy: 'cdn', dependency: { host } });
     for (let i = 0; i < MAXIMUM_REPEAT_WINDOWS; i++) listener.record(opened(`edge-${i}.example`));
     // Every window still open: a new host takes the place of the oldest, edge-0 ...
     listener.record(opened('late.example'));
-    expect(logger.take().filter((line) => line.startsWith('warn'))).toHaveLength(MAXIMUM_REPEAT_WINDOWS + 1);
+    expect(logger.take().filter((line) => line.startsWith('warn'))).toHaveLength(
+      MAXIMUM_REPEAT_WINDOWS + 1,
+    );
     // ... which then warns again inside its 30 s, while edge-1's window still holds.
     listener.record(opened('edge-1.example'));
     listener.record(opened('edge-0.example'));
-    expect(logger.take()).toEqual(['debug [cdn] Breaker opened (host edge-1.example)', 'warn [cdn] Breaker opened (host edge-0.example)']);
+    expect(logger.take()).toEqual([
+      'debug [cdn] Breaker opened (host edge-1.example)',
+      'warn [cdn] Breaker opened (host edge-0.example)',
+    ]);
     // A thousand more hosts later the state is still bounded.
     for (let i = 0; i < 1000; i++) listener.record(opened(`more-${i}.example`));
-    expect((listener as unknown as { states: Map<string, { repeats: Map<string, unknown> }> }).states.get('cdn')!.repeats.size).toBe(MAXIMUM_REPEAT_WINDOWS);
+    expect(
+      (
+        listener as unknown as { states: Map<string, { repeats: Map<string, unknown> }> }
+      ).states.get('cdn')!.repeats.size,
+    ).toBe(MAXIMUM_REPEAT_WINDOWS);
   });
 });
 
 describe('sampling: oneIn(n) (verbose profile)', () => {
-  const traffic = (duration: number) => new CallEvent({ kind: 'succeeded', policy: 'payments', attempt: 1, verdict: 'Ok', duration, reason: 'succeeded', isTerminal: true });
-  const incident = new CallEvent({ kind: 'rejected', policy: 'payments', attempt: 1, verdict: 'Transient', error: 'CallRejectedError', duration: 100, reason: 'budgetExhausted', isTerminal: true });
+  const traffic = (duration: number) =>
+    new CallEvent({
+      kind: 'succeeded',
+      policy: 'payments',
+      attempt: 1,
+      verdict: 'Ok',
+      duration,
+      reason: 'succeeded',
+      isTerminal: true,
+    });
+  const incident = new CallEvent({
+    kind: 'rejected',
+    policy: 'payments',
+    attempt: 1,
+    verdict: 'Transient',
+    error: 'CallRejectedError',
+    duration: 100,
+    reason: 'budgetExhausted',
+    isTerminal: true,
+  });
 
   it('keeps exactly every nth traffic record per policy while healthy', () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
-    const listener = new LoggingListener(logger, clock, { profile: 'verbose', sampling: LogSampling.oneIn(4) });
+    const listener = new LoggingListener(logger, clock, {
+      profile: 'verbose',
+      sampling: LogSampling.oneIn(4),
+    });
     for (let i = 1; i <= 14; i++) listener.record(traffic(i));
-    const other = new CallEvent({ kind: 'succeeded', policy: 'ledger', attempt: 1, verdict: 'Ok', duration: 99, reason: 'succeeded', isTerminal: true });
+    const other = new CallEvent({
+      kind: 'succeeded',
+      policy: 'ledger',
+      attempt: 1,
+      verdict: 'Ok',
+      duration: 99,
+      reason: 'succeeded',
+      isTerminal: true,
+    });
     for (let i = 1; i <= 4; i++) listener.record(other);
     expect(logger.take()).toEqual([
       'log [payments] Succeeded #1 (4ms)',
@@ -278,7 +420,10 @@ describe('sampling: oneIn(n) (verbose profile)', () => {
   it('keeps every record for one minute after an incident, then samples again (the count goes on)', async () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
-    const listener = new LoggingListener(logger, clock, { profile: 'verbose', sampling: LogSampling.oneIn(3) });
+    const listener = new LoggingListener(logger, clock, {
+      profile: 'verbose',
+      sampling: LogSampling.oneIn(3),
+    });
     listener.record(traffic(1));
     listener.record(traffic(2)); // 2 sampled records so far, none kept
     await clock.advance(1_000 - clock.now());
@@ -293,13 +438,19 @@ describe('sampling: oneIn(n) (verbose profile)', () => {
     ]);
     await clock.advance(1_000 + INCIDENT_WINDOW_MS - clock.now());
     for (let i = 5; i <= 8; i++) listener.record(traffic(i)); // sampled records 3..6: the 3rd and the 6th are kept
-    expect(logger.take()).toEqual(['log [payments] Succeeded #1 (5ms)', 'log [payments] Succeeded #1 (8ms)']);
+    expect(logger.take()).toEqual([
+      'log [payments] Succeeded #1 (5ms)',
+      'log [payments] Succeeded #1 (8ms)',
+    ]);
   });
 
   it('a demoted repeat also extends the incident window', async () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
-    const listener = new LoggingListener(logger, clock, { profile: 'verbose', sampling: LogSampling.oneIn(100) });
+    const listener = new LoggingListener(logger, clock, {
+      profile: 'verbose',
+      sampling: LogSampling.oneIn(100),
+    });
     listener.record(incident);
     await clock.advance(20_000 - clock.now());
     listener.record(incident); // demoted; incident window now until 80 000
@@ -316,18 +467,39 @@ describe('sampling: oneIn(n) (verbose profile)', () => {
 
   it('rejects invalid settings with the path, the value and the rule', () => {
     expect(() => LogSampling.oneIn(0)).toThrow(PolicyConfigError);
-    expect(() => LogSampling.oneIn(2.5)).toThrow('sampling.oneIn: 2.5 is invalid: must be an integer >= 1');
+    expect(() => LogSampling.oneIn(2.5)).toThrow(
+      'sampling.oneIn: 2.5 is invalid: must be an integer >= 1',
+    );
     const clock = new FakeClock();
-    const listen = (options: Parameters<typeof withLogging>[2]) => () => new LoggingListener(new RecordingLogger(), clock, options);
-    expect(listen({ profile: 'loud' as never })).toThrow(`logging.profile: "loud" is invalid: must be 'default' or 'verbose' for a listener ('off' attaches none)`);
-    expect(listen({ profile: null as never })).toThrow(`logging.profile: null is invalid: must be 'default' or 'verbose' for a listener ('off' attaches none)`);
-    expect(listen({ sampling: { oneIn: -1 } })).toThrow('logging.sampling.oneIn: -1 is invalid: must be an integer >= 1 (keep one traffic record in n)');
-    expect(listen({ sampling: { oneIn: 2, every: 3 } as never })).toThrow('logging.sampling.every: 3 is invalid: is not a known sampling option (oneIn)');
-    expect(listen({ sampling: null as never })).toThrow(/^logging\.sampling: null is invalid: must be a plain object /);
-    expect(listen({ repeatWindow: -1 })).toThrow('logging.repeatWindow: -1 is invalid: must be a duration in ms >= 0 (or Infinity)');
-    expect(listen({ repeatWindow: null as never })).toThrow('logging.repeatWindow: null is invalid: must be a duration in ms >= 0 (or Infinity)');
-    expect(listen({ incidentWindow: Number.NaN })).toThrow('logging.incidentWindow: NaN is invalid: must be a duration in ms >= 0 (or Infinity)');
-    expect(listen({ incidentWindow: '60s' as never })).toThrow('logging.incidentWindow: "60s" is invalid: must be a duration in ms >= 0 (or Infinity)');
+    const listen = (options: Parameters<typeof withLogging>[2]) => () =>
+      new LoggingListener(new RecordingLogger(), clock, options);
+    expect(listen({ profile: 'loud' as never })).toThrow(
+      `logging.profile: "loud" is invalid: must be 'default' or 'verbose' for a listener ('off' attaches none)`,
+    );
+    expect(listen({ profile: null as never })).toThrow(
+      `logging.profile: null is invalid: must be 'default' or 'verbose' for a listener ('off' attaches none)`,
+    );
+    expect(listen({ sampling: { oneIn: -1 } })).toThrow(
+      'logging.sampling.oneIn: -1 is invalid: must be an integer >= 1 (keep one traffic record in n)',
+    );
+    expect(listen({ sampling: { oneIn: 2, every: 3 } as never })).toThrow(
+      'logging.sampling.every: 3 is invalid: is not a known sampling option (oneIn)',
+    );
+    expect(listen({ sampling: null as never })).toThrow(
+      /^logging\.sampling: null is invalid: must be a plain object /,
+    );
+    expect(listen({ repeatWindow: -1 })).toThrow(
+      'logging.repeatWindow: -1 is invalid: must be a duration in ms >= 0 (or Infinity)',
+    );
+    expect(listen({ repeatWindow: null as never })).toThrow(
+      'logging.repeatWindow: null is invalid: must be a duration in ms >= 0 (or Infinity)',
+    );
+    expect(listen({ incidentWindow: Number.NaN })).toThrow(
+      'logging.incidentWindow: NaN is invalid: must be a duration in ms >= 0 (or Infinity)',
+    );
+    expect(listen({ incidentWindow: '60s' as never })).toThrow(
+      'logging.incidentWindow: "60s" is invalid: must be a duration in ms >= 0 (or Infinity)',
+    );
   });
 
   it('a repeat window of Infinity warns once per reason for ever (the rest demoted to debug)', async () => {

@@ -1,5 +1,18 @@
-import { type CallEvent, type CallObserver, type Clock, type Policy, PolicyConfigError } from '../core/index.js';
-import { checkValue, given, integerRule, oneOfRule, optionProblems, SPAN_RULE } from '../core/internal.js';
+import {
+  type CallEvent,
+  type CallObserver,
+  type Clock,
+  type Policy,
+  PolicyConfigError,
+} from '../core/index.js';
+import {
+  checkValue,
+  given,
+  integerRule,
+  oneOfRule,
+  optionProblems,
+  SPAN_RULE,
+} from '../core/internal.js';
 
 /** Severity of a log record, named as Nest's `Logger` methods are (lowest first). */
 export type ResilienceLogLevel = 'verbose' | 'debug' | 'log' | 'warn';
@@ -52,12 +65,16 @@ const ONE_IN_RULE = integerRule(1, Number.MAX_SAFE_INTEGER, 'keep one traffic re
  */
 export function samplingProblems(sampling: unknown, path: string): PolicyConfigError[] {
   const problems = optionProblems(sampling, { oneIn: ONE_IN_RULE }, path, 'sampling option');
-  if (problems.length === 0 && (sampling as Partial<LogSampling>).oneIn === undefined) problems.push(new PolicyConfigError(`${path}.oneIn`, undefined, ONE_IN_RULE.rule));
+  if (problems.length === 0 && (sampling as Partial<LogSampling>).oneIn === undefined)
+    problems.push(new PolicyConfigError(`${path}.oneIn`, undefined, ONE_IN_RULE.rule));
   return problems;
 }
 
 /** The profiles a listener runs (`'off'` is a profile of `withLogging` and the module option, not of a listener). */
-const LISTENER_PROFILE_RULE = oneOfRule(['default', 'verbose'] as const, "must be 'default' or 'verbose' for a listener ('off' attaches none)");
+const LISTENER_PROFILE_RULE = oneOfRule(
+  ['default', 'verbose'] as const,
+  "must be 'default' or 'verbose' for a listener ('off' attaches none)",
+);
 
 /** Sampling constructors. */
 export const LogSampling = {
@@ -155,13 +172,25 @@ export class LoggingListener implements CallObserver<undefined> {
     private readonly clock: Clock,
     options: Omit<LoggingOptions, 'clock'> = {},
   ) {
-    this.profile = checkValue(LISTENER_PROFILE_RULE, 'logging.profile', given(options.profile, 'default'));
+    this.profile = checkValue(
+      LISTENER_PROFILE_RULE,
+      'logging.profile',
+      given(options.profile, 'default'),
+    );
     const sampling = given(options.sampling, LogSampling.all);
     const problems = samplingProblems(sampling, 'logging.sampling');
     if (problems.length > 0) throw problems[0];
     this.oneIn = sampling.oneIn;
-    this.repeatWindow = checkValue(SPAN_RULE, 'logging.repeatWindow', given(options.repeatWindow, REPEAT_WINDOW_MS));
-    this.incidentWindow = checkValue(SPAN_RULE, 'logging.incidentWindow', given(options.incidentWindow, INCIDENT_WINDOW_MS));
+    this.repeatWindow = checkValue(
+      SPAN_RULE,
+      'logging.repeatWindow',
+      given(options.repeatWindow, REPEAT_WINDOW_MS),
+    );
+    this.incidentWindow = checkValue(
+      SPAN_RULE,
+      'logging.incidentWindow',
+      given(options.incidentWindow, INCIDENT_WINDOW_MS),
+    );
   }
 
   /** Logs one event (the observer's `event`). */
@@ -248,7 +277,13 @@ export class LoggingListener implements CallObserver<undefined> {
     repeats.delete(key);
     repeats.set(key, repeat);
     const since = quiet ? 'not logged' : 'logged at debug';
-    this.write('warn', event, demoted > 0 ? ` (${demoted} similar ${demoted === 1 ? 'record' : 'records'} ${since} since the previous warning)` : '');
+    this.write(
+      'warn',
+      event,
+      demoted > 0
+        ? ` (${demoted} similar ${demoted === 1 ? 'record' : 'records'} ${since} since the previous warning)`
+        : '',
+    );
   }
 
   private write(level: ResilienceLogLevel, event: CallEvent, suffix: string): void {
@@ -279,7 +314,9 @@ export function describeEvent(event: CallEvent): string {
 function describeKind(event: CallEvent): string {
   switch (event.kind) {
     case 'breakerOpened':
-      return event.delay > 0 ? `[${event.policy}] Breaker opened for ${Math.round(event.delay)}ms` : `[${event.policy}] Breaker opened`;
+      return event.delay > 0
+        ? `[${event.policy}] Breaker opened for ${Math.round(event.delay)}ms`
+        : `[${event.policy}] Breaker opened`;
     case 'breakerHalfOpened':
       return `[${event.policy}] Breaker half-open: probing`;
     case 'breakerClosed':
@@ -303,7 +340,9 @@ function describeDependency(event: CallEvent): string {
 /** The flood-control key of an incident: its reason, and the host or service of a keyed instance. */
 function repeatKey(event: CallEvent, reason: string): string {
   const dependency = event.dependency;
-  return dependency === undefined ? reason : `${reason} ${dependency.host ?? ''} ${dependency.service ?? ''}`;
+  return dependency === undefined
+    ? reason
+    : `${reason} ${dependency.host ?? ''} ${dependency.service ?? ''}`;
 }
 
 /** Makes room for one repeat window: the first one already over, else the one opened longest ago. */
@@ -329,7 +368,11 @@ function dropOne(repeats: Map<string, Repeat>, now: number): void {
  * ```
  * @throws PolicyConfigError for an invalid profile, sampling or window
  */
-export function withLogging(policy: Policy, logger: ResilienceLogger, options: LoggingOptions = {}): Policy {
+export function withLogging(
+  policy: Policy,
+  logger: ResilienceLogger,
+  options: LoggingOptions = {},
+): Policy {
   if (options.profile === 'off') return policy;
   const listener = new LoggingListener(logger, options.clock ?? policy.options.clock, options);
   return policy.withListener(listener);

@@ -1,6 +1,18 @@
-import { type Attributes, type Counter, type Histogram, type Meter, type ObservableResult, ValueType } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Counter,
+  type Histogram,
+  type Meter,
+  type ObservableResult,
+  ValueType,
+} from '@opentelemetry/api';
 import { ConcurrencyLimiter, type ExecutablePolicy } from '../core/index.js';
-import { BREAKER_STATE_VALUES, CALL_DURATION_BUCKETS_MS, MetricNames, TelemetryAttributes } from './telemetry-names.js';
+import {
+  BREAKER_STATE_VALUES,
+  CALL_DURATION_BUCKETS_MS,
+  MetricNames,
+  TelemetryAttributes,
+} from './telemetry-names.js';
 
 // The instruments of one meter and the attribute sets they record with (DESIGN §7): every set built
 // once per (policy, host, service) and reused, so the hot path never builds attributes.
@@ -16,7 +28,11 @@ export class Tally {
 }
 
 /** The attributes every series of a policy carries: its name, and host and service where known. */
-export function baseAttributes(policy: string, host: string | undefined, service: string | undefined): Attributes {
+export function baseAttributes(
+  policy: string,
+  host: string | undefined,
+  service: string | undefined,
+): Attributes {
   const base: Attributes = { [TelemetryAttributes.policy]: policy };
   if (host !== undefined) base[TelemetryAttributes.host] = host;
   if (service !== undefined) base[TelemetryAttributes.service] = service;
@@ -60,7 +76,11 @@ export class AttributeSets {
   private callSlow(outcome: string, reason: string): Tally {
     let tally = this.byReason.get(reason);
     if (tally === undefined || tally.attributes[TelemetryAttributes.outcome] !== outcome) {
-      tally = this.instruments.callTally({ ...this.base, [TelemetryAttributes.outcome]: outcome, [TelemetryAttributes.reason]: reason });
+      tally = this.instruments.callTally({
+        ...this.base,
+        [TelemetryAttributes.outcome]: outcome,
+        [TelemetryAttributes.reason]: reason,
+      });
       this.byReason.set(reason, tally);
       this.tallies.push(tally);
     }
@@ -76,7 +96,10 @@ export class AttributeSets {
   private attemptSlow(verdict: string): Tally {
     let tally = this.byVerdict.get(verdict);
     if (tally === undefined) {
-      tally = this.instruments.attemptTally({ ...this.base, [TelemetryAttributes.outcome]: verdict });
+      tally = this.instruments.attemptTally({
+        ...this.base,
+        [TelemetryAttributes.outcome]: verdict,
+      });
       this.byVerdict.set(verdict, tally);
       this.tallies.push(tally);
     }
@@ -119,59 +142,125 @@ export class Instruments {
   constructor(meter: Meter) {
     const int = { valueType: ValueType.INT };
     meter
-      .createObservableCounter(MetricNames.calls, { ...int, unit: '{call}', description: 'Logical calls, one per call whatever its attempts.' })
+      .createObservableCounter(MetricNames.calls, {
+        ...int,
+        unit: '{call}',
+        description: 'Logical calls, one per call whatever its attempts.',
+      })
       .addCallback((result) => {
         for (const tally of this.calls.values()) result.observe(tally.count, tally.attributes);
       });
     meter
-      .createObservableCounter(MetricNames.attempts, { ...int, unit: '{attempt}', description: 'Attempts that reached the dependency; attempts / calls is the load multiplier.' })
+      .createObservableCounter(MetricNames.attempts, {
+        ...int,
+        unit: '{attempt}',
+        description:
+          'Attempts that reached the dependency; attempts / calls is the load multiplier.',
+      })
       .addCallback((result) => {
         for (const tally of this.attempts.values()) result.observe(tally.count, tally.attributes);
       });
-    this.rejections = meter.createCounter(MetricNames.rejections, { ...int, unit: '{call}', description: 'Refusals by a guard of this process, by reason.' });
-    this.hedges = meter.createCounter(MetricNames.hedges, { ...int, unit: '{attempt}', description: 'Hedged attempts started.' });
-    this.hedgeWins = meter.createCounter(MetricNames.hedgeWins, { ...int, unit: '{call}', description: 'Calls a hedged attempt answered first.' });
-    this.stalls = meter.createCounter(MetricNames.stalls, { ...int, unit: '{attempt}', description: 'Attempts ended because their data stalled.' });
-    this.streamResumed = meter.createCounter(MetricNames.streamResumed, { ...int, unit: '{stream}', description: 'Streams resumed after a mid-stream failure.' });
+    this.rejections = meter.createCounter(MetricNames.rejections, {
+      ...int,
+      unit: '{call}',
+      description: 'Refusals by a guard of this process, by reason.',
+    });
+    this.hedges = meter.createCounter(MetricNames.hedges, {
+      ...int,
+      unit: '{attempt}',
+      description: 'Hedged attempts started.',
+    });
+    this.hedgeWins = meter.createCounter(MetricNames.hedgeWins, {
+      ...int,
+      unit: '{call}',
+      description: 'Calls a hedged attempt answered first.',
+    });
+    this.stalls = meter.createCounter(MetricNames.stalls, {
+      ...int,
+      unit: '{attempt}',
+      description: 'Attempts ended because their data stalled.',
+    });
+    this.streamResumed = meter.createCounter(MetricNames.streamResumed, {
+      ...int,
+      unit: '{stream}',
+      description: 'Streams resumed after a mid-stream failure.',
+    });
     this.nestedRetries = meter.createCounter(MetricNames.nestedRetries, {
       ...int,
       unit: '{call}',
-      description: 'Calls that may retry made while serving a request an upper hop may retry (X-NResilience-Retrying: 1): retries multiply across hops.',
+      description:
+        'Calls that may retry made while serving a request an upper hop may retry (X-NResilience-Retrying: 1): retries multiply across hops.',
     });
-    this.limiterDegraded = meter.createCounter(MetricNames.limiterDegraded, { ...int, unit: '{episode}', description: 'Episodes of a shared rate limit running on the local share because its store failed.' });
-    this.configReloads = meter.createCounter(MetricNames.configReloads, { ...int, unit: '{reload}', description: 'Config reloads, applied (reloaded) or refused (reloadFailed).' });
+    this.limiterDegraded = meter.createCounter(MetricNames.limiterDegraded, {
+      ...int,
+      unit: '{episode}',
+      description:
+        'Episodes of a shared rate limit running on the local share because its store failed.',
+    });
+    this.configReloads = meter.createCounter(MetricNames.configReloads, {
+      ...int,
+      unit: '{reload}',
+      description: 'Config reloads, applied (reloaded) or refused (reloadFailed).',
+    });
     this.duration = meter.createHistogram(MetricNames.callDuration, {
       unit: 'ms',
       description: 'Duration of a logical call, attempts, backoff and pauses included.',
       advice: { explicitBucketBoundaries: [...CALL_DURATION_BUCKETS_MS] },
     });
     meter
-      .createObservableGauge(MetricNames.breakerState, { ...int, description: "Breaker state: 0 closed, 1 recovering, 2 half-open, 3 open, 4 isolated; a policy's own series, the worst of its hosts' or services'." })
-      .addCallback((result) => this.observeEach(result, (policy) => {
-        const breaker = policy.breaker();
-        return breaker === undefined ? undefined : BREAKER_STATE_VALUES[breaker.state];
-      }));
+      .createObservableGauge(MetricNames.breakerState, {
+        ...int,
+        description:
+          "Breaker state: 0 closed, 1 recovering, 2 half-open, 3 open, 4 isolated; a policy's own series, the worst of its hosts' or services'.",
+      })
+      .addCallback((result) =>
+        this.observeEach(result, (policy) => {
+          const breaker = policy.breaker();
+          return breaker === undefined ? undefined : BREAKER_STATE_VALUES[breaker.state];
+        }),
+      );
     meter
-      .createObservableGauge(MetricNames.budgetUtilization, { unit: '1', description: 'Retry-budget utilization: 0 full bucket, 1 empty (retries refused).' })
+      .createObservableGauge(MetricNames.budgetUtilization, {
+        unit: '1',
+        description: 'Retry-budget utilization: 0 full bucket, 1 empty (retries refused).',
+      })
       .addCallback((result) => this.observeEach(result, (policy) => policy.bucket()?.utilization));
     meter
-      .createObservableGauge(MetricNames.limit, { ...int, unit: '{call}', description: 'Calls the concurrency limit allows in flight now (the adaptive limit as it stands).' })
-      .addCallback((result) => this.observeOwn(result, (policy) => concurrencyLimiter(policy)?.limit));
+      .createObservableGauge(MetricNames.limit, {
+        ...int,
+        unit: '{call}',
+        description:
+          'Calls the concurrency limit allows in flight now (the adaptive limit as it stands).',
+      })
+      .addCallback((result) =>
+        this.observeOwn(result, (policy) => concurrencyLimiter(policy)?.limit),
+      );
     meter
-      .createObservableGauge(MetricNames.inflight, { ...int, unit: '{call}', description: 'Calls holding a slot of the concurrency limit now.' })
-      .addCallback((result) => this.observeOwn(result, (policy) => concurrencyLimiter(policy)?.inflight));
+      .createObservableGauge(MetricNames.inflight, {
+        ...int,
+        unit: '{call}',
+        description: 'Calls holding a slot of the concurrency limit now.',
+      })
+      .addCallback((result) =>
+        this.observeOwn(result, (policy) => concurrencyLimiter(policy)?.inflight),
+      );
   }
 
   /** The attribute sets of (policy, host, service), shared by every observer of this meter. */
   setsOf(policy: string, host: string | undefined, service: string | undefined): AttributeSets {
     const key = JSON.stringify([policy, host, service]);
     let sets = this.sets.get(key);
-    if (sets === undefined) this.sets.set(key, (sets = new AttributeSets(policy, host, service, this)));
+    if (sets === undefined)
+      this.sets.set(key, (sets = new AttributeSets(policy, host, service, this)));
     return sets;
   }
 
   /** The attribute sets of (policy, host, service) if they are held now, else `undefined` (nothing is created). */
-  peekSets(policy: string, host: string | undefined, service: string | undefined): AttributeSets | undefined {
+  peekSets(
+    policy: string,
+    host: string | undefined,
+    service: string | undefined,
+  ): AttributeSets | undefined {
     return this.sets.get(JSON.stringify([policy, host, service]));
   }
 
@@ -183,7 +272,11 @@ export class Instruments {
    */
   release(sets: AttributeSets, holder: object): void {
     if (!sets.holders.delete(holder) || sets.holders.size > 0) return;
-    const key = JSON.stringify([sets.policy, sets.base[TelemetryAttributes.host], sets.base[TelemetryAttributes.service]]);
+    const key = JSON.stringify([
+      sets.policy,
+      sets.base[TelemetryAttributes.host],
+      sets.base[TelemetryAttributes.service],
+    ]);
     if (this.sets.get(key) === sets) this.sets.delete(key);
     for (const tally of sets.tallies) {
       const tallyKey = JSON.stringify(tally.attributes);
@@ -219,7 +312,13 @@ export class Instruments {
   unobserve(policy: ExecutablePolicy, attributes: Attributes): void {
     const key = JSON.stringify(attributes);
     const observed = this.observed.get(key)?.policy;
-    if (observed === policy || (observed !== undefined && policy.dependency !== undefined && observed.dependency === policy.dependency)) this.observed.delete(key);
+    if (
+      observed === policy ||
+      (observed !== undefined &&
+        policy.dependency !== undefined &&
+        observed.dependency === policy.dependency)
+    )
+      this.observed.delete(key);
   }
 
   /**
@@ -228,11 +327,17 @@ export class Instruments {
    * hosts, its services): the worst breaker state, the most spent budget, as the health indicator's
    * entry for the name does.
    */
-  private observeOwn(result: ObservableResult, read: (policy: ExecutablePolicy) => number | undefined): void {
+  private observeOwn(
+    result: ObservableResult,
+    read: (policy: ExecutablePolicy) => number | undefined,
+  ): void {
     observeOwnReadings(this.observed.values(), result, read);
   }
 
-  private observeEach(result: ObservableResult, read: (policy: ExecutablePolicy) => number | undefined): void {
+  private observeEach(
+    result: ObservableResult,
+    read: (policy: ExecutablePolicy) => number | undefined,
+  ): void {
     let worst: Map<string, number> | undefined;
     for (const { policy } of this.observed.values()) {
       if (policy.dependency === undefined) continue;
@@ -258,7 +363,11 @@ export class Instruments {
  * instance: the worst of several means nothing). A name's own series is left out while its keyed
  * instances (hosts, services) report theirs: its calls run through them, not through its own limiter.
  */
-function observeOwnReadings(observed: Iterable<Observed>, result: ObservableResult, read: (policy: ExecutablePolicy) => number | undefined): void {
+function observeOwnReadings(
+  observed: Iterable<Observed>,
+  result: ObservableResult,
+  read: (policy: ExecutablePolicy) => number | undefined,
+): void {
   let keyed: Set<string> | undefined;
   const readings: [number, Observed][] = [];
   for (const entry of observed) {

@@ -1,5 +1,21 @@
-import { type Attributes, type Context, type Span, SpanKind, SpanStatusCode, type Tracer, context, trace } from '@opentelemetry/api';
-import { Ambient, type AttemptContext, type CallEvent, type CallObserver, type DependencyLabel, type ExecutablePolicy } from '../core/index.js';
+import {
+  type Attributes,
+  type Context,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  context,
+  trace,
+} from '@opentelemetry/api';
+import {
+  Ambient,
+  type AttemptContext,
+  type CallEvent,
+  type CallObserver,
+  type DependencyLabel,
+  type ExecutablePolicy,
+} from '../core/index.js';
 import { isUnlabeledScopeKey } from '../core/internal.js';
 import { AttributeSets, type Instruments } from './otel-instruments.js';
 import { INSTRUMENTATION_NAME, TelemetryAttributes } from './telemetry-names.js';
@@ -55,7 +71,11 @@ export class TelemetryObserver implements CallObserver<CallState> {
     if (tracer === undefined) return sets;
     try {
       const parent = context.active();
-      const span = tracer.startSpan(policy.name === '' ? INSTRUMENTATION_NAME : `${INSTRUMENTATION_NAME} ${policy.name}`, { kind: SpanKind.INTERNAL, attributes: sets.base }, parent);
+      const span = tracer.startSpan(
+        policy.name === '' ? INSTRUMENTATION_NAME : `${INSTRUMENTATION_NAME} ${policy.name}`,
+        { kind: SpanKind.INTERNAL, attributes: sets.base },
+        parent,
+      );
       if (!span.isRecording()) {
         span.end();
         return sets;
@@ -68,13 +88,24 @@ export class TelemetryObserver implements CallObserver<CallState> {
     }
   }
 
-  runAttempt<T>(state: CallState, work: (context: AttemptContext) => T | PromiseLike<T>, attempt: AttemptContext): T | PromiseLike<T> {
-    return state instanceof CallSpan ? context.with(state.scope, work, undefined, attempt) : work(attempt);
+  runAttempt<T>(
+    state: CallState,
+    work: (context: AttemptContext) => T | PromiseLike<T>,
+    attempt: AttemptContext,
+  ): T | PromiseLike<T> {
+    return state instanceof CallSpan
+      ? context.with(state.scope, work, undefined, attempt)
+      : work(attempt);
   }
 
   event(event: CallEvent, state: CallState | undefined): void {
     const instruments = this.instruments;
-    const sets = state === undefined ? this.setsOfEvent(event) : state instanceof CallSpan ? state.sets : state;
+    const sets =
+      state === undefined
+        ? this.setsOfEvent(event)
+        : state instanceof CallSpan
+          ? state.sets
+          : state;
     switch (event.kind) {
       case 'attempt':
         sets.attempt(event.verdict ?? 'unknown').count++;
@@ -118,7 +149,9 @@ export class TelemetryObserver implements CallObserver<CallState> {
     // The key's instance may never have run a call through this observer (new settings came after
     // its last call): its sets are found by its labels.
     const dependency = policy.dependency;
-    const sets = this.byInstance.get(policy) ?? (dependency === undefined ? undefined : this.peekSets(policy.name, dependency));
+    const sets =
+      this.byInstance.get(policy) ??
+      (dependency === undefined ? undefined : this.peekSets(policy.name, dependency));
     if (sets === undefined) return;
     this.byInstance.delete(policy);
     if (this.lastPolicy === policy) {
@@ -134,8 +167,13 @@ export class TelemetryObserver implements CallObserver<CallState> {
     const span = state.span;
     const A = TelemetryAttributes;
     const outcome = outcomeOf(terminal);
-    span.setAttributes({ [A.outcome]: outcome, [A.reason]: terminal.reason ?? terminal.kind, [A.attempt]: terminal.attempt });
-    if (outcome !== 'succeeded' && outcome !== 'answered') span.setStatus({ code: SpanStatusCode.ERROR, message: terminal.reason ?? terminal.kind });
+    span.setAttributes({
+      [A.outcome]: outcome,
+      [A.reason]: terminal.reason ?? terminal.kind,
+      [A.attempt]: terminal.attempt,
+    });
+    if (outcome !== 'succeeded' && outcome !== 'answered')
+      span.setStatus({ code: SpanStatusCode.ERROR, message: terminal.reason ?? terminal.kind });
     span.end();
   }
 
@@ -148,7 +186,8 @@ export class TelemetryObserver implements CallObserver<CallState> {
       this.byInstance.set(policy, sets);
       // A key of a scope without labels (a tenant) has its own state but no series of its own (its key
       // may be an id): it must not take over the name's.
-      if (policy.dependency !== undefined || !isUnlabeledScopeKey(policy)) this.instruments.observe(policy, sets.base);
+      if (policy.dependency !== undefined || !isUnlabeledScopeKey(policy))
+        this.instruments.observe(policy, sets.base);
       if (policy.dependency !== undefined) sets.holders.add(policy.dependency);
     }
     this.lastPolicy = policy;
@@ -159,18 +198,39 @@ export class TelemetryObserver implements CallObserver<CallState> {
   /** The sets of an event that belongs to no call (a breaker transition, a quota refusal). */
   private setsOfEvent(event: CallEvent): AttributeSets {
     const last = this.lastSets;
-    if (last !== undefined && this.lastPolicy!.name === event.policy && this.lastPolicy!.dependency === event.dependency) return last;
+    if (
+      last !== undefined &&
+      this.lastPolicy!.name === event.policy &&
+      this.lastPolicy!.dependency === event.dependency
+    )
+      return last;
     // A keyed instance's event outside a call (a breaker transition) never brings back dropped sets.
     if (event.dependency === undefined) return this.setsOf(event.policy, undefined);
-    return this.peekSets(event.policy, event.dependency) ?? new AttributeSets(event.policy, event.dependency.host ?? this.host, event.dependency.service ?? this.service, this.instruments);
+    return (
+      this.peekSets(event.policy, event.dependency) ??
+      new AttributeSets(
+        event.policy,
+        event.dependency.host ?? this.host,
+        event.dependency.service ?? this.service,
+        this.instruments,
+      )
+    );
   }
 
   private peekSets(policy: string, dependency: DependencyLabel): AttributeSets | undefined {
-    return this.instruments.peekSets(policy, dependency.host ?? this.host, dependency.service ?? this.service);
+    return this.instruments.peekSets(
+      policy,
+      dependency.host ?? this.host,
+      dependency.service ?? this.service,
+    );
   }
 
   private setsOf(policy: string, dependency: DependencyLabel | undefined): AttributeSets {
-    return this.instruments.setsOf(policy, dependency?.host ?? this.host, dependency?.service ?? this.service);
+    return this.instruments.setsOf(
+      policy,
+      dependency?.host ?? this.host,
+      dependency?.service ?? this.service,
+    );
   }
 }
 
@@ -180,20 +240,32 @@ export class TelemetryObserver implements CallObserver<CallState> {
  * (reason `permanent`), so a failure rate over `failed` counts only calls that failed.
  */
 export function outcomeOf(terminal: CallEvent): string {
-  return terminal.kind === 'failed' && terminal.reason === 'permanent' && terminal.verdict === 'Permanent' ? 'answered' : terminal.kind;
+  return terminal.kind === 'failed' &&
+    terminal.reason === 'permanent' &&
+    terminal.verdict === 'Permanent'
+    ? 'answered'
+    : terminal.kind;
 }
 
 function addSpanEvent(span: Span, event: CallEvent): void {
   const A = TelemetryAttributes;
   switch (event.kind) {
     case 'attempt': {
-      const attributes: Attributes = { [A.attempt]: event.attempt, [A.outcome]: event.verdict, [A.duration]: event.duration };
+      const attributes: Attributes = {
+        [A.attempt]: event.attempt,
+        [A.outcome]: event.verdict,
+        [A.duration]: event.duration,
+      };
       if (event.error !== undefined) attributes[A.errorType] = event.error;
       span.addEvent('attempt', attributes);
       break;
     }
     case 'retrying':
-      span.addEvent('retrying', { [A.attempt]: event.attempt, [A.outcome]: event.verdict, [A.delay]: event.delay });
+      span.addEvent('retrying', {
+        [A.attempt]: event.attempt,
+        [A.outcome]: event.verdict,
+        [A.delay]: event.delay,
+      });
       break;
     case 'succeeded':
     case 'failed':

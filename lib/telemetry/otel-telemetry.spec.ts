@@ -1,11 +1,44 @@
 import { DiagLogLevel, context, diag, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { AggregationTemporality, type DataPoint, type Histogram, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { Ambient, AmbientCriticality, Backoff, Breaker, type CallEvent, Classifier, FakeClock, Hedge, HeldCall, Limit, PolicyScope, Resilience, RetryBudget, Verdict } from '../core/index.js';
+import {
+  AggregationTemporality,
+  type DataPoint,
+  type Histogram,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import {
+  Ambient,
+  AmbientCriticality,
+  Backoff,
+  Breaker,
+  type CallEvent,
+  Classifier,
+  FakeClock,
+  Hedge,
+  HeldCall,
+  Limit,
+  PolicyScope,
+  Resilience,
+  RetryBudget,
+  Verdict,
+} from '../core/index.js';
 import { HostPolicies } from '../http/host-policies.js';
 import { ServicePolicies } from '../grpc/service-policies.js';
-import { BREAKER_STATE_VALUES, MetricNames, ResilienceTelemetry, TelemetryAttributes as A, withTelemetry } from './index.js';
+import {
+  BREAKER_STATE_VALUES,
+  MetricNames,
+  ResilienceTelemetry,
+  TelemetryAttributes as A,
+  withTelemetry,
+} from './index.js';
 
 /** A real OpenTelemetry SDK with in-memory exporters: metrics read on demand, spans exported as they end. */
 class Sdk {
@@ -13,7 +46,9 @@ class Sdk {
   readonly reader: PeriodicExportingMetricReader;
   readonly meterProvider: MeterProvider;
   readonly spanExporter = new InMemorySpanExporter();
-  readonly tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(this.spanExporter)] });
+  readonly tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(this.spanExporter)],
+  });
 
   /**
    * @param temporality the reader's: cumulative (what Prometheus reads), or delta, under which a
@@ -22,7 +57,10 @@ class Sdk {
    */
   constructor(temporality = AggregationTemporality.CUMULATIVE) {
     this.metricExporter = new InMemoryMetricExporter(temporality);
-    this.reader = new PeriodicExportingMetricReader({ exporter: this.metricExporter, exportIntervalMillis: 3_600_000 });
+    this.reader = new PeriodicExportingMetricReader({
+      exporter: this.metricExporter,
+      exportIntervalMillis: 3_600_000,
+    });
     this.meterProvider = new MeterProvider({ readers: [this.reader] });
   }
 
@@ -31,7 +69,9 @@ class Sdk {
     this.metricExporter.reset();
     await this.reader.forceFlush();
     const collected = this.metricExporter.getMetrics().at(-1);
-    const metric = collected?.scopeMetrics.flatMap((scope) => scope.metrics).find((m) => m.descriptor.name === name);
+    const metric = collected?.scopeMetrics
+      .flatMap((scope) => scope.metrics)
+      .find((m) => m.descriptor.name === name);
     return (metric?.dataPoints ?? []) as DataPoint<number | Histogram>[];
   }
 
@@ -48,7 +88,11 @@ class Sdk {
     this.metricExporter.reset();
     await this.reader.forceFlush();
     const collected = this.metricExporter.getMetrics().at(-1);
-    return collected?.scopeMetrics.flatMap((scope) => scope.metrics).reduce((n, m) => n + m.dataPoints.length, 0) ?? 0;
+    return (
+      collected?.scopeMetrics
+        .flatMap((scope) => scope.metrics)
+        .reduce((n, m) => n + m.dataPoints.length, 0) ?? 0
+    );
   }
 
   get spans(): ReadableSpan[] {
@@ -111,7 +155,13 @@ describe('metrics', () => {
     expect(await sdk.sum(MetricNames.attempts)).toBe(4);
     expect(await sdk.sum(MetricNames.attempts, { [A.outcome]: 'Ok' })).toBe(3);
     expect(await sdk.sum(MetricNames.attempts, { [A.outcome]: 'Transient' })).toBe(1);
-    expect(await sdk.sum(MetricNames.calls, { [A.policy]: 'payments', [A.outcome]: 'succeeded', [A.reason]: 'succeeded' })).toBe(3);
+    expect(
+      await sdk.sum(MetricNames.calls, {
+        [A.policy]: 'payments',
+        [A.outcome]: 'succeeded',
+        [A.reason]: 'succeeded',
+      }),
+    ).toBe(3);
     expect(sdk.spans).toHaveLength(3);
     const durations = await sdk.points(MetricNames.callDuration);
     expect(durations).toHaveLength(1);
@@ -121,7 +171,11 @@ describe('metrics', () => {
   it('failures and refusals: outcome and reason on calls, rejections by reason', async () => {
     const clock = new FakeClock();
     // A bucket of 10 tokens with no refill: the 11th retry is refused.
-    const policy = instrumented('ledger', { clock, attempts: 2, budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) });
+    const policy = instrumented('ledger', {
+      clock,
+      attempts: 2,
+      budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }),
+    });
     const fail = () => {
       throw new TransientError('down');
     };
@@ -131,9 +185,18 @@ describe('metrics', () => {
       await call;
     }
     expect(await sdk.sum(MetricNames.calls)).toBe(12);
-    expect(await sdk.sum(MetricNames.calls, { [A.outcome]: 'failed', [A.reason]: 'attemptsExhausted' })).toBe(10);
-    expect(await sdk.sum(MetricNames.calls, { [A.outcome]: 'rejected', [A.reason]: 'budgetExhausted' })).toBe(2);
-    expect(await sdk.sum(MetricNames.rejections, { [A.policy]: 'ledger', [A.reason]: 'budgetExhausted' })).toBe(2);
+    expect(
+      await sdk.sum(MetricNames.calls, { [A.outcome]: 'failed', [A.reason]: 'attemptsExhausted' }),
+    ).toBe(10);
+    expect(
+      await sdk.sum(MetricNames.calls, { [A.outcome]: 'rejected', [A.reason]: 'budgetExhausted' }),
+    ).toBe(2);
+    expect(
+      await sdk.sum(MetricNames.rejections, {
+        [A.policy]: 'ledger',
+        [A.reason]: 'budgetExhausted',
+      }),
+    ).toBe(2);
     expect(await sdk.sum(MetricNames.attempts)).toBe(10 * 2 + 2);
   });
 
@@ -141,18 +204,32 @@ describe('metrics', () => {
     const policy = instrumented('catalog', {
       attempts: 3,
       budget: RetryBudget.none,
-      classifier: Classifier.of((outcome) => (outcome.ok ? (outcome.value === 404 ? Verdict.permanent : undefined) : (outcome.error as Error).name === 'NotFound' ? Verdict.permanent : undefined)),
+      classifier: Classifier.of((outcome) =>
+        outcome.ok
+          ? outcome.value === 404
+            ? Verdict.permanent
+            : undefined
+          : (outcome.error as Error).name === 'NotFound'
+            ? Verdict.permanent
+            : undefined,
+      ),
     });
     const notFound = Object.assign(new Error('no such item'), { name: 'NotFound' });
     expect(await policy.run(() => 404)).toBe(404);
     await expect(policy.run(() => Promise.reject(notFound))).rejects.toBe(notFound);
     await policy.run(() => 200);
-    expect(await sdk.sum(MetricNames.calls, { [A.outcome]: 'answered', [A.reason]: 'permanent' })).toBe(2);
+    expect(
+      await sdk.sum(MetricNames.calls, { [A.outcome]: 'answered', [A.reason]: 'permanent' }),
+    ).toBe(2);
     expect(await sdk.sum(MetricNames.calls, { [A.outcome]: 'failed' })).toBe(0);
     expect(await sdk.sum(MetricNames.calls, { [A.outcome]: 'succeeded' })).toBe(1);
     expect(await sdk.sum(MetricNames.attempts, { [A.outcome]: 'Permanent' })).toBe(2);
     const durations = await sdk.points(MetricNames.callDuration);
-    expect(durations.filter((p) => p.attributes[A.outcome] === 'answered').map((p) => (p.value as Histogram).count)).toEqual([2]);
+    expect(
+      durations
+        .filter((p) => p.attributes[A.outcome] === 'answered')
+        .map((p) => (p.value as Histogram).count),
+    ).toEqual([2]);
     const answered = sdk.spans.filter((span) => span.attributes[A.outcome] === 'answered');
     expect(answered.map((span) => [span.attributes[A.reason], span.status.code])).toEqual([
       ['permanent', 0],
@@ -162,22 +239,31 @@ describe('metrics', () => {
 
   it('counts every nested retry (a call that may retry while the inbound caller may retry too), on the nested_retries counter', async () => {
     const policy = instrumented('db', { attempts: 2, budget: RetryBudget.none });
-    for (let i = 0; i < 5; i++) await Ambient.run({ nestedRetry: true }, () => policy.run(() => 'row'));
+    for (let i = 0; i < 5; i++)
+      await Ambient.run({ nestedRetry: true }, () => policy.run(() => 'row'));
     await policy.run(() => 'row');
     expect(await sdk.sum(MetricNames.nestedRetries, { [A.policy]: 'db' })).toBe(5);
   });
 
   it('counts hedges started and the calls a hedge won, on the hedges and hedge_wins counters', async () => {
     const clock = new FakeClock();
-    const policy = instrumented('prices', { clock, budget: RetryBudget.none, hedge: Hedge.at(0.95), repeatable: true });
+    const policy = instrumented('prices', {
+      clock,
+      budget: RetryBudget.none,
+      hedge: Hedge.at(0.95),
+      repeatable: true,
+    });
     for (let i = 0; i < 20; i++) policy.hedger()!.latency.add(0, 100);
     const threshold = Math.ceil(policy.hedger()!.threshold(0)!);
     for (const winner of [1, 2]) {
       const pending: ((value: string) => void)[] = [];
-      const call = policy.run(({ signal }) => new Promise<string>((resolve, reject) => {
-        pending.push(resolve);
-        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-      }));
+      const call = policy.run(
+        ({ signal }) =>
+          new Promise<string>((resolve, reject) => {
+            pending.push(resolve);
+            signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+          }),
+      );
       await clock.advance(threshold);
       expect(pending).toHaveLength(2);
       pending[winner - 1]!('price');
@@ -211,14 +297,27 @@ describe('metrics', () => {
       .flatMap((p) => Object.values(p.attributes));
     expect(values.filter((v) => String(v).includes('order-'))).toEqual([]);
     expect(sdk.spans).toHaveLength(10_000);
-    const leaked = sdk.spans.filter((s) => JSON.stringify([s.name, s.attributes, s.events.map((e) => e.attributes), s.status]).includes('order-'));
+    const leaked = sdk.spans.filter((s) =>
+      JSON.stringify([s.name, s.attributes, s.events.map((e) => e.attributes), s.status]).includes(
+        'order-',
+      ),
+    );
     expect(leaked).toHaveLength(0);
   });
 
   it('observable gauges: breaker state and budget utilization per policy', async () => {
     const clock = new FakeClock();
-    const policy = instrumented('inventory', { clock, attempts: 1, breaker: Breaker.with({ consecutiveFailures: 5 }) });
-    expect(await sdk.points(MetricNames.breakerState)).toEqual([expect.objectContaining({ value: BREAKER_STATE_VALUES.closed, attributes: { [A.policy]: 'inventory' } })]);
+    const policy = instrumented('inventory', {
+      clock,
+      attempts: 1,
+      breaker: Breaker.with({ consecutiveFailures: 5 }),
+    });
+    expect(await sdk.points(MetricNames.breakerState)).toEqual([
+      expect.objectContaining({
+        value: BREAKER_STATE_VALUES.closed,
+        attributes: { [A.policy]: 'inventory' },
+      }),
+    ]);
     const utilization = await sdk.points(MetricNames.budgetUtilization);
     expect(utilization.map((p) => p.value)).toEqual([0]);
 
@@ -230,7 +329,9 @@ describe('metrics', () => {
       await call;
     }
     expect(policy.breaker()!.state).toBe('open');
-    expect((await sdk.points(MetricNames.breakerState)).map((p) => p.value)).toEqual([BREAKER_STATE_VALUES.open]);
+    expect((await sdk.points(MetricNames.breakerState)).map((p) => p.value)).toEqual([
+      BREAKER_STATE_VALUES.open,
+    ]);
   });
 
   it('instruments are created once per meter provider: two policies share them', async () => {
@@ -243,7 +344,12 @@ describe('metrics', () => {
   });
 
   it('host and service attributes where known', async () => {
-    const policy = withTelemetry(Resilience.default.with({ name: 'geo' }), { meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider, host: 'geo.internal', service: 'geo.v1.Lookup' });
+    const policy = withTelemetry(Resilience.default.with({ name: 'geo' }), {
+      meterProvider: sdk.meterProvider,
+      tracerProvider: sdk.tracerProvider,
+      host: 'geo.internal',
+      service: 'geo.v1.Lookup',
+    });
     await policy.run(() => 1);
     expect((await sdk.points(MetricNames.calls))[0]!.attributes).toEqual({
       [A.policy]: 'geo',
@@ -276,22 +382,44 @@ describe('spans', () => {
     expect(span!.parentSpanContext?.spanId).toBe(request!.spanContext().spanId);
     expect(childSeen).toEqual([span!.spanContext().spanId, span!.spanContext().spanId]);
     expect(span!.events.map((e) => e.name)).toEqual(['attempt', 'retrying', 'attempt']);
-    expect(span!.events[0]!.attributes).toEqual({ [A.attempt]: 1, [A.outcome]: 'Transient', [A.duration]: expect.any(Number), [A.errorType]: 'TransientError' });
-    expect(span!.events[1]!.attributes).toEqual({ [A.attempt]: 1, [A.outcome]: 'Transient', [A.delay]: 0 });
+    expect(span!.events[0]!.attributes).toEqual({
+      [A.attempt]: 1,
+      [A.outcome]: 'Transient',
+      [A.duration]: expect.any(Number),
+      [A.errorType]: 'TransientError',
+    });
+    expect(span!.events[1]!.attributes).toEqual({
+      [A.attempt]: 1,
+      [A.outcome]: 'Transient',
+      [A.delay]: 0,
+    });
     expect(span!.status.code).toBe(0); // UNSET: not an error
-    expect(span!.attributes).toEqual({ [A.policy]: 'payments', [A.criticality]: 'critical', [A.outcome]: 'succeeded', [A.reason]: 'succeeded', [A.attempt]: 2 });
+    expect(span!.attributes).toEqual({
+      [A.policy]: 'payments',
+      [A.criticality]: 'critical',
+      [A.outcome]: 'succeeded',
+      [A.reason]: 'succeeded',
+      [A.attempt]: 2,
+    });
   });
 
   it('the span carries the ambient criticality by level name', async () => {
     const policy = instrumented('recommendations');
     await AmbientCriticality.run('sheddable', () => policy.run(() => 'ok'));
     await policy.run(() => 'ok');
-    expect(sdk.spans.map((span) => span.attributes[A.criticality])).toEqual(['sheddable', 'critical']);
+    expect(sdk.spans.map((span) => span.attributes[A.criticality])).toEqual([
+      'sheddable',
+      'critical',
+    ]);
   });
 
   it('status error on failure, refusals as span events; concurrent calls keep their own spans', async () => {
     const clock = new FakeClock();
-    const policy = instrumented('ledger', { clock, attempts: 3, budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) });
+    const policy = instrumented('ledger', {
+      clock,
+      attempts: 3,
+      budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }),
+    });
     // Drain the bucket to one token: 9 calls retrying once each, concurrently.
     const calls = Array.from({ length: 9 }, (_, i) =>
       policy.tryRun(({ attempt }) => {
@@ -302,7 +430,9 @@ describe('spans', () => {
     await clock.runAll();
     expect((await Promise.all(calls)).every((r) => r.ok)).toBe(true);
     expect(sdk.spans).toHaveLength(9);
-    expect(sdk.spans.every((s) => s.events.map((e) => e.name).join() === 'attempt,retrying,attempt')).toBe(true);
+    expect(
+      sdk.spans.every((s) => s.events.map((e) => e.name).join() === 'attempt,retrying,attempt'),
+    ).toBe(true);
 
     const refused = policy.tryRun(() => {
       throw new TransientError('down');
@@ -312,7 +442,11 @@ describe('spans', () => {
     expect(result.reason).toBe('budgetExhausted');
     const span = sdk.spans.at(-1)!;
     expect(span.events.map((e) => e.name)).toEqual(['attempt', 'retrying', 'attempt', 'rejected']);
-    expect(span.events.at(-1)!.attributes).toEqual({ [A.attempt]: 2, [A.reason]: 'budgetExhausted', [A.errorType]: 'CallRejectedError' });
+    expect(span.events.at(-1)!.attributes).toEqual({
+      [A.attempt]: 2,
+      [A.reason]: 'budgetExhausted',
+      [A.errorType]: 'CallRejectedError',
+    });
     expect(span.status).toEqual({ code: 2, message: 'budgetExhausted' });
   });
 
@@ -330,7 +464,11 @@ describe('spans', () => {
   });
 
   it('traces: false records metrics without spans', async () => {
-    const policy = withTelemetry(Resilience.default.with({ name: 'quiet' }), { meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider, traces: false });
+    const policy = withTelemetry(Resilience.default.with({ name: 'quiet' }), {
+      meterProvider: sdk.meterProvider,
+      tracerProvider: sdk.tracerProvider,
+      traces: false,
+    });
     await policy.run(() => 1);
     expect(sdk.spans).toHaveLength(0);
     expect(await sdk.sum(MetricNames.calls)).toBe(1);
@@ -343,14 +481,33 @@ describe('a held call carried on (a resumed download)', () => {
     const held = new HeldCall();
     await policy.run(() => 'first part', { hold: held });
     expect(sdk.spans).toHaveLength(0);
-    await policy.run(() => 'rest', { hold: held, continuing: { attempts: 1, error: new TransientError('body broke'), deadlineAt: Infinity, held } });
+    await policy.run(() => 'rest', {
+      hold: held,
+      continuing: {
+        attempts: 1,
+        error: new TransientError('body broke'),
+        deadlineAt: Infinity,
+        held,
+      },
+    });
     held.report({ kind: 'streamResumed', attempt: 2, verdict: 'Ok' });
     expect(sdk.spans).toHaveLength(0);
     held.end();
-    expect(sdk.spans.map((s) => [s.name, s.events.map((e) => e.name), s.attributes[A.attempt], s.attributes[A.reason]])).toEqual([
+    expect(
+      sdk.spans.map((s) => [
+        s.name,
+        s.events.map((e) => e.name),
+        s.attributes[A.attempt],
+        s.attributes[A.reason],
+      ]),
+    ).toEqual([
       ['nresilience files', ['attempt', 'retrying', 'attempt', 'streamResumed'], 2, 'succeeded'],
     ]);
-    expect([await sdk.sum(MetricNames.calls), await sdk.sum(MetricNames.attempts), await sdk.sum(MetricNames.streamResumed)]).toEqual([1, 2, 1]);
+    expect([
+      await sdk.sum(MetricNames.calls),
+      await sdk.sum(MetricNames.attempts),
+      await sdk.sum(MetricNames.streamResumed),
+    ]).toEqual([1, 2, 1]);
   });
 });
 
@@ -385,19 +542,28 @@ describe('attaching', () => {
 });
 
 describe('concurrency-limit gauges and refusals', () => {
-  const providers = () => ({ meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider });
+  const providers = () => ({
+    meterProvider: sdk.meterProvider,
+    tracerProvider: sdk.tracerProvider,
+  });
   it('nresilience.limit and nresilience.inflight read the limiter; a Limited refusal counts reason limited', async () => {
     const clock = new FakeClock();
     const policy = instrumented('search', { clock, attempts: 1, limit: Limit.concurrency(2) });
     const release: (() => void)[] = [];
-    const held = [0, 1].map(() => policy.run(() => new Promise<void>((resolve) => release.push(resolve))));
+    const held = [0, 1].map(() =>
+      policy.run(() => new Promise<void>((resolve) => release.push(resolve))),
+    );
     await Promise.resolve();
-    expect((await sdk.points(MetricNames.limit)).map((p) => [p.attributes, p.value])).toEqual([[{ [A.policy]: 'search' }, 2]]);
+    expect((await sdk.points(MetricNames.limit)).map((p) => [p.attributes, p.value])).toEqual([
+      [{ [A.policy]: 'search' }, 2],
+    ]);
     expect((await sdk.points(MetricNames.inflight)).map((p) => p.value)).toEqual([2]);
     const refused = policy.tryRun(() => 'never');
     await clock.advance(100); // the guarded pause
     expect(await refused).toMatchObject({ ok: false, reason: 'limited', attempts: [] });
-    expect(await sdk.sum(MetricNames.rejections, { [A.policy]: 'search', [A.reason]: 'limited' })).toBe(1);
+    expect(
+      await sdk.sum(MetricNames.rejections, { [A.policy]: 'search', [A.reason]: 'limited' }),
+    ).toBe(1);
     for (const resolve of release) resolve();
     await Promise.all(held);
     expect((await sdk.points(MetricNames.inflight)).map((p) => p.value)).toEqual([0]);
@@ -406,48 +572,101 @@ describe('concurrency-limit gauges and refusals', () => {
   it('per host for keyed instances, bounded by the scope; the name reports no series of its own while its hosts do', async () => {
     await sdk.shutdown();
     sdk = new Sdk(AggregationTemporality.DELTA);
-    const template = withTelemetry(Resilience.default.with({ name: 'cdn', limit: Limit.concurrency(3) }), { ...providers(), traces: false });
+    const template = withTelemetry(
+      Resilience.default.with({ name: 'cdn', limit: Limit.concurrency(3) }),
+      { ...providers(), traces: false },
+    );
     const hosts = new HostPolicies(template, 2);
     let release!: () => void;
-    const held = hosts.for('https://a.example').run(() => new Promise<void>((resolve) => (release = resolve)));
+    const held = hosts
+      .for('https://a.example')
+      .run(() => new Promise<void>((resolve) => (release = resolve)));
     await hosts.for('https://b.example').run(() => 'b');
-    const series = async (name: string) => (await sdk.points(name)).map((p) => [p.attributes[A.host] ?? null, p.value]);
-    expect(await series(MetricNames.inflight)).toEqual([['a.example', 1], ['b.example', 0]]);
-    expect(await series(MetricNames.limit)).toEqual([['a.example', 3], ['b.example', 3]]);
+    const series = async (name: string) =>
+      (await sdk.points(name)).map((p) => [p.attributes[A.host] ?? null, p.value]);
+    expect(await series(MetricNames.inflight)).toEqual([
+      ['a.example', 1],
+      ['b.example', 0],
+    ]);
+    expect(await series(MetricNames.limit)).toEqual([
+      ['a.example', 3],
+      ['b.example', 3],
+    ]);
     release();
     await held;
     for (let i = 0; i < 50; i++) await hosts.for(`https://edge-${i}.example`).run(() => i);
-    expect(await series(MetricNames.limit)).toEqual([['edge-48.example', 3], ['edge-49.example', 3]]);
+    expect(await series(MetricNames.limit)).toEqual([
+      ['edge-48.example', 3],
+      ['edge-49.example', 3],
+    ]);
   });
 
   it("a key of a scope without labels (a tenant) never takes over the name's gauge series", async () => {
     await sdk.shutdown();
     sdk = new Sdk(AggregationTemporality.DELTA);
     const clock = new FakeClock();
-    const name = withTelemetry(Resilience.default.with({ name: 'tenants', clock, attempts: 1, budget: RetryBudget.none, breaker: Breaker.with({ consecutiveFailures: 2, jitter: 'none' }) }), providers());
+    const name = withTelemetry(
+      Resilience.default.with({
+        name: 'tenants',
+        clock,
+        attempts: 1,
+        budget: RetryBudget.none,
+        breaker: Breaker.with({ consecutiveFailures: 2, jitter: 'none' }),
+      }),
+      providers(),
+    );
     const scope = new PolicyScope<string>(name);
-    for (let i = 0; i < 2; i++) await scope.for('acme').tryRun(() => Promise.reject(new TransientError('down')));
+    for (let i = 0; i < 2; i++)
+      await scope.for('acme').tryRun(() => Promise.reject(new TransientError('down')));
     expect(scope.for('acme').breaker()!.state).toBe('open');
     expect(name.breaker()!.state).toBe('closed');
     // Its calls count under the name (read first: under delta a collection consumes the counts).
-    expect(await sdk.sum(MetricNames.calls, { [A.policy]: 'tenants', [A.outcome]: 'failed' })).toBe(2);
-    expect((await sdk.points(MetricNames.breakerState)).map((p) => [p.attributes, p.value])).toEqual([[{ [A.policy]: 'tenants' }, BREAKER_STATE_VALUES.closed]]);
+    expect(await sdk.sum(MetricNames.calls, { [A.policy]: 'tenants', [A.outcome]: 'failed' })).toBe(
+      2,
+    );
+    expect(
+      (await sdk.points(MetricNames.breakerState)).map((p) => [p.attributes, p.value]),
+    ).toEqual([[{ [A.policy]: 'tenants' }, BREAKER_STATE_VALUES.closed]]);
   });
 });
 
 describe('gauges and robustness', () => {
   it('the gauges follow the instance that runs, even derived after withTelemetry (own breaker per instance)', async () => {
     const clock = new FakeClock();
-    const base = Resilience.default.with({ name: 'g1', clock, attempts: 1, budget: RetryBudget.none, breaker: Breaker.with({ consecutiveFailures: 2, jitter: 'none' }) });
-    const policy = withTelemetry(base, { meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider }).withListener(() => undefined);
-    for (let i = 0; i < 2; i++) await policy.tryRun(() => Promise.reject(new TransientError('down')));
+    const base = Resilience.default.with({
+      name: 'g1',
+      clock,
+      attempts: 1,
+      budget: RetryBudget.none,
+      breaker: Breaker.with({ consecutiveFailures: 2, jitter: 'none' }),
+    });
+    const policy = withTelemetry(base, {
+      meterProvider: sdk.meterProvider,
+      tracerProvider: sdk.tracerProvider,
+    }).withListener(() => undefined);
+    for (let i = 0; i < 2; i++)
+      await policy.tryRun(() => Promise.reject(new TransientError('down')));
     expect(policy.breaker()!.state).toBe('open');
-    expect((await sdk.points(MetricNames.breakerState)).map((p) => p.value)).toEqual([BREAKER_STATE_VALUES.open]);
+    expect((await sdk.points(MetricNames.breakerState)).map((p) => p.value)).toEqual([
+      BREAKER_STATE_VALUES.open,
+    ]);
   });
 
   it('a tracer that throws loses the span, never the call', async () => {
-    const broken = { getTracer: () => ({ startSpan: () => { throw new Error('tracer bug'); }, startActiveSpan: () => { throw new Error('tracer bug'); } }) };
-    const policy = withTelemetry(Resilience.default.with({ name: 't' }), { meterProvider: sdk.meterProvider, tracerProvider: broken as never });
+    const broken = {
+      getTracer: () => ({
+        startSpan: () => {
+          throw new Error('tracer bug');
+        },
+        startActiveSpan: () => {
+          throw new Error('tracer bug');
+        },
+      }),
+    };
+    const policy = withTelemetry(Resilience.default.with({ name: 't' }), {
+      meterProvider: sdk.meterProvider,
+      tracerProvider: broken as never,
+    });
     await expect(policy.run(() => 1)).resolves.toBe(1);
     expect(await sdk.sum(MetricNames.calls)).toBe(1);
   });
@@ -456,13 +675,27 @@ describe('gauges and robustness', () => {
     const clock = new FakeClock();
     const options = { meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider };
     const traced = withTelemetry(Resilience.default.with({ name: 'x', clock }), options);
-    const untraced = withTelemetry(Resilience.default.with({ name: 'x', clock }), { ...options, traces: false });
+    const untraced = withTelemetry(Resilience.default.with({ name: 'x', clock }), {
+      ...options,
+      traces: false,
+    });
     const complaints: string[] = [];
     const note = (message: string) => void complaints.push(message);
-    diag.setLogger({ error: note, warn: note, info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
+    diag.setLogger(
+      {
+        error: note,
+        warn: note,
+        info: () => undefined,
+        debug: () => undefined,
+        verbose: () => undefined,
+      },
+      DiagLogLevel.WARN,
+    );
     let later!: Promise<unknown>;
     await traced.run(() => {
-      later = new Promise<void>((resolve) => clock.setTimer(5, resolve)).then(() => untraced.tryRun(() => 2));
+      later = new Promise<void>((resolve) => clock.setTimer(5, resolve)).then(() =>
+        untraced.tryRun(() => 2),
+      );
       return 1;
     });
     await clock.advance(5);
@@ -475,19 +708,49 @@ describe('gauges and robustness', () => {
 });
 
 describe('keyed instances: host (HTTP, per origin) and service (gRPC, per service)', () => {
-  const providers = () => ({ meterProvider: sdk.meterProvider, tracerProvider: sdk.tracerProvider });
+  const providers = () => ({
+    meterProvider: sdk.meterProvider,
+    tracerProvider: sdk.tracerProvider,
+  });
 
   it("the HTTP client's per-origin policies record nresilience.host = the origin's host:port, on metrics, spans and gauges", async () => {
     const clock = new FakeClock();
-    const template = withTelemetry(Resilience.default.with({ name: 'storefront', clock, attempts: 1, budget: RetryBudget.none, breaker: Breaker.with({ consecutiveFailures: 1, failureRateFloor: 0, jitter: 'none' }) }), providers());
+    const template = withTelemetry(
+      Resilience.default.with({
+        name: 'storefront',
+        clock,
+        attempts: 1,
+        budget: RetryBudget.none,
+        breaker: Breaker.with({ consecutiveFailures: 1, failureRateFloor: 0, jitter: 'none' }),
+      }),
+      providers(),
+    );
     const hosts = new HostPolicies(template, 64);
     await hosts.for('https://pay.example.com').run(() => 'paid');
-    await hosts.for('http://127.0.0.1:8080').tryRun(() => Promise.reject(new TransientError('down')));
+    await hosts
+      .for('http://127.0.0.1:8080')
+      .tryRun(() => Promise.reject(new TransientError('down')));
 
     const calls = await sdk.points(MetricNames.calls);
     expect(calls.map((p) => [p.attributes, p.value])).toEqual([
-      [{ [A.policy]: 'storefront', [A.host]: 'pay.example.com', [A.outcome]: 'succeeded', [A.reason]: 'succeeded' }, 1],
-      [{ [A.policy]: 'storefront', [A.host]: '127.0.0.1:8080', [A.outcome]: 'failed', [A.reason]: 'attemptsExhausted' }, 1],
+      [
+        {
+          [A.policy]: 'storefront',
+          [A.host]: 'pay.example.com',
+          [A.outcome]: 'succeeded',
+          [A.reason]: 'succeeded',
+        },
+        1,
+      ],
+      [
+        {
+          [A.policy]: 'storefront',
+          [A.host]: '127.0.0.1:8080',
+          [A.outcome]: 'failed',
+          [A.reason]: 'attemptsExhausted',
+        },
+        1,
+      ],
     ]);
     expect((await sdk.points(MetricNames.attempts)).map((p) => p.attributes)).toEqual([
       { [A.policy]: 'storefront', [A.host]: 'pay.example.com', [A.outcome]: 'Ok' },
@@ -498,31 +761,62 @@ describe('keyed instances: host (HTTP, per origin) and service (gRPC, per servic
       ['nresilience storefront', '127.0.0.1:8080'],
     ]);
     // One breaker per host: only the failing host's is open, each gauge series under its host.
-    const states = (await sdk.points(MetricNames.breakerState)).map((p) => [p.attributes[A.host] ?? null, p.value]);
-    expect(states).toEqual(expect.arrayContaining([['pay.example.com', BREAKER_STATE_VALUES.closed], ['127.0.0.1:8080', BREAKER_STATE_VALUES.open]]));
+    const states = (await sdk.points(MetricNames.breakerState)).map((p) => [
+      p.attributes[A.host] ?? null,
+      p.value,
+    ]);
+    expect(states).toEqual(
+      expect.arrayContaining([
+        ['pay.example.com', BREAKER_STATE_VALUES.closed],
+        ['127.0.0.1:8080', BREAKER_STATE_VALUES.open],
+      ]),
+    );
   });
 
   it("the gRPC interceptor's per-service policies record nresilience.service = package.Service (a method key keeps its service)", async () => {
-    const template = withTelemetry(Resilience.default.with({ name: 'orders', backoff: Backoff.none }), providers());
+    const template = withTelemetry(
+      Resilience.default.with({ name: 'orders', backoff: Backoff.none }),
+      providers(),
+    );
     const services = new ServicePolicies(template, 64, undefined);
     await services.for('shop.v1.Orders').run(() => 1);
     await services.for('shop.v1.Stock/Reserve').run(() => 2);
     const calls = await sdk.points(MetricNames.calls);
     expect(calls.map((p) => p.attributes)).toEqual([
-      { [A.policy]: 'orders', [A.service]: 'shop.v1.Orders', [A.outcome]: 'succeeded', [A.reason]: 'succeeded' },
-      { [A.policy]: 'orders', [A.service]: 'shop.v1.Stock', [A.outcome]: 'succeeded', [A.reason]: 'succeeded' },
+      {
+        [A.policy]: 'orders',
+        [A.service]: 'shop.v1.Orders',
+        [A.outcome]: 'succeeded',
+        [A.reason]: 'succeeded',
+      },
+      {
+        [A.policy]: 'orders',
+        [A.service]: 'shop.v1.Stock',
+        [A.outcome]: 'succeeded',
+        [A.reason]: 'succeeded',
+      },
     ]);
-    expect(sdk.spans.map((s) => s.attributes[A.service])).toEqual(['shop.v1.Orders', 'shop.v1.Stock']);
+    expect(sdk.spans.map((s) => s.attributes[A.service])).toEqual([
+      'shop.v1.Orders',
+      'shop.v1.Stock',
+    ]);
   });
 
   it('a host evicted from the per-host LRU (maximumHosts) drops its gauge series; one that returns gets them again', async () => {
     // Delta: what the gauge callbacks observe in each collection, without the SDK's cumulative memory.
     await sdk.shutdown();
     sdk = new Sdk(AggregationTemporality.DELTA);
-    const template = withTelemetry(Resilience.default.with({ name: 'cdn', breaker: Breaker.default }), { ...providers(), traces: false });
+    const template = withTelemetry(
+      Resilience.default.with({ name: 'cdn', breaker: Breaker.default }),
+      { ...providers(), traces: false },
+    );
     const hosts = new HostPolicies(template, 2);
     // The template itself (no host) is observed from withTelemetry on: only host series count here.
-    const gaugeHosts = async (name: string) => (await sdk.points(name)).map((p) => p.attributes[A.host]).filter((host) => host !== undefined).sort();
+    const gaugeHosts = async (name: string) =>
+      (await sdk.points(name))
+        .map((p) => p.attributes[A.host])
+        .filter((host) => host !== undefined)
+        .sort();
     for (const host of ['a', 'b', 'c']) await hosts.for(`https://${host}.example`).run(() => host);
     // a was looked up once and never again: the sweep let it go when c came.
     expect(hosts.entries().map((e) => e.key)).toEqual(['https://b.example', 'https://c.example']);
@@ -533,18 +827,35 @@ describe('keyed instances: host (HTTP, per origin) and service (gRPC, per servic
     expect(await gaugeHosts(MetricNames.breakerState)).toContain('a.example');
     // A hundred hosts through a scope of two: two series per gauge, whatever came before.
     for (let i = 0; i < 100; i++) await hosts.for(`https://edge-${i}.example`).run(() => i);
-    expect(await gaugeHosts(MetricNames.breakerState)).toEqual(['edge-98.example', 'edge-99.example']);
+    expect(await gaugeHosts(MetricNames.breakerState)).toEqual([
+      'edge-98.example',
+      'edge-99.example',
+    ]);
   });
 
   it('a reload (a new template) keeps every host and its gauge series: the hosts keep their state under the new settings', async () => {
     await sdk.shutdown();
     sdk = new Sdk(AggregationTemporality.DELTA);
-    let current = withTelemetry(Resilience.default.with({ name: 'cdn', breaker: Breaker.default }), { ...providers(), traces: false });
-    const hosts = new HostPolicies({ get current() { return current; } }, 8);
+    let current = withTelemetry(
+      Resilience.default.with({ name: 'cdn', breaker: Breaker.default }),
+      { ...providers(), traces: false },
+    );
+    const hosts = new HostPolicies(
+      {
+        get current() {
+          return current;
+        },
+      },
+      8,
+    );
     await hosts.for('https://old.example').run(() => 1);
     current = current.with({ attempts: 2 });
     await hosts.for('https://new.example').run(() => 2);
-    expect((await sdk.points(MetricNames.breakerState)).map((p) => p.attributes[A.host]).filter((host) => host !== undefined)).toEqual(['old.example', 'new.example']);
+    expect(
+      (await sdk.points(MetricNames.breakerState))
+        .map((p) => p.attributes[A.host])
+        .filter((host) => host !== undefined),
+    ).toEqual(['old.example', 'new.example']);
     expect(hosts.for('https://old.example').options.attempts).toBe(2);
   });
 
@@ -552,34 +863,79 @@ describe('keyed instances: host (HTTP, per origin) and service (gRPC, per servic
     await sdk.shutdown();
     sdk = new Sdk(AggregationTemporality.DELTA);
     const clock = new FakeClock();
-    const template = withTelemetry(Resilience.default.with({ name: 'orders', clock, attempts: 1, budget: RetryBudget.none, breaker: Breaker.with({ jitter: 'none' }) }), { ...providers(), traces: false });
+    const template = withTelemetry(
+      Resilience.default.with({
+        name: 'orders',
+        clock,
+        attempts: 1,
+        budget: RetryBudget.none,
+        breaker: Breaker.with({ jitter: 'none' }),
+      }),
+      { ...providers(), traces: false },
+    );
     const hosts = new HostPolicies(template, 8);
-    const states = async () => Object.fromEntries((await sdk.points(MetricNames.breakerState)).map((p) => [String(p.attributes[A.host] ?? '(name)'), p.value]));
+    const states = async () =>
+      Object.fromEntries(
+        (await sdk.points(MetricNames.breakerState)).map((p) => [
+          String(p.attributes[A.host] ?? '(name)'),
+          p.value,
+        ]),
+      );
     await hosts.for('https://ok.example').run(() => 'ok');
-    expect(await states()).toEqual({ '(name)': BREAKER_STATE_VALUES.closed, 'ok.example': BREAKER_STATE_VALUES.closed });
-    for (let i = 0; i < 5; i++) await hosts.for('https://dead.example').tryRun(() => Promise.reject(new TransientError('down')));
-    expect(await states()).toEqual({ '(name)': BREAKER_STATE_VALUES.open, 'ok.example': BREAKER_STATE_VALUES.closed, 'dead.example': BREAKER_STATE_VALUES.open });
+    expect(await states()).toEqual({
+      '(name)': BREAKER_STATE_VALUES.closed,
+      'ok.example': BREAKER_STATE_VALUES.closed,
+    });
+    for (let i = 0; i < 5; i++)
+      await hosts
+        .for('https://dead.example')
+        .tryRun(() => Promise.reject(new TransientError('down')));
+    expect(await states()).toEqual({
+      '(name)': BREAKER_STATE_VALUES.open,
+      'ok.example': BREAKER_STATE_VALUES.closed,
+      'dead.example': BREAKER_STATE_VALUES.open,
+    });
     expect(template.breaker()!.state).toBe('closed');
     await clock.advance(1_000);
     expect((await states())['(name)']).toBe(BREAKER_STATE_VALUES.halfOpen);
   });
 
-  it('calls and attempts series are bounded by maximumHosts: an evicted host\'s series are dropped', async () => {
+  it("calls and attempts series are bounded by maximumHosts: an evicted host's series are dropped", async () => {
     await sdk.shutdown();
     sdk = new Sdk(AggregationTemporality.DELTA);
-    const template = withTelemetry(Resilience.default.with({ name: 'cdn', backoff: Backoff.none, budget: RetryBudget.none }), { ...providers(), traces: false });
+    const template = withTelemetry(
+      Resilience.default.with({ name: 'cdn', backoff: Backoff.none, budget: RetryBudget.none }),
+      { ...providers(), traces: false },
+    );
     const hosts = new HostPolicies(template, 2);
-    const seriesHosts = async (name: string) => new Set((await sdk.points(name)).map((p) => p.attributes[A.host]).filter((host) => host !== undefined)).size;
+    const seriesHosts = async (name: string) =>
+      new Set(
+        (await sdk.points(name))
+          .map((p) => p.attributes[A.host])
+          .filter((host) => host !== undefined),
+      ).size;
     for (let i = 0; i < 1000; i++) await hosts.for(`https://edge-${i}.example`).run(() => i);
-    expect([await seriesHosts(MetricNames.calls), await seriesHosts(MetricNames.attempts)]).toEqual([2, 2]);
+    expect([await seriesHosts(MetricNames.calls), await seriesHosts(MetricNames.attempts)]).toEqual(
+      [2, 2],
+    );
     // The duration histogram records per call: a delta export holds only the hosts that ran since the last one.
     await hosts.for('https://edge-999.example').run(() => 0);
     expect(await seriesHosts(MetricNames.callDuration)).toBe(1);
   });
 
   it("new settings (a reload) keep a host's calls series counting on from where it was", async () => {
-    let current = withTelemetry(Resilience.default.with({ name: 'cdn', backoff: Backoff.none }), { ...providers(), traces: false });
-    const hosts = new HostPolicies({ get current() { return current; } }, 2);
+    let current = withTelemetry(Resilience.default.with({ name: 'cdn', backoff: Backoff.none }), {
+      ...providers(),
+      traces: false,
+    });
+    const hosts = new HostPolicies(
+      {
+        get current() {
+          return current;
+        },
+      },
+      2,
+    );
     for (let i = 0; i < 2; i++) await hosts.for('https://edge.example').run(() => i);
     expect(await sdk.sum(MetricNames.calls, { [A.host]: 'edge.example' })).toBe(2);
     current = current.with({ attempts: 2 });
@@ -588,7 +944,11 @@ describe('keyed instances: host (HTTP, per origin) and service (gRPC, per servic
   });
 
   it('a keyed label wins over the configured host; one series per host', async () => {
-    const template = withTelemetry(Resilience.default.with({ name: 'cdn' }), { ...providers(), traces: false, host: 'configured.example' });
+    const template = withTelemetry(Resilience.default.with({ name: 'cdn' }), {
+      ...providers(),
+      traces: false,
+      host: 'configured.example',
+    });
     const hosts = new HostPolicies(template, 2);
     await template.run(() => 0);
     for (let i = 0; i < 50; i++) await hosts.for(`https://edge-${i % 2}.example`).run(() => i);

@@ -4,7 +4,13 @@ import { Instruments, baseAttributes } from './otel-instruments.js';
 import { TelemetryObserver } from './otel-observer.js';
 import { INSTRUMENTATION_NAME, TelemetryAttributes } from './telemetry-names.js';
 
-export { BREAKER_STATE_VALUES, CALL_DURATION_BUCKETS_MS, INSTRUMENTATION_NAME, MetricNames, TelemetryAttributes } from './telemetry-names.js';
+export {
+  BREAKER_STATE_VALUES,
+  CALL_DURATION_BUCKETS_MS,
+  INSTRUMENTATION_NAME,
+  MetricNames,
+  TelemetryAttributes,
+} from './telemetry-names.js';
 
 /** Options of {@link withTelemetry}. */
 export interface TelemetryOptions {
@@ -25,7 +31,6 @@ export interface TelemetryOptions {
   /** One span per logical call. Default `true`; `false` records metrics only. */
   traces?: boolean;
 }
-
 
 const instrumentsByProvider = new WeakMap<MeterProvider, Instruments>();
 
@@ -61,9 +66,15 @@ export class ResilienceTelemetry {
    * already attached keep working). The gauges observe the returned policy at once (named policies
    * only) and then each instance that runs calls.
    */
-  instrument(policy: Policy, options: Pick<TelemetryOptions, 'host' | 'service' | 'traces'> = {}): Policy {
+  instrument(
+    policy: Policy,
+    options: Pick<TelemetryOptions, 'host' | 'service' | 'traces'> = {},
+  ): Policy {
     const instrumented = policy.withListener(this.observer(options));
-    this.instruments.observe(instrumented, baseAttributes(instrumented.name, options.host, options.service));
+    this.instruments.observe(
+      instrumented,
+      baseAttributes(instrumented.name, options.host, options.service),
+    );
     return instrumented;
   }
 
@@ -73,8 +84,14 @@ export class ResilienceTelemetry {
    * that carry no label of their own.
    */
   observer(options: Pick<TelemetryOptions, 'host' | 'service' | 'traces'> = {}): CallObserver {
-    const tracer = options.traces === false ? undefined : this.tracerProvider.getTracer(INSTRUMENTATION_NAME);
-    return new TelemetryObserver(this.instruments, tracer, options.host, options.service) as CallObserver;
+    const tracer =
+      options.traces === false ? undefined : this.tracerProvider.getTracer(INSTRUMENTATION_NAME);
+    return new TelemetryObserver(
+      this.instruments,
+      tracer,
+      options.host,
+      options.service,
+    ) as CallObserver;
   }
 
   /** Counts one config reload by outcome (`nresilience.config.reloads`; rare, so a plain counter). */
@@ -94,5 +111,8 @@ export class ResilienceTelemetry {
  * ```
  */
 export function withTelemetry(policy: Policy, options: TelemetryOptions = {}): Policy {
-  return new ResilienceTelemetry(options.meterProvider, options.tracerProvider).instrument(policy, options);
+  return new ResilienceTelemetry(options.meterProvider, options.tracerProvider).instrument(
+    policy,
+    options,
+  );
 }

@@ -80,4 +80,6 @@ export const BREAKER_STATE_VALUES: Readonly<Record<BreakerState, number>> = Obje
 });
 
 /** Bucket boundaries (ms) advised for `nresilience.call.duration`. */
-export const CALL_DURATION_BUCKETS_MS: readonly number[] = Object.freeze([1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000]);
+export const CALL_DURATION_BUCKETS_MS: readonly number[] = Object.freeze([
+  1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000,
+]);

@@ -66,7 +66,9 @@ describe('Chaos', () => {
 
   it('throws what the fault factory makes, without calling the wrapped function', async () => {
     let called = 0;
-    const work = new Chaos({ faultRate: 1, fault: () => new RangeError('injected') }).inject(async () => called++);
+    const work = new Chaos({ faultRate: 1, fault: () => new RangeError('injected') }).inject(
+      async () => called++,
+    );
     await expect(work()).rejects.toThrow(new RangeError('injected'));
     expect(called).toBe(0);
   });
@@ -114,10 +116,12 @@ describe('Chaos', () => {
   it('an abort of the first argument’s signal stops the latency at once, clearing timer and listener', async () => {
     const clock = new FakeClock();
     let started = 0;
-    const work = new Chaos({ latency: 1_000, latencyRate: 1, clock }).inject(async (ctx: { signal: AbortSignal }) => {
-      started++;
-      return ctx.signal.aborted;
-    });
+    const work = new Chaos({ latency: 1_000, latencyRate: 1, clock }).inject(
+      async (ctx: { signal: AbortSignal }) => {
+        started++;
+        return ctx.signal.aborted;
+      },
+    );
     const controller = new AbortController();
     const call = work({ signal: controller.signal });
     await clock.advance(10);
@@ -132,20 +136,25 @@ describe('Chaos', () => {
 
   it('also honours a signal passed as the first argument itself', async () => {
     const clock = new FakeClock();
-    const work = new Chaos({ latency: 50, latencyRate: 1, clock }).inject(async (_signal: AbortSignal) => 'ok');
+    const work = new Chaos({ latency: 50, latencyRate: 1, clock }).inject(
+      async (_signal: AbortSignal) => 'ok',
+    );
     const call = work(AbortSignal.abort(new Error('already')));
     await expect(call).rejects.toThrow('already');
     expect(clock.pending).toBe(0);
   });
 
   it('reads the signal only when a call is slowed', async () => {
-    const work = new Chaos({ faultRate: 0.5 }).inject(async (_ctx: { signal: AbortSignal }) => 'ok');
+    const work = new Chaos({ faultRate: 0.5 }).inject(
+      async (_ctx: { signal: AbortSignal }) => 'ok',
+    );
     const ctx = {
       get signal(): AbortSignal {
         throw new Error('signal read');
       },
     };
-    for (let i = 0; i < 20; i++) await work(ctx).catch((e: unknown) => expect(e).toBeInstanceOf(ChaosFaultError));
+    for (let i = 0; i < 20; i++)
+      await work(ctx).catch((e: unknown) => expect(e).toBeInstanceOf(ChaosFaultError));
   });
 
   it('enabled: false returns the very same function and fetch, and draws nothing', () => {
@@ -168,13 +177,24 @@ describe('Chaos', () => {
     expect(result.reason).toBe('attemptsExhausted');
     expect(result.error).toBeInstanceOf(ChaosFaultError);
     expect(result.attempts.map((a) => a.verdict)).toEqual(['Transient', 'Transient', 'Transient']);
-    expect(recorder.kinds).toEqual(['attempt', 'retrying', 'attempt', 'retrying', 'attempt', 'failed']);
+    expect(recorder.kinds).toEqual([
+      'attempt',
+      'retrying',
+      'attempt',
+      'retrying',
+      'attempt',
+      'failed',
+    ]);
     expect(chaos.stats).toEqual({ calls: 3, delayed: 0, faults: 3, statuses: 0 });
   });
 
   it('fetch: injects synthetic status responses with headers instead of sending the request', async () => {
     const transport = new ScriptedFetch().responds(200);
-    const chaotic = new Chaos().fetch(transport.fetch, { statusRate: 1, headers: { 'Retry-After': '2' }, body: 'busy' });
+    const chaotic = new Chaos().fetch(transport.fetch, {
+      statusRate: 1,
+      headers: { 'Retry-After': '2' },
+      body: 'busy',
+    });
     const response = await chaotic('https://api.test/orders');
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('2');
@@ -215,20 +235,38 @@ describe('Chaos', () => {
   });
 
   it('validates options with PolicyConfigError naming field, value and rule', () => {
-    expect(() => new Chaos({ faultRate: 1.5 })).toThrow('faultRate: 1.5 is invalid: must be a number in [0, 1]');
-    expect(() => new Chaos({ latencyRate: -0.1 })).toThrow('latencyRate: -0.1 is invalid: must be a number in [0, 1]');
-    expect(() => new Chaos({ faultRate: Number.NaN })).toThrow('faultRate: NaN is invalid: must be a number in [0, 1]');
-    expect(() => new Chaos({ latency: -1 })).toThrow('latency: -1 is invalid: must be a finite duration in ms >= 0');
-    expect(() => new Chaos({ seed: 0.5 })).toThrow('seed: 0.5 is invalid: must be an integer in [0, 4294967295]');
+    expect(() => new Chaos({ faultRate: 1.5 })).toThrow(
+      'faultRate: 1.5 is invalid: must be a number in [0, 1]',
+    );
+    expect(() => new Chaos({ latencyRate: -0.1 })).toThrow(
+      'latencyRate: -0.1 is invalid: must be a number in [0, 1]',
+    );
+    expect(() => new Chaos({ faultRate: Number.NaN })).toThrow(
+      'faultRate: NaN is invalid: must be a number in [0, 1]',
+    );
+    expect(() => new Chaos({ latency: -1 })).toThrow(
+      'latency: -1 is invalid: must be a finite duration in ms >= 0',
+    );
+    expect(() => new Chaos({ seed: 0.5 })).toThrow(
+      'seed: 0.5 is invalid: must be an integer in [0, 4294967295]',
+    );
     expect(() => new Chaos({ faultrate: 0.1 } as never)).toThrow(
       'faultrate: 0.1 is invalid: is not a known Chaos option (enabled, faultRate, latency, latencyRate, outcome, fault, seed, clock)',
     );
-    expect(() => new Chaos({ outcome: () => 1, fault: () => new Error() })).toThrow(PolicyConfigError);
-    expect(() => new Chaos({ enabled: 'yes' as never })).toThrow('enabled: "yes" is invalid: must be true or false');
+    expect(() => new Chaos({ outcome: () => 1, fault: () => new Error() })).toThrow(
+      PolicyConfigError,
+    );
+    expect(() => new Chaos({ enabled: 'yes' as never })).toThrow(
+      'enabled: "yes" is invalid: must be true or false',
+    );
     const chaos = new Chaos();
     const fetchFn = new ScriptedFetch().fetch;
-    expect(() => chaos.fetch(fetchFn, { statusRate: 2 })).toThrow('statusRate: 2 is invalid: must be a number in [0, 1]');
-    expect(() => chaos.fetch(fetchFn, { status: 600 })).toThrow('status: 600 is invalid: must be an integer HTTP status in [200, 599]');
+    expect(() => chaos.fetch(fetchFn, { statusRate: 2 })).toThrow(
+      'statusRate: 2 is invalid: must be a number in [0, 1]',
+    );
+    expect(() => chaos.fetch(fetchFn, { status: 600 })).toThrow(
+      'status: 600 is invalid: must be an integer HTTP status in [200, 599]',
+    );
     // Disabled chaos still refuses bad configuration.
     expect(() => new Chaos({ enabled: false, faultRate: 2 })).toThrow(PolicyConfigError);
   });

@@ -1,4 +1,10 @@
-import { type Clock, PolicyConfigError, rejectUnknownKeys, sleep, SystemClock } from '../core/index.js';
+import {
+  type Clock,
+  PolicyConfigError,
+  rejectUnknownKeys,
+  sleep,
+  SystemClock,
+} from '../core/index.js';
 import { BOOLEAN_RULE, checkValue } from '../core/internal.js';
 import {
   type FetchFunction,
@@ -69,7 +75,16 @@ export interface ChaosStats {
   readonly statuses: number;
 }
 
-const CHAOS_KEYS = ['enabled', 'faultRate', 'latency', 'latencyRate', 'outcome', 'fault', 'seed', 'clock'] as const;
+const CHAOS_KEYS = [
+  'enabled',
+  'faultRate',
+  'latency',
+  'latencyRate',
+  'outcome',
+  'fault',
+  'seed',
+  'clock',
+] as const;
 const FETCH_KEYS = ['statusRate', 'status', 'headers', 'body'] as const;
 
 /**
@@ -123,20 +138,40 @@ export class Chaos {
    */
   constructor(options: ChaosOptions = {}) {
     checkKeys(options, CHAOS_KEYS, 'Chaos');
-    const { enabled = true, faultRate = 0, latency = 0, latencyRate = 0, outcome, fault, seed = 1 } = options;
+    const {
+      enabled = true,
+      faultRate = 0,
+      latency = 0,
+      latencyRate = 0,
+      outcome,
+      fault,
+      seed = 1,
+    } = options;
     const clock = options.clock ?? SystemClock.instance;
     this.enabled = checkValue(BOOLEAN_RULE, 'enabled', enabled);
     this.faultRate = checkRate('faultRate', faultRate);
     this.latency = checkDuration('latency', latency);
     this.latencyRate = checkRate('latencyRate', latencyRate);
     if (outcome !== undefined && typeof outcome !== 'function') {
-      throw new PolicyConfigError('outcome', outcome, 'must be a function returning the injected outcome');
+      throw new PolicyConfigError(
+        'outcome',
+        outcome,
+        'must be a function returning the injected outcome',
+      );
     }
     if (fault !== undefined && typeof fault !== 'function') {
-      throw new PolicyConfigError('fault', fault, 'must be a function returning the error to throw');
+      throw new PolicyConfigError(
+        'fault',
+        fault,
+        'must be a function returning the error to throw',
+      );
     }
     if (outcome !== undefined && fault !== undefined) {
-      throw new PolicyConfigError('outcome', outcome, 'must not be set together with fault (a fault either throws fault() or returns outcome())');
+      throw new PolicyConfigError(
+        'outcome',
+        outcome,
+        'must not be set together with fault (a fault either throws fault() or returns outcome())',
+      );
     }
     checkClock('clock', clock);
     this.random = new SeededRandom(seed);
@@ -166,7 +201,12 @@ export class Chaos {
       const slow = chaos.drawLatency();
       const fault = chaos.drawFault();
       if (!slow && !fault) return fn.apply(this, args);
-      return chaos.misbehave(slow, fault, () => signalIn(args[0]), () => fn.apply(this, args));
+      return chaos.misbehave(
+        slow,
+        fault,
+        () => signalIn(args[0]),
+        () => fn.apply(this, args),
+      );
     } as F;
   }
 

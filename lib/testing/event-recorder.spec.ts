@@ -4,7 +4,13 @@ import { EventRecorder } from './event-recorder.js';
 import { Sequence } from './sequence.js';
 
 function event(kind: CallEvent['kind'], isTerminal = false): CallEvent {
-  return new CallEvent({ kind, policy: 'p', attempt: 1, reason: isTerminal ? 'succeeded' : undefined, isTerminal });
+  return new CallEvent({
+    kind,
+    policy: 'p',
+    attempt: 1,
+    reason: isTerminal ? 'succeeded' : undefined,
+    isTerminal,
+  });
 }
 
 describe('EventRecorder', () => {
@@ -56,7 +62,9 @@ describe('EventRecorder', () => {
   it('a caller abort during a scripted delay stops the call at once and leaves no timer or listener', async () => {
     const clock = new FakeClock();
     const recorder = new EventRecorder();
-    const policy = Resilience.default.with({ clock, budget: RetryBudget.none }).withListener(recorder.record);
+    const policy = Resilience.default
+      .with({ clock, budget: RetryBudget.none })
+      .withListener(recorder.record);
     const seq = Sequence.for<string>({ clock }).delays(10_000).returns('late');
     const controller = new AbortController();
     const call = policy.tryRun((ctx) => seq.next(ctx), { signal: controller.signal });

@@ -1,12 +1,16 @@
 import { PolicyConfigError } from '../core/index.js';
 
 /** The shape of the global `fetch` (Node 20's undici): what `ScriptedFetch` provides and `Chaos.fetch` wraps. */
-export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+export type FetchFunction = (
+  input: string | URL | Request,
+  init?: RequestInit,
+) => Promise<Response>;
 
 /**
  * Response headers as a test writes them: a plain object, a list of name/value pairs, or `Headers`.
  */
-export type HeaderValues = Record<string, string> | ReadonlyArray<readonly [string, string]> | Headers;
+export type HeaderValues =
+  Record<string, string> | ReadonlyArray<readonly [string, string]> | Headers;
 
 /** A synthetic response's body: text, bytes, or nothing. */
 export type ResponseBody = string | Uint8Array;
@@ -18,7 +22,10 @@ type HeadersInitArg = ConstructorParameters<typeof Headers>[0];
  * none), else the input `Request`'s own signal.
  * @internal
  */
-export function fetchSignal(input: string | URL | Request, init: RequestInit | undefined): AbortSignal | undefined {
+export function fetchSignal(
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+): AbortSignal | undefined {
   if (init !== undefined && 'signal' in init) return init.signal ?? undefined;
   return input instanceof Request ? input.signal : undefined;
 }
@@ -42,14 +49,21 @@ export function fetchUrl(input: string | URL | Request): string {
 export function syntheticResponse(
   status: number,
   url: string,
-  options: { headers?: HeaderValues | undefined; body?: ResponseBody | undefined; statusText?: string | undefined },
+  options: {
+    headers?: HeaderValues | undefined;
+    body?: ResponseBody | undefined;
+    statusText?: string | undefined;
+  },
 ): Response {
   const response = new Response(options.body ?? null, {
     status,
     ...(options.statusText === undefined ? {} : { statusText: options.statusText }),
-    ...(options.headers === undefined ? {} : { headers: new Headers(options.headers as HeadersInitArg) }),
+    ...(options.headers === undefined
+      ? {}
+      : { headers: new Headers(options.headers as HeadersInitArg) }),
   });
-  if (url !== '') Object.defineProperty(response, 'url', { value: url, enumerable: false, configurable: true });
+  if (url !== '')
+    Object.defineProperty(response, 'url', { value: url, enumerable: false, configurable: true });
   return response;
 }
 
@@ -64,22 +78,38 @@ const NULL_BODY_STATUSES = new Set([204, 205, 304]);
  */
 export function checkResponseParts(
   status: number,
-  options: { headers?: HeaderValues | undefined; body?: ResponseBody | undefined; statusText?: string | undefined },
+  options: {
+    headers?: HeaderValues | undefined;
+    body?: ResponseBody | undefined;
+    statusText?: string | undefined;
+  },
   prefix = '',
 ): void {
   if (options.headers !== undefined) {
     try {
       new Headers(options.headers as HeadersInitArg);
     } catch (error) {
-      throw new PolicyConfigError(`${prefix}headers`, options.headers, `must be valid HTTP headers (${(error as Error).message})`);
+      throw new PolicyConfigError(
+        `${prefix}headers`,
+        options.headers,
+        `must be valid HTTP headers (${(error as Error).message})`,
+      );
     }
   }
   if (options.body !== undefined) {
     if (typeof options.body !== 'string' && !(options.body instanceof Uint8Array)) {
-      throw new PolicyConfigError(`${prefix}body`, options.body, 'must be a string or a Uint8Array');
+      throw new PolicyConfigError(
+        `${prefix}body`,
+        options.body,
+        'must be a string or a Uint8Array',
+      );
     }
     if (NULL_BODY_STATUSES.has(status)) {
-      throw new PolicyConfigError(`${prefix}body`, options.body, `must be absent for status ${status} (a null-body status)`);
+      throw new PolicyConfigError(
+        `${prefix}body`,
+        options.body,
+        `must be absent for status ${status} (a null-body status)`,
+      );
     }
   }
   if (options.statusText !== undefined && typeof options.statusText !== 'string') {

@@ -5,7 +5,9 @@ import * as kit from './index.js';
 import { FakeClock } from '../core/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const sources = readdirSync(here).filter((name) => name.endsWith('.ts') && !name.endsWith('.spec.ts'));
+const sources = readdirSync(here).filter(
+  (name) => name.endsWith('.ts') && !name.endsWith('.spec.ts'),
+);
 
 describe('testing kit entry point', () => {
   it('exports the public kit, FakeClock included', () => {
@@ -23,7 +25,7 @@ describe('testing kit entry point', () => {
         'Simulate',
         'SimulationBuilder',
         'SimulationReport',
-      'StoreUnavailableError',
+        'StoreUnavailableError',
         'VirtualClock',
         'Dependency',
         'DependencyFailureError',
@@ -38,7 +40,7 @@ describe('testing kit entry point', () => {
         'BUDGET_REFERENCES',
         'ScenarioMatrix',
         'MatrixReport',
-      'MemoryRateStore',
+        'MemoryRateStore',
         'MATRIX_SCENARIOS',
         'MATRIX_RATE',
         'MATRIX_VARIANTS',
@@ -58,13 +60,18 @@ describe('testing kit entry point', () => {
     expect(kit.FakeClock).toBe(FakeClock);
   });
 
-  it.each(sources)('%s imports only core and pure-rand, and never reads real time directly', (name) => {
-    const text = readFileSync(join(here, name), 'utf8');
-    const imports = [...text.matchAll(/from '([^']+)'/g)].map((m) => m[1]!);
-    for (const path of imports) {
-      expect(path.startsWith('./') || path.startsWith('../core/') || path.startsWith('pure-rand/')).toBe(true);
-      if (path.startsWith('.')) expect(path.endsWith('.js')).toBe(true);
-    }
-    expect(text).not.toMatch(/Date\.now|\bsetTimeout\s*\(|AbortSignal\.timeout|@nestjs\//);
-  });
+  it.each(sources)(
+    '%s imports only core and pure-rand, and never reads real time directly',
+    (name) => {
+      const text = readFileSync(join(here, name), 'utf8');
+      const imports = [...text.matchAll(/from '([^']+)'/g)].map((m) => m[1]!);
+      for (const path of imports) {
+        expect(
+          path.startsWith('./') || path.startsWith('../core/') || path.startsWith('pure-rand/'),
+        ).toBe(true);
+        if (path.startsWith('.')) expect(path.endsWith('.js')).toBe(true);
+      }
+      expect(text).not.toMatch(/Date\.now|\bsetTimeout\s*\(|AbortSignal\.timeout|@nestjs\//);
+    },
+  );
 });

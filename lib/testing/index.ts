@@ -17,9 +17,20 @@ export {
   type RecordedRequest,
 } from './scripted-fetch.js';
 export type { FetchFunction, HeaderValues, ResponseBody } from './fetch-function.js';
-export { Chaos, ChaosFaultError, type ChaosOptions, type ChaosFetchOptions, type ChaosStats } from './chaos.js';
+export {
+  Chaos,
+  ChaosFaultError,
+  type ChaosOptions,
+  type ChaosFetchOptions,
+  type ChaosStats,
+} from './chaos.js';
 export { SeededRandom, MAX_SEED } from './seeded-random.js';
-export { MemoryRateStore, type MemoryRateStoreOptions, type MemoryStoreMode, StoreUnavailableError } from './memory-rate-store.js';
+export {
+  MemoryRateStore,
+  type MemoryRateStoreOptions,
+  type MemoryStoreMode,
+  StoreUnavailableError,
+} from './memory-rate-store.js';
 export {
   Simulate,
   SimulationBuilder,

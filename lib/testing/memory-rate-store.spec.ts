@@ -1,14 +1,39 @@
 import { describe, expect, it } from '@jest/globals';
-import { type CallEvent, FakeClock, Limit, type RateLimiter, Resilience, RetryBudget } from '../core/index.js';
+import {
+  type CallEvent,
+  FakeClock,
+  Limit,
+  type RateLimiter,
+  Resilience,
+  RetryBudget,
+} from '../core/index.js';
 import { MemoryRateStore } from './memory-rate-store.js';
 
 /** `n` processes' policies named `name` sharing `store` (one clock: the processes' clocks agree). */
-function fleet(n: number, store: MemoryRateStore, clock: FakeClock, rate: Partial<Parameters<typeof Limit.rate>[0]> = {}) {
+function fleet(
+  n: number,
+  store: MemoryRateStore,
+  clock: FakeClock,
+  rate: Partial<Parameters<typeof Limit.rate>[0]> = {},
+) {
   const events: CallEvent[][] = [];
   const policies = Array.from({ length: n }, (_, i) => {
     events.push([]);
     return Resilience.default
-      .with({ name: 'llm', clock, attempts: 1, budget: RetryBudget.none, limit: Limit.rate({ limit: 100, per: 1000, burst: 10, store, expectedInstances: n, ...rate }) })
+      .with({
+        name: 'llm',
+        clock,
+        attempts: 1,
+        budget: RetryBudget.none,
+        limit: Limit.rate({
+          limit: 100,
+          per: 1000,
+          burst: 10,
+          store,
+          expectedInstances: n,
+          ...rate,
+        }),
+      })
       .withListener((e) => events[i]!.push(e));
   });
   return { policies, events, limiters: policies.map((p) => p.limiter() as RateLimiter) };
@@ -30,7 +55,10 @@ describe('a rate limit shared through a store (leases)', () => {
       await clock.advance(1);
     }
     await clock.advance(200);
-    const windows = Array.from({ length: 10 }, (_, s) => admitted.filter((t) => t >= s * 1000 && t < (s + 1) * 1000).length);
+    const windows = Array.from(
+      { length: 10 },
+      (_, s) => admitted.filter((t) => t >= s * 1000 && t < (s + 1) * 1000).length,
+    );
     for (const count of windows.slice(1)) expect(Math.abs(count - 200)).toBeLessThanOrEqual(10);
     // The first window holds the burst too; the 10 s hold the limit within 1 %.
     expect(windows[0]).toBeLessThanOrEqual(200 + 10);
@@ -65,7 +93,11 @@ describe('a rate limit shared through a store (leases)', () => {
   it('store down: one limiterDegraded per episode, calls carry on under limit / expectedInstances, the store is asked again every 500 ms; back: shared again, one limiterRecovered', async () => {
     const clock = new FakeClock();
     const store = new MemoryRateStore(clock, { roundTrip: 1 });
-    const { policies, events, limiters } = fleet(4, store, clock, { limit: 100, burst: 8, lease: 4 });
+    const { policies, events, limiters } = fleet(4, store, clock, {
+      limit: 100,
+      burst: 8,
+      lease: 4,
+    });
     const policy = policies[0]!;
     const warm = policy.run(() => 'warm');
     await clock.advance(1);
@@ -79,7 +111,9 @@ describe('a rate limit shared through a store (leases)', () => {
       await clock.advance(10);
     }
     await clock.advance(100);
-    const kinds = events[0]!.filter((e) => e.kind.startsWith('limiter')).map((e) => `${e.kind}:${e.error ?? ''}`);
+    const kinds = events[0]!
+      .filter((e) => e.kind.startsWith('limiter'))
+      .map((e) => `${e.kind}:${e.error ?? ''}`);
     expect(kinds).toEqual(['limiterDegraded:StoreUnavailableError']);
     const snapshot = limiters[0]!.snapshot().shared!;
     expect(snapshot).toMatchObject({ degraded: true, degradedEpisodes: 1, state: 'down' });
@@ -95,7 +129,10 @@ describe('a rate limit shared through a store (leases)', () => {
       void policy.tryRun(() => 'ok');
       await clock.advance(10);
     }
-    expect(events[0]!.filter((e) => e.kind.startsWith('limiter')).map((e) => e.kind)).toEqual(['limiterDegraded', 'limiterRecovered']);
+    expect(events[0]!.filter((e) => e.kind.startsWith('limiter')).map((e) => e.kind)).toEqual([
+      'limiterDegraded',
+      'limiterRecovered',
+    ]);
     expect(limiters[0]!.snapshot().shared).toMatchObject({ degraded: false, state: 'ready' });
   });
 
@@ -117,7 +154,15 @@ describe('a rate limit shared through a store (leases)', () => {
   it('a shared limit needs a key or a policy name', () => {
     const store = new MemoryRateStore(new FakeClock());
     const policy = Resilience.default.with({ limit: Limit.rate({ limit: 1, per: 1000, store }) });
-    expect(() => policy.limiter()).toThrow('limit.rate.key: undefined is invalid: is required for a rate limit shared through a store when the policy has no name');
-    expect((Resilience.default.with({ limit: Limit.rate({ limit: 1, per: 1000, store, key: 'k' }) }).limiter() as RateLimiter).snapshot().shared!.key).toBe('k');
+    expect(() => policy.limiter()).toThrow(
+      'limit.rate.key: undefined is invalid: is required for a rate limit shared through a store when the policy has no name',
+    );
+    expect(
+      (
+        Resilience.default
+          .with({ limit: Limit.rate({ limit: 1, per: 1000, store, key: 'k' }) })
+          .limiter() as RateLimiter
+      ).snapshot().shared!.key,
+    ).toBe('k');
   });
 });

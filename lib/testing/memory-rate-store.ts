@@ -41,7 +41,10 @@ export class MemoryRateStore implements RateStore {
     options: MemoryRateStoreOptions = {},
   ) {
     const roundTrip = options.roundTrip ?? 0;
-    if (!(roundTrip >= 0 && Number.isFinite(roundTrip))) throw new RangeError(`roundTrip: ${String(roundTrip)} is invalid: must be a finite duration in ms >= 0`);
+    if (!(roundTrip >= 0 && Number.isFinite(roundTrip)))
+      throw new RangeError(
+        `roundTrip: ${String(roundTrip)} is invalid: must be a finite duration in ms >= 0`,
+      );
     this.roundTrip = roundTrip;
   }
 
@@ -61,9 +64,23 @@ export class MemoryRateStore implements RateStore {
           return;
         }
         const now = this.clock.now();
-        const decision = reserveLease(this.buckets.get(request.key) ?? now, now, request.count, request.limit, request.per, request.burst, request.horizon);
+        const decision = reserveLease(
+          this.buckets.get(request.key) ?? now,
+          now,
+          request.count,
+          request.limit,
+          request.per,
+          request.burst,
+          request.horizon,
+        );
         this.buckets.set(request.key, decision.tat);
-        this.clock.setTimer(half, () => resolve({ granted: decision.granted, validIn: Math.max(0, decision.validIn - half), retryAfter: decision.retryAfter }));
+        this.clock.setTimer(half, () =>
+          resolve({
+            granted: decision.granted,
+            validIn: Math.max(0, decision.validIn - half),
+            retryAfter: decision.retryAfter,
+          }),
+        );
       });
     });
   }

@@ -1,5 +1,11 @@
 import { PolicyConfigError } from '../core/index.js';
-import { checkValue, CLOCK_RULE, DELAY_RULE, FRACTION_RULE, integerRule } from '../core/internal.js';
+import {
+  checkValue,
+  CLOCK_RULE,
+  DELAY_RULE,
+  FRACTION_RULE,
+  integerRule,
+} from '../core/internal.js';
 
 /**
  * Validation shared by the testing kit's builders; every failure is a `PolicyConfigError` naming the

@@ -5,7 +5,11 @@ import { ScriptedFetch } from './scripted-fetch.js';
 describe('ScriptedFetch', () => {
   it('answers statuses, headers and bodies in script order, then repeats the last answer', async () => {
     const transport = new ScriptedFetch()
-      .responds(503, { times: 2, headers: { 'Retry-After': '1' }, statusText: 'Service Unavailable' })
+      .responds(503, {
+        times: 2,
+        headers: { 'Retry-After': '1' },
+        statusText: 'Service Unavailable',
+      })
       .responds(200, { json: { id: 7 } })
       .responds(201, { body: new Uint8Array([1, 2, 3]), headers: [['x-id', 'a']] });
     const { fetch } = transport;
@@ -45,7 +49,9 @@ describe('ScriptedFetch', () => {
       headers: { 'Idempotency-Key': 'k-1', 'Content-Type': 'application/json' },
       body: '{"amount":5}',
     });
-    await transport.fetch(new Request('https://api.test/pay', { method: 'PUT', body: new Uint8Array([0, 255]) }));
+    await transport.fetch(
+      new Request('https://api.test/pay', { method: 'PUT', body: new Uint8Array([0, 255]) }),
+    );
     await transport.fetch('https://api.test/health');
     expect(transport.requests).toEqual([
       {
@@ -118,7 +124,9 @@ describe('ScriptedFetch', () => {
   it('an already-aborted signal rejects at once and is neither counted nor recorded', async () => {
     const transport = new ScriptedFetch().responds(200);
     const reason = new Error('gone');
-    await expect(transport.fetch('https://api.test/', { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    await expect(
+      transport.fetch('https://api.test/', { signal: AbortSignal.abort(reason) }),
+    ).rejects.toBe(reason);
     expect(transport.callCount).toBe(0);
     expect(transport.remaining).toBe(1);
   });
@@ -126,7 +134,8 @@ describe('ScriptedFetch', () => {
   it('leaves a shared signal with no listener after many requests', async () => {
     const transport = new ScriptedFetch().responds(200);
     const controller = new AbortController();
-    for (let i = 0; i < 50; i++) await transport.fetch('https://api.test/', { signal: controller.signal });
+    for (let i = 0; i < 50; i++)
+      await transport.fetch('https://api.test/', { signal: controller.signal });
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
@@ -134,7 +143,9 @@ describe('ScriptedFetch', () => {
     const transport = new ScriptedFetch().responds(200);
     // Undici's TypeError comes from another realm under Jest's VM modules, so compare by name.
     await expect(transport.fetch('/relative')).rejects.toMatchObject({ name: 'TypeError' });
-    await expect(transport.fetch('https://api.test/', { method: 'GET', body: 'x' })).rejects.toMatchObject({ name: 'TypeError' });
+    await expect(
+      transport.fetch('https://api.test/', { method: 'GET', body: 'x' }),
+    ).rejects.toMatchObject({ name: 'TypeError' });
     expect(transport.callCount).toBe(0);
     await expect(new ScriptedFetch().fetch('https://api.test/')).rejects.toThrow(
       'ScriptedFetch: no answer scripted; add responds() or throws() before fetching',
@@ -143,19 +154,33 @@ describe('ScriptedFetch', () => {
 
   it('validates the script with PolicyConfigError', () => {
     const transport = new ScriptedFetch();
-    expect(() => transport.responds(99)).toThrow('status: 99 is invalid: must be an integer HTTP status in [200, 599]');
-    expect(() => transport.responds(200, { times: 0 })).toThrow('times: 0 is invalid: must be an integer >= 1');
-    expect(() => transport.responds(200, { delay: -5 })).toThrow('delay: -5 is invalid: must be a finite duration in ms >= 0');
-    expect(() => transport.responds(204, { body: 'x' })).toThrow('body: "x" is invalid: must be absent for status 204 (a null-body status)');
+    expect(() => transport.responds(99)).toThrow(
+      'status: 99 is invalid: must be an integer HTTP status in [200, 599]',
+    );
+    expect(() => transport.responds(200, { times: 0 })).toThrow(
+      'times: 0 is invalid: must be an integer >= 1',
+    );
+    expect(() => transport.responds(200, { delay: -5 })).toThrow(
+      'delay: -5 is invalid: must be a finite duration in ms >= 0',
+    );
+    expect(() => transport.responds(204, { body: 'x' })).toThrow(
+      'body: "x" is invalid: must be absent for status 204 (a null-body status)',
+    );
     expect(() => transport.responds(200, { body: 'x', json: 1 })).toThrow(PolicyConfigError);
-    expect(() => transport.responds(200, { headers: { 'bad name': 'x' } })).toThrow(PolicyConfigError);
-    expect(() => transport.throws(new Error(), { times: -1 })).toThrow('times: -1 is invalid: must be an integer >= 1');
+    expect(() => transport.responds(200, { headers: { 'bad name': 'x' } })).toThrow(
+      PolicyConfigError,
+    );
+    expect(() => transport.throws(new Error(), { times: -1 })).toThrow(
+      'times: -1 is invalid: must be an integer >= 1',
+    );
     expect(transport.remaining).toBe(0);
   });
 
   it('drives the real policy: two 503 answers retried, third succeeds', async () => {
     const clock = new FakeClock();
-    const transport = new ScriptedFetch({ clock }).responds(503, { times: 2 }).responds(200, { body: 'ok' });
+    const transport = new ScriptedFetch({ clock })
+      .responds(503, { times: 2 })
+      .responds(200, { body: 'ok' });
     const policy = Resilience.default.with({ clock, random: () => 0.5, budget: RetryBudget.none });
     const call = policy.run(async ({ signal }) => {
       const response = await transport.fetch('https://api.test/', { signal });

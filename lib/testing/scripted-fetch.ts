@@ -121,14 +121,18 @@ export class ScriptedFetch {
     const delay = checkDuration('delay', options.delay ?? 0);
     let { headers, body } = options;
     if (options.json !== undefined) {
-      if (body !== undefined) throw new PolicyConfigError('json', options.json, 'must not be given together with body');
+      if (body !== undefined)
+        throw new PolicyConfigError('json', options.json, 'must not be given together with body');
       body = JSON.stringify(options.json);
       const list = new Headers(headers as ConstructorParameters<typeof Headers>[0]);
       if (!list.has('content-type')) list.set('content-type', 'application/json');
       headers = [...list];
     }
     checkResponseParts(status, { headers, body, statusText: options.statusText });
-    this.script.add({ kind: 'responds', status, headers, body, statusText: options.statusText, delay }, times);
+    this.script.add(
+      { kind: 'responds', status, headers, body, statusText: options.statusText, delay },
+      times,
+    );
     return this;
   }
 
@@ -162,7 +166,10 @@ export class ScriptedFetch {
     return this.script.remaining;
   }
 
-  private async handle(input: string | URL | Request, init: RequestInit | undefined): Promise<Response> {
+  private async handle(
+    input: string | URL | Request,
+    init: RequestInit | undefined,
+  ): Promise<Response> {
     const signal = fetchSignal(input, init);
     if (signal?.aborted) throw signal.reason;
     // `signal: null` keeps the Request from linking itself to the caller's signal (a listener we could not remove).
@@ -177,7 +184,9 @@ export class ScriptedFetch {
     const answer = this.script.take();
     if (request.body !== null) record.body = new Uint8Array(await request.arrayBuffer());
     if (answer === undefined) {
-      throw new Error('ScriptedFetch: no answer scripted; add responds() or throws() before fetching');
+      throw new Error(
+        'ScriptedFetch: no answer scripted; add responds() or throws() before fetching',
+      );
     }
     await sleep(this.clock, answer.delay, signal);
     if (answer.kind === 'throws') throw answer.error;

@@ -4,11 +4,15 @@ import { SeededRandom } from './seeded-random.js';
 describe('SeededRandom', () => {
   it('produces pinned values for a seed (the same on every platform)', () => {
     const random = new SeededRandom(1);
-    expect([random.next(), random.next(), random.next()]).toEqual([0.5516269059277428, 0.9171766928384073, 0.8382188006730045]);
+    expect([random.next(), random.next(), random.next()]).toEqual([
+      0.5516269059277428, 0.9171766928384073, 0.8382188006730045,
+    ]);
   });
 
   it('validates the seed', () => {
-    expect(() => new SeededRandom(-1)).toThrow('seed: -1 is invalid: must be an integer in [0, 4294967295]');
+    expect(() => new SeededRandom(-1)).toThrow(
+      'seed: -1 is invalid: must be an integer in [0, 4294967295]',
+    );
     expect(() => new SeededRandom(1.5)).toThrow(PolicyConfigError);
     expect(() => new SeededRandom(2 ** 32)).toThrow(PolicyConfigError);
   });

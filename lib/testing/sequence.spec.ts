@@ -185,10 +185,16 @@ describe('Sequence', () => {
 
   it('validates times, ms and clock with PolicyConfigError', () => {
     const seq = Sequence.for<string>();
-    expect(() => seq.returns('x', 0)).toThrow(new PolicyConfigError('times', 0, 'must be an integer >= 1'));
-    expect(() => seq.throws(new Error(), 1.5)).toThrow('times: 1.5 is invalid: must be an integer >= 1');
+    expect(() => seq.returns('x', 0)).toThrow(
+      new PolicyConfigError('times', 0, 'must be an integer >= 1'),
+    );
+    expect(() => seq.throws(new Error(), 1.5)).toThrow(
+      'times: 1.5 is invalid: must be an integer >= 1',
+    );
     expect(() => seq.delays(-1)).toThrow('ms: -1 is invalid: must be a finite duration in ms >= 0');
-    expect(() => seq.delays(Infinity)).toThrow('ms: Infinity is invalid: must be a finite duration in ms >= 0');
+    expect(() => seq.delays(Infinity)).toThrow(
+      'ms: Infinity is invalid: must be a finite duration in ms >= 0',
+    );
     expect(() => Sequence.for({ clock: {} as never })).toThrow(PolicyConfigError);
   });
 });

@@ -20,7 +20,9 @@ export interface SequenceCallContext {
   readonly signal?: AbortSignal;
 }
 
-type Outcome<T> = { readonly kind: 'returns'; readonly value: T } | { readonly kind: 'throws'; readonly error: unknown };
+type Outcome<T> =
+  | { readonly kind: 'returns'; readonly value: T }
+  | { readonly kind: 'throws'; readonly error: unknown };
 
 interface Step<T> {
   readonly outcome: Outcome<T>;
@@ -146,7 +148,9 @@ export class Sequence<T> {
     }
     const step = this.script.take();
     if (step === undefined) {
-      return Promise.reject(new Error('Sequence: the script is empty; add returns() or throws() before calling next()'));
+      return Promise.reject(
+        new Error('Sequence: the script is empty; add returns() or throws() before calling next()'),
+      );
     }
     if (step.delay > 0) {
       return sleep(this.clock, step.delay, context?.signal).then(() => settle(step.outcome));
@@ -180,5 +184,7 @@ export class Sequence<T> {
 }
 
 function settle<T>(outcome: Outcome<T>): Promise<T> {
-  return outcome.kind === 'returns' ? Promise.resolve(outcome.value) : Promise.reject(outcome.error);
+  return outcome.kind === 'returns'
+    ? Promise.resolve(outcome.value)
+    : Promise.reject(outcome.error);
 }

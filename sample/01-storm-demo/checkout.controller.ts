@@ -1,5 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Controller, GatewayTimeoutException, HttpCode, HttpException, Post, Req, Res } from '@nestjs/common';
+import {
+  Controller,
+  GatewayTimeoutException,
+  HttpCode,
+  HttpException,
+  Post,
+  Req,
+  Res,
+} from '@nestjs/common';
 import { AttemptTimeoutError } from '@nresilience/nestjs';
 import { callerSignal } from './caller-signal.js';
 import { type Charge, PaymentsService } from './payments.service.js';
@@ -22,15 +30,20 @@ export class CheckoutController {
    */
   @Post()
   @HttpCode(200)
-  async checkout(@Req() request: IncomingMessage, @Res({ passthrough: true }) response: ServerResponse): Promise<{ orderId: string; charge: Charge }> {
+  async checkout(
+    @Req() request: IncomingMessage,
+    @Res({ passthrough: true }) response: ServerResponse,
+  ): Promise<{ orderId: string; charge: Charge }> {
     const orderId = `order-${++this.orders}`;
     const signal = callerSignal(request, response);
     try {
       return { orderId, charge: await this.payments.charge(orderId, 4200, signal) };
     } catch (error) {
-      if (signal.aborted) throw new HttpException('the caller went away', CLIENT_CLOSED_REQUEST, { cause: error });
+      if (signal.aborted)
+        throw new HttpException('the caller went away', CLIENT_CLOSED_REQUEST, { cause: error });
       // A slow dependency is an expected answer here, not a bug worth a logged stack trace.
-      if (error instanceof AttemptTimeoutError) throw new GatewayTimeoutException('payments did not answer in time', { cause: error });
+      if (error instanceof AttemptTimeoutError)
+        throw new GatewayTimeoutException('payments did not answer in time', { cause: error });
       throw error;
     }
   }

@@ -142,6 +142,9 @@ export class DependencyServer {
 function reply(response: ServerResponse, status: number, body: object): void {
   if (response.destroyed) return;
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
   response.end(text);
 }

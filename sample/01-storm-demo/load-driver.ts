@@ -52,7 +52,8 @@ export class LoadDriver {
     private readonly plan: LoadPlan,
     private readonly timeline: Timeline,
   ) {
-    if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(plan.url)) throw new Error(`load driver: loopback URLs only, got ${plan.url}`);
+    if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(plan.url))
+      throw new Error(`load driver: loopback URLs only, got ${plan.url}`);
     this.agent = new Agent({ keepAlive: true, maxSockets: plan.concurrency });
   }
 
@@ -65,7 +66,10 @@ export class LoadDriver {
         if (!sending && this.inFlight === 0) resolve();
       };
       const tick = (): void => {
-        const due = Math.min(total, Math.floor((this.timeline.elapsed() * this.plan.rate) / 1000) + 1);
+        const due = Math.min(
+          total,
+          Math.floor((this.timeline.elapsed() * this.plan.rate) / 1000) + 1,
+        );
         while (this.issued < due) {
           this.issued++;
           if (this.inFlight >= this.plan.concurrency) this.skipped++;
@@ -82,13 +86,20 @@ export class LoadDriver {
     });
     this.agent.destroy();
     // destroy() only starts closing: wait for each socket's 'close', so none outlives the run.
-    await Promise.all([...this.sockets].map((socket) => (socket.closed ? undefined : once(socket, 'close'))));
+    await Promise.all(
+      [...this.sockets].map((socket) => (socket.closed ? undefined : once(socket, 'close'))),
+    );
     return this.live;
   }
 
   /** The counters so far (they keep growing while the run is in progress). */
   get live(): LoadResult {
-    return { sent: this.sent, succeeded: this.succeeded, skipped: this.skipped, statuses: this.statuses };
+    return {
+      sent: this.sent,
+      succeeded: this.succeeded,
+      skipped: this.skipped,
+      statuses: this.statuses,
+    };
   }
 
   private send(onSettled: () => void): void {

@@ -27,7 +27,9 @@ const RESOLUTION_MS = 10;
  * process enough CPU every answer, backoff and timeout runs late by about the loop delay.
  */
 export class MachineMeter {
-  private readonly histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  private readonly histogram: IntervalHistogram = monitorEventLoopDelay({
+    resolution: RESOLUTION_MS,
+  });
   private startedAt = 0;
   private cpuAtStart: NodeJS.CpuUsage = { user: 0, system: 0 };
   private schedAtStart: Sched | undefined;
@@ -55,7 +57,10 @@ export class MachineMeter {
       loopDelayP99Ms: round(this.histogram.count === 0 ? 0 : this.histogram.percentile(99) / 1e6),
       loopDelayMaxMs: round(this.histogram.count === 0 ? 0 : this.histogram.max / 1e6),
       cpuPerSecond: round(seconds <= 0 ? 0 : (cpu.user + cpu.system) / 1e6 / seconds),
-      cpuWaitShare: before === undefined || after === undefined ? null : round(ran + waited === 0 ? 0 : waited / (ran + waited)),
+      cpuWaitShare:
+        before === undefined || after === undefined
+          ? null
+          : round(ran + waited === 0 ? 0 : waited / (ran + waited)),
     };
   }
 }
@@ -68,8 +73,13 @@ interface Sched {
 
 function sched(): Sched | undefined {
   try {
-    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').trim().split(/\s+/).map(Number);
-    return run === undefined || wait === undefined || Number.isNaN(run) || Number.isNaN(wait) ? undefined : { runNs: run, waitNs: wait };
+    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    return run === undefined || wait === undefined || Number.isNaN(run) || Number.isNaN(wait)
+      ? undefined
+      : { runNs: run, waitNs: wait };
   } catch {
     // Not Linux (or no procfs): the verdict falls back on the event-loop delay alone.
     return undefined;

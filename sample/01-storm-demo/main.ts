@@ -29,7 +29,12 @@ import { DemoTelemetry, type OtelTotals, difference, otelTable } from './otel-me
 import { USAGE } from './usage.js';
 import { DemoArgsError, type DemoArgs, parseDemoArgs } from './chain/demo-args.js';
 import { actTwo } from './chain/act-two.js';
-import { type ChainScenario, FULL_CHAIN, QUICK_CHAIN, chainSeconds } from './chain/chain-scenario.js';
+import {
+  type ChainScenario,
+  FULL_CHAIN,
+  QUICK_CHAIN,
+  chainSeconds,
+} from './chain/chain-scenario.js';
 import { worstKind } from './chain/chain-verdict.js';
 
 async function actOne(args: DemoArgs): Promise<{ verdict: Verdict; json: object }> {
@@ -41,7 +46,10 @@ async function actOne(args: DemoArgs): Promise<{ verdict: Verdict; json: object 
       `${scenario.dependency.capacity} requests in flight at most)`,
   );
   const otel = args.metrics ? await DemoTelemetry.install() : undefined;
-  if (otel !== undefined) console.log(`metrics: ${otel.url} (OpenTelemetry NodeSDK, Prometheus exporter) while the demo runs`);
+  if (otel !== undefined)
+    console.log(
+      `metrics: ${otel.url} (OpenTelemetry NodeSDK, Prometheus exporter) while the demo runs`,
+    );
   // The SDK's counters are cumulative: each run's share is what it added after its warm-up.
   let warm: OtelTotals | undefined;
   const hooks = { warmedUp: async () => void (warm = await otel?.totals()) };
@@ -89,13 +97,19 @@ async function main(): Promise<void> {
   // driver's last calls to settle and one for the app to go quiet. Act 2: per configuration the
   // warm-up, the phases and one call timeout, plus the processes' start. Plus start-up on a busy machine.
   const bound =
-    (args.acts.includes(1) ? 2 * ((one.warmUpSeconds + totalSeconds(one)) * 1000 + 4 * one.callTimeoutMs) : 0) +
-    (args.acts.includes(2) ? 2 * ((two.warmUpSeconds + chainSeconds(two)) * 1000 + 2 * two.callTimeoutMs + 30_000) : 0) +
+    (args.acts.includes(1)
+      ? 2 * ((one.warmUpSeconds + totalSeconds(one)) * 1000 + 4 * one.callTimeoutMs)
+      : 0) +
+    (args.acts.includes(2)
+      ? 2 * ((two.warmUpSeconds + chainSeconds(two)) * 1000 + 2 * two.callTimeoutMs + 30_000)
+      : 0) +
     30_000;
   // The runs are bounded by construction; this is the backstop if something in them is not.
   const watchdog = setTimeout(() => {
     const load = machineLoad();
-    console.error(`storm demo: still running after ${bound} ms, giving up (load average ${load.loadAverage} on ${load.cores} cores)`);
+    console.error(
+      `storm demo: still running after ${bound} ms, giving up (load average ${load.loadAverage} on ${load.cores} cores)`,
+    );
     process.exit(2);
   }, bound);
   watchdog.unref();
@@ -111,18 +125,33 @@ async function main(): Promise<void> {
     if (args.acts.includes(1)) console.log('');
     const act = await actTwo(two);
     verdicts.push(act.verdict);
-    json.chain = { scenario: act.scenario, naive: act.naive, defaults: act.defaults, verdict: act.verdict, chart: act.chart };
+    json.chain = {
+      scenario: act.scenario,
+      naive: act.naive,
+      defaults: act.defaults,
+      verdict: act.verdict,
+      chart: act.chart,
+    };
   }
   clearTimeout(watchdog);
   const kind = worstKind(verdicts.map((v) => v.kind));
-  if (verdicts.length > 1) console.log(`\ndemo: ${kind === 'held' ? 'both acts held' : kind === 'notHeld' ? 'NOT held (see the verdicts above)' : 'no verdict: the machine was too slow'} (exit ${EXIT_CODES[kind]})`);
+  if (verdicts.length > 1)
+    console.log(
+      `\ndemo: ${kind === 'held' ? 'both acts held' : kind === 'notHeld' ? 'NOT held (see the verdicts above)' : 'no verdict: the machine was too slow'} (exit ${EXIT_CODES[kind]})`,
+    );
   // `verdict` stays act 1's (beside its runs), act 2's is in `chain`; `demo` is what the exit code says.
-  if (args.json) console.log(JSON.stringify({ ...json, demo: { kind, exitCode: EXIT_CODES[kind] }, load: machineLoad() }));
+  if (args.json)
+    console.log(
+      JSON.stringify({ ...json, demo: { kind, exitCode: EXIT_CODES[kind] }, load: machineLoad() }),
+    );
   process.exitCode = EXIT_CODES[kind];
 
   // Everything was closed and waited for above; if a handle still holds the process, say which instead of hanging.
   setTimeout(() => {
-    console.error('storm demo: still alive after closing everything:', process.getActiveResourcesInfo().join(', '));
+    console.error(
+      'storm demo: still alive after closing everything:',
+      process.getActiveResourcesInfo().join(', '),
+    );
     process.exit(3);
   }, 2000).unref();
 }

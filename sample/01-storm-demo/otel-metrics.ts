@@ -51,7 +51,11 @@ export function parsePrometheusText(text: string): Sample[] {
     const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)/.exec(line);
     if (match === null) continue;
     const labels = new Map<string, string>();
-    for (const label of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels.set(label[1]!, label[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c)));
+    for (const label of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
+      labels.set(
+        label[1]!,
+        label[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c)),
+      );
     samples.push({ name: match[1]!, labels, value: Number(match[3]) });
   }
   return samples;
@@ -63,9 +67,14 @@ export class DemoTelemetry {
   // The exporter's request handler on a server of ours, bound to a free loopback port (the exporter's
   // own server defaults to 9464, which another process may hold).
   private readonly exporter = new PrometheusExporter({ preventServerStart: true });
-  private readonly sdk = new NodeSDK({ serviceName: 'storm-demo', metricReaders: [this.exporter], spanProcessors: [this.spans] });
+  private readonly sdk = new NodeSDK({
+    serviceName: 'storm-demo',
+    metricReaders: [this.exporter],
+    spanProcessors: [this.spans],
+  });
   private readonly server: Server = createServer((request, response) => {
-    if (request.url === '/metrics') return this.exporter.getMetricsRequestHandler(request, response);
+    if (request.url === '/metrics')
+      return this.exporter.getMetricsRequestHandler(request, response);
     response.statusCode = 404;
     response.end();
   });
@@ -89,14 +98,24 @@ export class DemoTelemetry {
   async totals(): Promise<OtelTotals> {
     const response = await fetch(this.url);
     if (!response.ok) throw new Error(`GET ${this.url} answered ${response.status}`);
-    const samples = parsePrometheusText(await response.text()).filter((sample) => sample.labels.get('nresilience_policy') === 'payments');
-    const sum = (name: string) => samples.filter((sample) => sample.name === name).reduce((total, sample) => total + sample.value, 0);
+    const samples = parsePrometheusText(await response.text()).filter(
+      (sample) => sample.labels.get('nresilience_policy') === 'payments',
+    );
+    const sum = (name: string) =>
+      samples
+        .filter((sample) => sample.name === name)
+        .reduce((total, sample) => total + sample.value, 0);
     const rejections = new Map<string, number>();
     for (const sample of samples.filter((s) => s.name === 'nresilience_rejections_total')) {
       const reason = sample.labels.get('nresilience_reason') ?? 'unknown';
       rejections.set(reason, (rejections.get(reason) ?? 0) + sample.value);
     }
-    return { calls: sum('nresilience_calls_total'), attempts: sum('nresilience_attempts_total'), rejections, spans: this.spans.ended };
+    return {
+      calls: sum('nresilience_calls_total'),
+      attempts: sum('nresilience_attempts_total'),
+      rejections,
+      spans: this.spans.ended,
+    };
   }
 
   /** Stops the endpoint and the SDK and unregisters the global providers. */
@@ -112,7 +131,8 @@ export class DemoTelemetry {
 /** `after - before`, per counter: one run's share of cumulative totals. */
 export function difference(after: OtelTotals, before: OtelTotals | undefined): OtelTotals {
   const rejections = new Map<string, number>();
-  for (const [reason, n] of after.rejections) rejections.set(reason, n - (before?.rejections.get(reason) ?? 0));
+  for (const [reason, n] of after.rejections)
+    rejections.set(reason, n - (before?.rejections.get(reason) ?? 0));
   return {
     calls: after.calls - (before?.calls ?? 0),
     attempts: after.attempts - (before?.attempts ?? 0),
@@ -122,20 +142,36 @@ export function difference(after: OtelTotals, before: OtelTotals | undefined): O
 }
 
 /** The closing OpenTelemetry table: the SDK's counters per run, attempts/calls beside the demo's own ratio. */
-export function otelTable(on: OtelTotals, off: OtelTotals, summaries: { on: RunSummary; off: RunSummary }): string {
+export function otelTable(
+  on: OtelTotals,
+  off: OtelTotals,
+  summaries: { on: RunSummary; off: RunSummary },
+): string {
   const reasons = [...new Set([...on.rejections.keys(), ...off.rejections.keys()])].sort();
   const rows: [string, string, string][] = [
     ['scraped from /metrics (NodeSDK)', 'budget on', 'budget off'],
     ['nresilience_calls_total', String(on.calls), String(off.calls)],
     ['nresilience_attempts_total', String(on.attempts), String(off.attempts)],
     ['attempts / calls', ratio(on.attempts, on.calls), ratio(off.attempts, off.calls)],
-    ["  demo's own count (dependency / calls)", `${summaries.on.loadMultiplier.toFixed(2)}x`, `${summaries.off.loadMultiplier.toFixed(2)}x`],
+    [
+      "  demo's own count (dependency / calls)",
+      `${summaries.on.loadMultiplier.toFixed(2)}x`,
+      `${summaries.off.loadMultiplier.toFixed(2)}x`,
+    ],
     // One row per reason, indented under the metric's name so the label fits the first column.
-    ...(reasons.length > 0 ? [['nresilience_rejections_total', '', ''] as [string, string, string]] : []),
-    ...reasons.map((reason): [string, string, string] => [`  reason ${reason}`, String(on.rejections.get(reason) ?? 0), String(off.rejections.get(reason) ?? 0)]),
+    ...(reasons.length > 0
+      ? [['nresilience_rejections_total', '', ''] as [string, string, string]]
+      : []),
+    ...reasons.map((reason): [string, string, string] => [
+      `  reason ${reason}`,
+      String(on.rejections.get(reason) ?? 0),
+      String(off.rejections.get(reason) ?? 0),
+    ]),
     ['spans (one per call)', String(on.spans), String(off.spans)],
   ];
-  return rows.map(([name, a, b]) => `${name.padEnd(38)}${a.padStart(12)}${b.padStart(12)}`).join('\n');
+  return rows
+    .map(([name, a, b]) => `${name.padEnd(38)}${a.padStart(12)}${b.padStart(12)}`)
+    .join('\n');
 }
 
 function ratio(a: number, b: number): string {

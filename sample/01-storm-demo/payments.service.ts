@@ -1,5 +1,9 @@
 import { BadGatewayException, Inject, Injectable } from '@nestjs/common';
-import { InjectResilientFetch, type ResilientFetch, markRepeatable } from '@nresilience/nestjs/http';
+import {
+  InjectResilientFetch,
+  type ResilientFetch,
+  markRepeatable,
+} from '@nresilience/nestjs/http';
 
 /** Injection token for the payments dependency's base URL. */
 export const PAYMENTS_URL = Symbol('PAYMENTS_URL');
@@ -43,12 +47,21 @@ export class PaymentsService {
     try {
       response = await this.http(
         `${this.baseUrl}/charges`,
-        markRepeatable({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ orderId, amount }), signal }, orderId),
+        markRepeatable(
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ orderId, amount }),
+            signal,
+          },
+          orderId,
+        ),
       );
     } catch (error) {
       // A refused or reset connection after the last attempt; the library's own errors (budget,
       // deadline, attempt timeout) reach the controller and the exception filter as they are.
-      if (error instanceof Error && error.name === 'TypeError') throw new PaymentsUnavailableError('unreachable', error);
+      if (error instanceof Error && error.name === 'TypeError')
+        throw new PaymentsUnavailableError('unreachable', error);
       throw error;
     }
     if (response.status >= 500) {

@@ -7,8 +7,20 @@ import type { Socket } from 'node:net';
  * until it closes, so the driver can wait for all of them. No body: the apps under test need none,
  * and parsing one would only take CPU from them.
  */
-export function postCall(url: string, agent: Agent, signal: AbortSignal, headers: Record<string, string>, sockets: Set<Socket>, settle: (status: string) => void): void {
-  const call = request(url, { method: 'POST', agent, signal, headers: { 'content-length': '0', ...headers } });
+export function postCall(
+  url: string,
+  agent: Agent,
+  signal: AbortSignal,
+  headers: Record<string, string>,
+  sockets: Set<Socket>,
+  settle: (status: string) => void,
+): void {
+  const call = request(url, {
+    method: 'POST',
+    agent,
+    signal,
+    headers: { 'content-length': '0', ...headers },
+  });
   call.on('response', (response) => {
     response.resume();
     response.on('end', () => settle(String(response.statusCode)));

@@ -50,7 +50,8 @@ export function summarize(run: RunRecord): RunSummary {
   for (let s = 0; s < dependency.received.length; s++) {
     const arrived = dependency.calls.at(s);
     // A second with few calls (the tail of the run) would turn a handful of late retries into a huge ratio.
-    if (arrived >= run.rate / 2) worstSecond = Math.max(worstSecond, dependency.received.at(s) / arrived);
+    if (arrived >= run.rate / 2)
+      worstSecond = Math.max(worstSecond, dependency.received.at(s) / arrived);
   }
   let degradedCalls = 0;
   let degradedRequests = 0;
@@ -85,11 +86,17 @@ function healthyAvailability({ load, timeline }: RunRecord): number {
 }
 
 /** The line printed for one finished second. */
-export function secondLine(label: string, run: RunRecord, second: number, utilization: number | undefined): string {
+export function secondLine(
+  label: string,
+  run: RunRecord,
+  second: number,
+  utilization: number | undefined,
+): string {
   const sent = run.load.sent.at(second);
   const received = run.dependency.received.at(second);
   const arrived = run.dependency.calls.at(second);
-  const budget = utilization === undefined ? ' off' : `${Math.round(utilization * 100)}%`.padStart(4);
+  const budget =
+    utilization === undefined ? ' off' : `${Math.round(utilization * 100)}%`.padStart(4);
   return [
     label.padEnd(10),
     `t=${String(second + 1).padStart(2)}s`,
@@ -103,13 +110,21 @@ export function secondLine(label: string, run: RunRecord, second: number, utiliz
 }
 
 /** The closing comparison table. */
-export function table(on: RunSummary, off: RunSummary, extra: { on: RunExtras; off: RunExtras }): string {
+export function table(
+  on: RunSummary,
+  off: RunSummary,
+  extra: { on: RunExtras; off: RunExtras },
+): string {
   const rows: [string, string, string][] = [
     ['', 'budget on', 'budget off'],
     ['calls to /checkout', String(on.calls), String(off.calls)],
     ['requests the dependency got', String(on.dependencyRequests), String(off.dependencyRequests)],
     ['load multiplier', times(on.loadMultiplier), times(off.loadMultiplier)],
-    ['  during the degraded phase', times(on.degradedLoadMultiplier), times(off.degradedLoadMultiplier)],
+    [
+      '  during the degraded phase',
+      times(on.degradedLoadMultiplier),
+      times(off.degradedLoadMultiplier),
+    ],
     ['worst-second amplification', times(on.worstSecond), times(off.worstSecond)],
     ['availability (2xx)', percent(on.availability), percent(off.availability)],
     ['  502: payments failed, retries spent', count(extra.on, '502'), count(extra.off, '502')],
@@ -117,12 +132,18 @@ export function table(on: RunSummary, off: RunSummary, extra: { on: RunExtras; o
     ['  any other failure', other(extra.on), other(extra.off)],
     ['shed by the dependency (at capacity)', String(extra.on.shed), String(extra.off.shed)],
     ['calls skipped by the driver (cap)', String(extra.on.skipped), String(extra.off.skipped)],
-    ['machine check: healthy-phase 2xx', percent(on.healthyAvailability), percent(off.healthyAvailability)],
+    [
+      'machine check: healthy-phase 2xx',
+      percent(on.healthyAvailability),
+      percent(off.healthyAvailability),
+    ],
     ['  event-loop delay p99 / max', delays(on.machine), delays(off.machine)],
     ['  CPU used (cores)', on.machine.cpuPerSecond.toFixed(2), off.machine.cpuPerSecond.toFixed(2)],
     ['  waiting for a CPU (run queue)', waiting(on.machine), waiting(off.machine)],
   ];
-  return rows.map(([name, a, b]) => `${name.padEnd(38)}${a.padStart(12)}${b.padStart(12)}`).join('\n');
+  return rows
+    .map(([name, a, b]) => `${name.padEnd(38)}${a.padStart(12)}${b.padStart(12)}`)
+    .join('\n');
 }
 
 /** Counts shown in the table but not part of the JSON summary. */
@@ -139,7 +160,8 @@ function count(extras: RunExtras, status: string): string {
 
 function other(extras: RunExtras): string {
   let sum = 0;
-  for (const [status, n] of extras.statuses) if (!status.startsWith('2') && status !== '502' && status !== '503') sum += n;
+  for (const [status, n] of extras.statuses)
+    if (!status.startsWith('2') && status !== '502' && status !== '503') sum += n;
   return String(sum);
 }
 

@@ -45,10 +45,19 @@ export interface VerdictLimits {
 }
 
 /** The limits the demo uses. */
-export const DEFAULT_LIMITS: VerdictLimits = { minHealthyAvailability: 0.95, maxLoopDelayP99Ms: 250, maxDegradedLoadWithBudget: 1.2, minCpuWaitShare: 0.5 };
+export const DEFAULT_LIMITS: VerdictLimits = {
+  minHealthyAvailability: 0.95,
+  maxLoopDelayP99Ms: 250,
+  maxDegradedLoadWithBudget: 1.2,
+  minCpuWaitShare: 0.5,
+};
 
 /** Exit code of each verdict (1 = the demo itself failed, 2 = watchdog, 3 = handles left open). */
-export const EXIT_CODES: Readonly<Record<VerdictKind, number>> = { held: 0, notHeld: 4, machineTooSlow: 5 };
+export const EXIT_CODES: Readonly<Record<VerdictKind, number>> = {
+  held: 0,
+  notHeld: 4,
+  machineTooSlow: 5,
+};
 
 /**
  * Judges the library by the two runs, after checking that each run measured the library rather
@@ -59,7 +68,11 @@ export const EXIT_CODES: Readonly<Record<VerdictKind, number>> = { held: 0, notH
  * is a failure, not an excuse. A starved run fails calls with the dependency healthy and cannot
  * send retries on time, so its load numbers are the machine's.
  */
-export function judge(on: RunSummary, off: RunSummary, limits: VerdictLimits = DEFAULT_LIMITS): Verdict {
+export function judge(
+  on: RunSummary,
+  off: RunSummary,
+  limits: VerdictLimits = DEFAULT_LIMITS,
+): Verdict {
   const distortion: Distortion = { starved: [], broken: [] };
   for (const [label, run] of [
     ['budget on', on],
@@ -67,7 +80,9 @@ export function judge(on: RunSummary, off: RunSummary, limits: VerdictLimits = D
   ] as const) {
     const symptoms: string[] = [];
     if (run.healthyAvailability < limits.minHealthyAvailability) {
-      symptoms.push(`with the dependency healthy only ${percent(run.healthyAvailability)} of calls got a 2xx (a machine that keeps up answers at least ${percent(limits.minHealthyAvailability)})`);
+      symptoms.push(
+        `with the dependency healthy only ${percent(run.healthyAvailability)} of calls got a 2xx (a machine that keeps up answers at least ${percent(limits.minHealthyAvailability)})`,
+      );
     }
     const late = lateLoop(run.machine, limits);
     if (late !== undefined) symptoms.push(late);
@@ -83,9 +98,17 @@ export function judge(on: RunSummary, off: RunSummary, limits: VerdictLimits = D
     on.degradedLoadMultiplier <= limits.maxDegradedLoadWithBudget,
     `with the budget on the dependency got ${times(on.degradedLoadMultiplier)} its calls while degraded (at most ${times(limits.maxDegradedLoadWithBudget)})`,
   );
-  check(off.degradedLoadMultiplier > on.degradedLoadMultiplier, `with the budget off it got ${times(off.degradedLoadMultiplier)} (more than with it on)`);
-  check(on.worstSecond < off.worstSecond, `worst second: ${times(on.worstSecond)} with the budget on, ${times(off.worstSecond)} off (lower with it on)`);
-  return failed.length > 0 ? { kind: 'notHeld', reasons: failed } : { kind: 'held', reasons: passed };
+  check(
+    off.degradedLoadMultiplier > on.degradedLoadMultiplier,
+    `with the budget off it got ${times(off.degradedLoadMultiplier)} (more than with it on)`,
+  );
+  check(
+    on.worstSecond < off.worstSecond,
+    `worst second: ${times(on.worstSecond)} with the budget on, ${times(off.worstSecond)} off (lower with it on)`,
+  );
+  return failed.length > 0
+    ? { kind: 'notHeld', reasons: failed }
+    : { kind: 'held', reasons: passed };
 }
 
 /** A run's distortions so far: those put down to the machine, and those put down to the process itself. */
@@ -104,11 +127,29 @@ export function lateLoop(machine: MachineReading, limits: VerdictLimits): string
  * Files `symptoms` of `label` under the machine when the process waited for a CPU at least
  * `minCpuWaitShare` of its ready time (or the system cannot tell), else under the process itself.
  */
-export function blame(into: Distortion, label: string, symptoms: readonly string[], wait: number | null, limits: VerdictLimits): void {
+export function blame(
+  into: Distortion,
+  label: string,
+  symptoms: readonly string[],
+  wait: number | null,
+  limits: VerdictLimits,
+): void {
   if (symptoms.length === 0) return;
   if (wait === null) into.starved.push(...symptoms.map((text) => `${label}: ${text}`));
-  else if (wait >= limits.minCpuWaitShare) into.starved.push(...symptoms.map((text) => `${label}: ${text}; it waited for a CPU ${percent(wait)} of the time it was ready to run`));
-  else into.broken.push(...symptoms.map((text) => `${label}: ${text}, yet it waited for a CPU only ${percent(wait)} of the time it was ready to run: the app, not the machine`));
+  else if (wait >= limits.minCpuWaitShare)
+    into.starved.push(
+      ...symptoms.map(
+        (text) =>
+          `${label}: ${text}; it waited for a CPU ${percent(wait)} of the time it was ready to run`,
+      ),
+    );
+  else
+    into.broken.push(
+      ...symptoms.map(
+        (text) =>
+          `${label}: ${text}, yet it waited for a CPU only ${percent(wait)} of the time it was ready to run: the app, not the machine`,
+      ),
+    );
 }
 
 /** `notHeld` for a distortion that is the process's, `machineTooSlow` for one that is the machine's, else `undefined`. */
@@ -122,10 +163,15 @@ export function distortionVerdict(distortion: Distortion): Verdict | undefined {
  * The verdict as the demo prints it, with the machine's load for a too-slow one.
  * @param claim what held, for a `held` verdict (act 1's by default)
  */
-export function verdictText(verdict: Verdict, load: MachineLoad, claim = 'the retry budget held'): string {
+export function verdictText(
+  verdict: Verdict,
+  load: MachineLoad,
+  claim = 'the retry budget held',
+): string {
   const head = {
     held: `verdict: ${claim}`,
-    notHeld: 'verdict: NOT held — on a machine that kept up, the library or the demo failed a check',
+    notHeld:
+      'verdict: NOT held — on a machine that kept up, the library or the demo failed a check',
     machineTooSlow:
       `verdict: none — this machine was too slow for the numbers above to mean anything (load average ${load.loadAverage} on ${load.cores} cores). ` +
       'They measure the machine, not the library; run the demo again when the machine is less busy',

@@ -26,7 +26,11 @@ export class HealthSampleModule {
       imports: [
         ResilienceModule.forRoot({
           policies: {
-            payments: { preset: 'http', attempts: 1, breaker: { breakDuration: '15s', jitter: 'none' } },
+            payments: {
+              preset: 'http',
+              attempts: 1,
+              breaker: { breakDuration: '15s', jitter: 'none' },
+            },
             inventory: { preset: 'http' },
           },
           clock: options.clock,

@@ -29,7 +29,9 @@ export class HealthController {
   @Get('ready')
   @HealthCheck()
   ready() {
-    return this.health.check([() => this.resilience.isHealthy('resilience', { downWhenOpen: ['payments'] })]);
+    return this.health.check([
+      () => this.resilience.isHealthy('resilience', { downWhenOpen: ['payments'] }),
+    ]);
   }
 }
 

@@ -26,7 +26,9 @@ const dependency = createServer((_request, response) => {
 await new Promise<void>((resolve) => dependency.listen(0, '127.0.0.1', resolve));
 const paymentsUrl = `http://127.0.0.1:${(dependency.address() as AddressInfo).port}`;
 
-const app = await NestFactory.create(HealthSampleModule.forRoot({ paymentsUrl }), { logger: ['error', 'warn'] });
+const app = await NestFactory.create(HealthSampleModule.forRoot({ paymentsUrl }), {
+  logger: ['error', 'warn'],
+});
 await app.listen(0, '127.0.0.1');
 const base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
 console.log(`liveness:  ${base}/health/live`);
@@ -35,7 +37,9 @@ console.log(`readiness: ${base}/health/ready`);
 async function show(path: string): Promise<void> {
   const response = await fetch(`${base}${path}`);
   const retryAfter = response.headers.get('retry-after');
-  console.log(`GET ${path} -> ${response.status}${retryAfter === null ? '' : ` (Retry-After: ${retryAfter})`} ${await response.text()}`);
+  console.log(
+    `GET ${path} -> ${response.status}${retryAfter === null ? '' : ` (Retry-After: ${retryAfter})`} ${await response.text()}`,
+  );
 }
 
 await show('/health/ready');

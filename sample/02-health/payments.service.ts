@@ -18,8 +18,12 @@ export class PaymentsService {
    */
   @Resilient('payments')
   async charge(orderId: string, @AttemptSignal() signal?: AbortSignal): Promise<{ id: string }> {
-    const response = await fetch(`${this.baseUrl}/charges/${encodeURIComponent(orderId)}`, { method: 'POST', signal });
-    if (!response.ok) throw new HttpException(`payments answered ${response.status}`, response.status);
+    const response = await fetch(`${this.baseUrl}/charges/${encodeURIComponent(orderId)}`, {
+      method: 'POST',
+      signal,
+    });
+    if (!response.ok)
+      throw new HttpException(`payments answered ${response.status}`, response.status);
     return (await response.json()) as { id: string };
   }
 }

@@ -46,14 +46,19 @@ interface Row {
 }
 
 /** Offers `rate` calls per second for `seconds` under `policy`, then waits for every call to settle. */
-async function drive(reservations: Reservations, inventory: FlakyInventory, policy: string): Promise<Row> {
+async function drive(
+  reservations: Reservations,
+  inventory: FlakyInventory,
+  policy: string,
+): Promise<Row> {
   const before = inventory.received;
   const pending: Promise<boolean>[] = [];
   const total = Math.round(rate * seconds);
   const started = performance.now();
   while (pending.length < total) {
     const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate) + 1);
-    while (pending.length < due) pending.push(reservations.reserve(policy, `sku-${pending.length}`));
+    while (pending.length < due)
+      pending.push(reservations.reserve(policy, `sku-${pending.length}`));
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   const outcomes = await Promise.all(pending);
@@ -69,18 +74,27 @@ async function drive(reservations: Reservations, inventory: FlakyInventory, poli
 }
 
 const inventory = await FlakyInventory.start(failure, Number(values.seed));
-const app = await NestFactory.createApplicationContext(ReservationsModule.forRoot(inventory.address), { logger: ['error', 'warn'] });
+const app = await NestFactory.createApplicationContext(
+  ReservationsModule.forRoot(inventory.address),
+  { logger: ['error', 'warn'] },
+);
 const reservations = app.get(Reservations);
-const rows = [await drive(reservations, inventory, POLICIES.withoutBudget), await drive(reservations, inventory, POLICIES.withBudget)];
+const rows = [
+  await drive(reservations, inventory, POLICIES.withoutBudget),
+  await drive(reservations, inventory, POLICIES.withBudget),
+];
 await app.close();
 inventory.close();
 
 const [without, withBudget] = rows as [Row, Row];
-const cut = withBudget.retriesPerCall > 0 ? without.retriesPerCall / withBudget.retriesPerCall : Infinity;
+const cut =
+  withBudget.retriesPerCall > 0 ? without.retriesPerCall / withBudget.retriesPerCall : Infinity;
 if (values.json) {
   console.log(JSON.stringify({ rate, seconds, failure, rows, retryCut: cut }));
 } else {
-  console.log(`Inventory failing ${Math.round(failure * 100)} % of calls; ${rate} calls/s for ${seconds} s per policy; 3 attempts each.`);
+  console.log(
+    `Inventory failing ${Math.round(failure * 100)} % of calls; ${rate} calls/s for ${seconds} s per policy; 3 attempts each.`,
+  );
   console.log('policy              calls  attempts  attempts/call  retries/call  succeeded');
   for (const row of rows) {
     console.log(

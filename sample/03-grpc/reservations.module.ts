@@ -27,7 +27,10 @@ export class Reservations implements OnModuleInit {
 
   onModuleInit(): void {
     this.inventories.set(POLICIES.withBudget, this.withBudget.getService<Inventory>('Inventory'));
-    this.inventories.set(POLICIES.withoutBudget, this.withoutBudget.getService<Inventory>('Inventory'));
+    this.inventories.set(
+      POLICIES.withoutBudget,
+      this.withoutBudget.getService<Inventory>('Inventory'),
+    );
   }
 
   /** Reserves `sku` under the named policy; resolves true when the call succeeded. */
@@ -54,7 +57,14 @@ function inventoryClient(name: string, address: string) {
         url: address,
         loader: { keepCase: true },
         // Reserve is safe to repeat in this sample (the SKU is the idempotency key).
-        channelOptions: { interceptors: [createResilienceInterceptor({ policy: () => registry.keyedTemplate(name), repeatable: ['shop.Inventory'] })] },
+        channelOptions: {
+          interceptors: [
+            createResilienceInterceptor({
+              policy: () => registry.keyedTemplate(name),
+              repeatable: ['shop.Inventory'],
+            }),
+          ],
+        },
       },
     }),
   };
@@ -73,7 +83,10 @@ export class ReservationsModule {
             [POLICIES.withoutBudget]: { attempts: 3, budget: false },
           },
         }),
-        ClientsModule.registerAsync([inventoryClient(POLICIES.withBudget, address), inventoryClient(POLICIES.withoutBudget, address)]),
+        ClientsModule.registerAsync([
+          inventoryClient(POLICIES.withBudget, address),
+          inventoryClient(POLICIES.withoutBudget, address),
+        ]),
       ],
       providers: [Reservations],
     };

@@ -46,7 +46,7 @@ async function oneSocketAxios(attempts: number) {
   return { bodies, events, instance };
 }
 
-describe('axios seam, responseType stream: a failed attempt\'s unread body is released before the retry', () => {
+describe("axios seam, responseType stream: a failed attempt's unread body is released before the retry", () => {
   it('a 502 then a 200 on a one-socket keep-alive agent: the retry gets a socket and the call answers', async () => {
     const server = await serve((n, _req, res) => answer(res, n === 0 ? 502 : 200, { n }));
     const { bodies, events, instance } = await oneSocketAxios(3);
@@ -54,13 +54,19 @@ describe('axios seam, responseType stream: a failed attempt\'s unread body is re
     expect([response.status, await text(response.data as Readable)]).toEqual([200, '{"n":1}']);
     expect(server.seen).toHaveLength(2);
     expect(bodies.map((b) => b.destroyed)).toEqual([true, true]);
-    expect(events.filter((e) => e.kind === 'attempt').map((e) => e.verdict)).toEqual(['Transient', 'Ok']);
+    expect(events.filter((e) => e.kind === 'attempt').map((e) => e.verdict)).toEqual([
+      'Transient',
+      'Ok',
+    ]);
   });
 
-  it('every attempt 502: the earlier bodies are destroyed, the last one is the caller\'s to read', async () => {
+  it("every attempt 502: the earlier bodies are destroyed, the last one is the caller's to read", async () => {
     const server = await serve((n, _req, res) => answer(res, 502, { n }));
     const { bodies, instance } = await oneSocketAxios(3);
-    const failure = (await within(instance.get(`${server.url}/file`).catch((e: unknown) => e), 2000)) as AxiosError;
+    const failure = (await within(
+      instance.get(`${server.url}/file`).catch((e: unknown) => e),
+      2000,
+    )) as AxiosError;
     expect(failure.response?.status).toBe(502);
     expect(bodies.map((b) => b.destroyed)).toEqual([true, true, false]);
     expect(await text(failure.response!.data as Readable)).toBe('{"n":2}');

@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AttemptStalledError } from '../../lib/core/index.js';
-import { BodyLengthError, type FetchFunction, ResumeRefusedError, type ResilientFetchOptions, createResilientFetch } from '../../lib/http/index.js';
+import {
+  BodyLengthError,
+  type FetchFunction,
+  ResumeRefusedError,
+  type ResilientFetchOptions,
+  createResilientFetch,
+} from '../../lib/http/index.js';
 import { loopbackServers } from '../support/loopback-server.js';
 import { type PolicyChanges, jumpingPolicy } from '../support/jumping-policy.js';
 
@@ -18,7 +24,10 @@ function setup(extra: Partial<ResilientFetchOptions> = {}, changes: PolicyChange
 }
 
 /** Reads `response`'s body to its end or its error, calling `atFour` once 4 bytes are in. */
-async function read(response: Response, atFour: () => void = () => undefined): Promise<{ text: string; error?: unknown }> {
+async function read(
+  response: Response,
+  atFour: () => void = () => undefined,
+): Promise<{ text: string; error?: unknown }> {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
   let text = '';
@@ -70,16 +79,24 @@ describe('a resumed body carries exactly the bytes its Content-Range promises', 
     const { text, error } = await read(await http(`${server.url}/f`), breakBody);
     expect(text).toBe('abcd');
     expect(error).toBeInstanceOf(ResumeRefusedError);
-    expect([(error as ResumeRefusedError).reason, (error as ResumeRefusedError).delivered, (error as Error).message]).toEqual([
+    expect([
+      (error as ResumeRefusedError).reason,
+      (error as ResumeRefusedError).delivered,
+      (error as Error).message,
+    ]).toEqual([
       'wrongLength',
       4,
       'the download broke after 4 bytes were delivered and was not resumed: the server answered 206 with Content-Range: bytes 4-9/10 to Range: bytes=4- and Content-Length: 12, not the 6 bytes that range holds',
     ]);
-    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.error])).toEqual([['failed', 'permanent', 'ResumeRefusedError']]);
+    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.error])).toEqual([
+      ['failed', 'permanent', 'ResumeRefusedError'],
+    ]);
   });
 
   it('a chunked 206 for bytes 4-9/10 that carries 12 bytes: the caller never reads past byte 10', async () => {
-    const { server, breakBody } = await breakingServer((_n, res, start) => chunked206(res, start, 'efghijKLMNOP'));
+    const { server, breakBody } = await breakingServer((_n, res, start) =>
+      chunked206(res, start, 'efghijKLMNOP'),
+    );
     const { events, http } = setup();
     const { text, error } = await read(await http(`${server.url}/f`), breakBody);
     // The chunk that runs past the promised end is not delivered: the caller keeps what it had.
@@ -91,12 +108,19 @@ describe('a resumed body carries exactly the bytes its Content-Range promises', 
       4,
       'the download broke after 4 bytes were delivered and was not resumed: the 206 carried more bytes than its Content-Range promised (the response body carried 16 bytes, more than the 10 its Content-Range promised)',
     ]);
-    expect([(refused.cause as BodyLengthError).expected, (refused.cause as BodyLengthError).received]).toEqual([10, 16]);
-    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.error])).toEqual([['failed', 'permanent', 'ResumeRefusedError']]);
+    expect([
+      (refused.cause as BodyLengthError).expected,
+      (refused.cause as BodyLengthError).received,
+    ]).toEqual([10, 16]);
+    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.error])).toEqual([
+      ['failed', 'permanent', 'ResumeRefusedError'],
+    ]);
   });
 
   it('a 206 for bytes 4-9/10 that carries 3 bytes and ends: the rest is asked for as the next attempt', async () => {
-    const { server, breakBody } = await breakingServer((_n, res, start) => chunked206(res, start, start === 4 ? 'efg' : CONTENT.slice(start)));
+    const { server, breakBody } = await breakingServer((_n, res, start) =>
+      chunked206(res, start, start === 4 ? 'efg' : CONTENT.slice(start)),
+    );
     const { events, http } = setup();
     const { text, error } = await read(await http(`${server.url}/f`), breakBody);
     expect(error).toBeUndefined();
@@ -116,17 +140,25 @@ describe('a resumed body carries exactly the bytes its Content-Range promises', 
   });
 
   it('a short 206 with no attempt left fails the read at 7 of 10 bytes, and the call is failed, not succeeded', async () => {
-    const { server, breakBody } = await breakingServer((_n, res, start) => chunked206(res, start, 'efg'));
+    const { server, breakBody } = await breakingServer((_n, res, start) =>
+      chunked206(res, start, 'efg'),
+    );
     const { events, http } = setup({}, { attempts: 2 });
     const { text, error } = await read(await http(`${server.url}/f`), breakBody);
     expect(text).toBe('abcdefg');
     expect(error).toBeInstanceOf(BodyLengthError);
-    expect([(error as BodyLengthError).expected, (error as BodyLengthError).received, (error as Error).message]).toEqual([
+    expect([
+      (error as BodyLengthError).expected,
+      (error as BodyLengthError).received,
+      (error as Error).message,
+    ]).toEqual([
       10,
       7,
       'the response body ended after 7 of the 10 bytes its Content-Range promised',
     ]);
-    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.attempt, e.error])).toEqual([['failed', 'attemptsExhausted', 2, 'BodyLengthError']]);
+    expect(
+      events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.attempt, e.error]),
+    ).toEqual([['failed', 'attemptsExhausted', 2, 'BodyLengthError']]);
     expect(server.seen).toHaveLength(2);
   });
 });
@@ -145,7 +177,11 @@ describe('the first answer is held to its Content-Length', () => {
   it('a first body that ends cleanly at 7 of 10 bytes (a transport that did not say so) is resumed from byte 7', async () => {
     const { fetch, seen } = memoryTransport([
       () => new Response('abcdefg', { headers: FIRST }),
-      () => new Response('hij', { status: 206, headers: { etag: '"v1"', 'content-range': 'bytes 7-9/10', 'content-length': '3' } }),
+      () =>
+        new Response('hij', {
+          status: 206,
+          headers: { etag: '"v1"', 'content-range': 'bytes 7-9/10', 'content-length': '3' },
+        }),
     ]);
     const { events, http } = setup({ fetch });
     const { text, error } = await read(await http('http://files.test/f'));
@@ -154,7 +190,9 @@ describe('the first answer is held to its Content-Length', () => {
       [null, null],
       ['bytes=7-', '"v1"'],
     ]);
-    expect(events.filter((e) => e.kind === 'retrying').map((e) => e.error)).toEqual(['BodyLengthError']);
+    expect(events.filter((e) => e.kind === 'retrying').map((e) => e.error)).toEqual([
+      'BodyLengthError',
+    ]);
   });
 
   it('a first body of 16 bytes under Content-Length 10: the read fails and no byte past 10 is delivered', async () => {
@@ -163,14 +201,21 @@ describe('the first answer is held to its Content-Length', () => {
     const { text, error } = await read(await http('http://files.test/f'));
     expect(text).toBe('');
     expect(error).toBeInstanceOf(BodyLengthError);
-    expect((error as Error).message).toBe('the response body carried 16 bytes, more than the 10 its Content-Length promised');
-    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.error])).toEqual([['failed', 'BodyLengthError']]);
+    expect((error as Error).message).toBe(
+      'the response body carried 16 bytes, more than the 10 its Content-Length promised',
+    );
+    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.error])).toEqual([
+      ['failed', 'BodyLengthError'],
+    ]);
   });
 });
 
 describe('a plain body shorter than its Content-Length fails its attempt (bufferResponses)', () => {
   it('a transport that ends the body cleanly at 7 of 10 bytes: Transient BodyLengthError, the GET retried', async () => {
-    const { fetch, seen } = memoryTransport([() => new Response('abcdefg', { headers: { 'content-length': '10' } }), () => new Response(CONTENT, { headers: { 'content-length': '10' } })]);
+    const { fetch, seen } = memoryTransport([
+      () => new Response('abcdefg', { headers: { 'content-length': '10' } }),
+      () => new Response(CONTENT, { headers: { 'content-length': '10' } }),
+    ]);
     const { events, http } = setup({ fetch, resumeDownloads: false, bufferResponses: true });
     const response = await http('http://files.test/f');
     expect(await response.text()).toBe(CONTENT);
@@ -224,14 +269,17 @@ describe('a body that stalls aborts the signal its attempt handed the transport'
     const { clock, http } = setup({ fetch, resumeDownloads: false, bodyGapTimeout: 500 });
     const response = await http(`${server.url}/f`);
     expect(signals[0]!.aborted).toBe(false);
-    const { text, error } = await read(response, () => void setImmediate(() => void clock.advance(500)));
+    const { text, error } = await read(
+      response,
+      () => void setImmediate(() => void clock.advance(500)),
+    );
     expect(text).toBe('abcd');
     expect(error).toBeInstanceOf(AttemptStalledError);
     expect((error as Error).message).toBe('stalled: nothing arrived for 500ms after 4 bytes');
     expect([signals.length, signals[0]!.aborted, signals[0]!.reason]).toEqual([1, true, error]);
   });
 
-  it('with resumeDownloads: the stalled attempt\'s transport signal is aborted, the resume\'s is not', async () => {
+  it("with resumeDownloads: the stalled attempt's transport signal is aborted, the resume's is not", async () => {
     const server = await serve((n, _req, res) => {
       if (n === 0) {
         res.writeHead(200, FIRST);
@@ -242,7 +290,10 @@ describe('a body that stalls aborts the signal its attempt handed the transport'
     });
     const { fetch, signals } = recordingFetch();
     const { clock, http } = setup({ fetch, bodyGapTimeout: 500 });
-    const { text, error } = await read(await http(`${server.url}/f`), () => void setImmediate(() => void clock.advance(500)));
+    const { text, error } = await read(
+      await http(`${server.url}/f`),
+      () => void setImmediate(() => void clock.advance(500)),
+    );
     expect([text, error]).toEqual([CONTENT, undefined]);
     expect(signals.map((s) => s.aborted)).toEqual([true, false]);
     expect(signals[0]!.reason).toBeInstanceOf(AttemptStalledError);

@@ -7,14 +7,21 @@ import { createResilientFetch } from '../../lib/http/index.js';
 describe('the resilient fetch under a hedged, repeatable policy', () => {
   it.each(['POST', 'GET'])('a slow %s past the warm threshold is sent once', async (method) => {
     const clock = new FakeClock();
-    const policy = Resilience.http.with({ clock, budget: RetryBudget.none, hedge: Hedge.at(0.95), repeatable: true });
+    const policy = Resilience.http.with({
+      clock,
+      budget: RetryBudget.none,
+      hedge: Hedge.at(0.95),
+      repeatable: true,
+    });
     const sent: string[] = [];
     let warming = true;
     const fetch = ((_url: unknown, init?: RequestInit) => {
       const slow = !warming && sent.length === 0;
       if (!warming) sent.push(init?.method ?? 'GET');
       return new Promise<Response>((resolve, reject) => {
-        const timer = clock.setTimer(warming ? 10 : slow ? 1000 : 50, () => resolve(new Response('ok')));
+        const timer = clock.setTimer(warming ? 10 : slow ? 1000 : 50, () =>
+          resolve(new Response('ok')),
+        );
         init?.signal?.addEventListener(
           'abort',
           () => {
@@ -32,7 +39,10 @@ describe('the resilient fetch under a hedged, repeatable policy', () => {
       await (await warm).text();
     }
     warming = false;
-    const call = http('http://example.test/orders', { method, body: method === 'POST' ? '{"amount":42}' : undefined });
+    const call = http('http://example.test/orders', {
+      method,
+      body: method === 'POST' ? '{"amount":42}' : undefined,
+    });
     await clock.advance(1100);
     expect((await call).status).toBe(200);
     expect(sent).toEqual([method]);

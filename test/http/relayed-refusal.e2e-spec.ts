@@ -1,12 +1,33 @@
 import 'reflect-metadata';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { BadGatewayException, Controller, Get, type INestApplication, Module } from '@nestjs/common';
+import {
+  BadGatewayException,
+  Controller,
+  Get,
+  type INestApplication,
+  Module,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ambient, Breaker, CallRejectedError, RelayedRefusalError } from '../../lib/core/index.js';
-import { type ResilientFetch, InjectResilientFetch, ResilientHttpModule, createResilientFetch } from '../../lib/http/index.js';
+import {
+  type ResilientFetch,
+  InjectResilientFetch,
+  ResilientHttpModule,
+  createResilientFetch,
+} from '../../lib/http/index.js';
 import { CALL_REJECTED_PROBLEM_TYPE } from '../../lib/http/relayed-refusal.js';
-import { ProblemTypes, ResilienceContextModule, ResilienceExceptionFilter, ResilienceModule } from '../../lib/nest/index.js';
-import { LoopbackServer, type Script, answer, loopbackServers } from '../support/loopback-server.js';
+import {
+  ProblemTypes,
+  ResilienceContextModule,
+  ResilienceExceptionFilter,
+  ResilienceModule,
+} from '../../lib/nest/index.js';
+import {
+  LoopbackServer,
+  type Script,
+  answer,
+  loopbackServers,
+} from '../support/loopback-server.js';
 import { jumpingPolicy } from '../support/jumping-policy.js';
 
 /** Hops that understand each other: a refusal from a service below is passed up as that refusal. */
@@ -14,11 +35,20 @@ import { jumpingPolicy } from '../support/jumping-policy.js';
 const { serve, closeAll } = loopbackServers();
 afterEach(closeAll);
 
-const refusalBody = (reason: string, type = CALL_REJECTED_PROBLEM_TYPE) => ({ type, title: 'Service Unavailable', status: 503, detail: 'refused', reason });
+const refusalBody = (reason: string, type = CALL_REJECTED_PROBLEM_TYPE) => ({
+  type,
+  title: 'Service Unavailable',
+  status: 503,
+  detail: 'refused',
+  reason,
+});
 const refusing =
   (reason = 'BudgetExhausted', retryAfter = '1', type = CALL_REJECTED_PROBLEM_TYPE): Script =>
   (_n, _req, res) =>
-    answer(res, 503, refusalBody(reason, type), { 'content-type': 'application/problem+json', 'retry-after': retryAfter });
+    answer(res, 503, refusalBody(reason, type), {
+      'content-type': 'application/problem+json',
+      'retry-after': retryAfter,
+    });
 
 describe('the resilient fetch reading a refusal from a service below', () => {
   it('rejects at once with RelayedRefusalError: same reason and hint, one request, no wait, no retry', async () => {
@@ -29,18 +59,26 @@ describe('the resilient fetch reading a refusal from a service below', () => {
     expect(failure).toBeInstanceOf(RelayedRefusalError);
     expect(failure).toBeInstanceOf(CallRejectedError);
     const refusal = failure as RelayedRefusalError;
-    expect([refusal.reason, refusal.retryAfter, refusal.origin, refusal.message]).toEqual(['BudgetExhausted', 2000, server.url, `${server.url} refused the call: BudgetExhausted (retry after 2000ms)`]);
+    expect([refusal.reason, refusal.retryAfter, refusal.origin, refusal.message]).toEqual([
+      'BudgetExhausted',
+      2000,
+      server.url,
+      `${server.url} refused the call: BudgetExhausted (retry after 2000ms)`,
+    ]);
     expect(server.seen).toHaveLength(1);
     // Not waited for (no Retry-After wait, no guarded pause): the fake clock never moved.
     expect(clock.now()).toBe(0);
-    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.verdict])).toEqual([['failed', 'permanent', 'Permanent']]);
+    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.verdict])).toEqual([
+      ['failed', 'permanent', 'Permanent'],
+    ]);
   });
 
   it('is never evidence against the host: twenty relayed refusals leave a 5-failure breaker closed', async () => {
     const server = await serve(refusing('DependencyUnavailable', '3'));
     const { policy } = jumpingPolicy('api', { breaker: Breaker.with({ consecutiveFailures: 5 }) });
     const http = createResilientFetch({ policy });
-    for (let i = 0; i < 20; i++) await expect(http(`${server.url}/x`)).rejects.toBeInstanceOf(RelayedRefusalError);
+    for (let i = 0; i < 20; i++)
+      await expect(http(`${server.url}/x`)).rejects.toBeInstanceOf(RelayedRefusalError);
     expect(server.seen).toHaveLength(20);
     expect(http.hosts.entries(1)[0]!.breaker?.state).toBe('closed');
   });
@@ -70,8 +108,15 @@ describe('the resilient fetch reading a refusal from a service below', () => {
 
   it('spells the problem type as the exception filter writes it, and the filter answers a relayed refusal as the hop below did', () => {
     expect(CALL_REJECTED_PROBLEM_TYPE).toBe(ProblemTypes.callRejected);
-    const answer = ResilienceExceptionFilter.problemFor(new RelayedRefusalError('DependencyUnavailable', 2500, 'http://data'))!;
-    expect([answer.body.status, answer.body.type, answer.body.reason, answer.retryAfter]).toEqual([503, ProblemTypes.callRejected, 'DependencyUnavailable', '3']);
+    const answer = ResilienceExceptionFilter.problemFor(
+      new RelayedRefusalError('DependencyUnavailable', 2500, 'http://data'),
+    )!;
+    expect([answer.body.status, answer.body.type, answer.body.reason, answer.retryAfter]).toEqual([
+      503,
+      ProblemTypes.callRejected,
+      'DependencyUnavailable',
+      '3',
+    ]);
   });
 
   it('a single-shot call makes one attempt and still stamps the nested-retry marker', async () => {
@@ -86,7 +131,11 @@ describe('the resilient fetch reading a refusal from a service below', () => {
 // A chain of real Nest services on loopback: frontend → backend → a service that refuses.
 let belowUrl = '';
 let backendUrl = '';
-const fast = { attempts: 3, backoff: { type: 'exponential', transientBase: 1, maximumDelay: 1 }, budget: 'none' } as const;
+const fast = {
+  attempts: 3,
+  backoff: { type: 'exponential', transientBase: 1, maximumDelay: 1 },
+  budget: 'none',
+} as const;
 
 @Controller('work')
 class BackendController {
@@ -101,7 +150,12 @@ class BackendController {
 
 @Module({
   imports: [
-    ResilienceModule.forRoot({ policies: { below: fast }, exceptionFilter: true, telemetry: false, logging: 'off' }),
+    ResilienceModule.forRoot({
+      policies: { below: fast },
+      exceptionFilter: true,
+      telemetry: false,
+      logging: 'off',
+    }),
     ResilientHttpModule.register({ policy: 'below' }),
     ResilienceContextModule.forRoot({ nested: 'singleShot' }),
   ],
@@ -120,7 +174,12 @@ class FrontendController {
 
 @Module({
   imports: [
-    ResilienceModule.forRoot({ policies: { backend: { ...fast, attempts: 2 } }, exceptionFilter: true, telemetry: false, logging: 'off' }),
+    ResilienceModule.forRoot({
+      policies: { backend: { ...fast, attempts: 2 } },
+      exceptionFilter: true,
+      telemetry: false,
+      logging: 'off',
+    }),
     ResilientHttpModule.register({ policy: 'backend' }),
     ResilienceContextModule.forRoot(),
   ],
@@ -128,10 +187,12 @@ class FrontendController {
 })
 class Frontend {}
 
-describe("ResilienceContextModule.forRoot({ nested })", () => {
+describe('ResilienceContextModule.forRoot({ nested })', () => {
   it("takes 'report' and 'singleShot', and refuses anything else naming the field", () => {
     expect(() => ResilienceContextModule.forRoot({ nested: 'report' })).not.toThrow();
-    expect(() => ResilienceContextModule.forRoot({ nested: 'always' as never })).toThrow('nested: "always" is invalid: must be \'report\' or \'singleShot\'');
+    expect(() => ResilienceContextModule.forRoot({ nested: 'always' as never })).toThrow(
+      "nested: \"always\" is invalid: must be 'report' or 'singleShot'",
+    );
   });
 });
 
@@ -164,7 +225,12 @@ describe('a chain of Nest services passing a refusal up, and single-shot on mark
     below.seen.length = 0;
     const response = await fetch(`${frontendUrl}/start`);
     const body = (await response.json()) as { type: string; reason: string };
-    expect([response.status, response.headers.get('retry-after'), body.type, body.reason]).toEqual([503, '4', ProblemTypes.callRejected, 'DependencyUnavailable']);
+    expect([response.status, response.headers.get('retry-after'), body.type, body.reason]).toEqual([
+      503,
+      '4',
+      ProblemTypes.callRejected,
+      'DependencyUnavailable',
+    ]);
     expect(below.seen).toHaveLength(1);
   });
 
@@ -175,6 +241,11 @@ describe('a chain of Nest services passing a refusal up, and single-shot on mark
     // The backend answered 502 to both of the frontend's attempts; the frontend returns what it got.
     expect([response.status, await response.json()]).toEqual([200, { status: 502 }]);
     // Frontend attempt 1 (marked): one request below, marked. Attempt 2 (unmarked): three, the first marked.
-    expect(below.seen.map((r) => r.headers['x-nresilience-retrying'] ?? '-')).toEqual(['1', '1', '-', '-']);
+    expect(below.seen.map((r) => r.headers['x-nresilience-retrying'] ?? '-')).toEqual([
+      '1',
+      '1',
+      '-',
+      '-',
+    ]);
   });
 });

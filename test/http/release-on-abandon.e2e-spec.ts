@@ -37,7 +37,11 @@ describe('a failed answer is released when the call ends in backoff', () => {
       return new Response(body, { status: 503 });
     }) as typeof globalThis.fetch;
     const clock = new FakeClock();
-    const policy = Resilience.http.with({ clock, backoff: Backoff.constant(5000), budget: RetryBudget.none });
+    const policy = Resilience.http.with({
+      clock,
+      backoff: Backoff.constant(5000),
+      budget: RetryBudget.none,
+    });
     const http = createResilientFetch({ policy, fetch: transport });
     const caller = new AbortController();
     const call = http('http://example.test/a', { signal: caller.signal }).then(
@@ -67,18 +71,34 @@ describe('a failed answer is released when the call ends in backoff', () => {
         },
       );
     const clock = new FakeClock();
-    await installResilientAdapter(instance, { policy: Resilience.default.with({ clock, budget: RetryBudget.none, backoff: Backoff.constant(10_000) }) });
+    await installResilientAdapter(instance, {
+      policy: Resilience.default.with({
+        clock,
+        budget: RetryBudget.none,
+        backoff: Backoff.constant(10_000),
+      }),
+    });
     const caller = new AbortController();
-    const first = instance.get(`${server.url}/file`, { signal: caller.signal }).catch((error: Error) => error);
+    const first = instance
+      .get(`${server.url}/file`, { signal: caller.signal })
+      .catch((error: Error) => error);
     // The wire is real: wait (bounded) for the 502 to arrive.
-    for (let i = 0; i < 100 && bodies.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 100 && bodies.length === 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     caller.abort(new Error('caller gone'));
     // axios itself turns a rejection under an aborted signal into its CanceledError.
     expect(axios.isCancel(await first)).toBe(true);
-    expect({ attempts: bodies.length, destroyed: bodies[0]?.destroyed }).toEqual({ attempts: 1, destroyed: true });
+    expect({ attempts: bodies.length, destroyed: bodies[0]?.destroyed }).toEqual({
+      attempts: 1,
+      destroyed: true,
+    });
     const next = await Promise.race([
-      instance.get(`${server.url}/next`, { responseType: 'json' }).then((response) => response.status),
-      new Promise((resolve) => setTimeout(() => resolve('still waiting for the socket after 2000 ms'), 2000)),
+      instance
+        .get(`${server.url}/next`, { responseType: 'json' })
+        .then((response) => response.status),
+      new Promise((resolve) =>
+        setTimeout(() => resolve('still waiting for the socket after 2000 ms'), 2000),
+      ),
     ]);
     expect(next).toBe(200);
   });

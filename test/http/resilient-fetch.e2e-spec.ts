@@ -1,6 +1,24 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { Ambient, AttemptStalledError, Backoff, Breaker, CallRejectedError, DeadlineExceededError, Limit, RateLimitedError, Resilience, RetryBudget, SystemClock } from '../../lib/core/index.js';
-import { BodyNotReplayableError, NotRepeatableError, createResilientFetch, markRepeatable, type ResilientFetchOptions } from '../../lib/http/index.js';
+import {
+  Ambient,
+  AttemptStalledError,
+  Backoff,
+  Breaker,
+  CallRejectedError,
+  DeadlineExceededError,
+  Limit,
+  RateLimitedError,
+  Resilience,
+  RetryBudget,
+  SystemClock,
+} from '../../lib/core/index.js';
+import {
+  BodyNotReplayableError,
+  NotRepeatableError,
+  createResilientFetch,
+  markRepeatable,
+  type ResilientFetchOptions,
+} from '../../lib/http/index.js';
 import { type Script, answer, loopbackServers, reset } from '../support/loopback-server.js';
 import { type PolicyChanges, jumpingPolicy } from '../support/jumping-policy.js';
 
@@ -15,13 +33,17 @@ function setup(extra: Partial<ResilientFetchOptions> = {}, policyChanges: Policy
 }
 
 const ok: Script = (_n, _req, res) => answer(res, 200, { ok: true });
-const resetThenOk: Script = (n, req, res) => (n === 0 ? reset(req) : answer(res, 200, { ok: true }));
+const resetThenOk: Script = (n, req, res) =>
+  n === 0 ? reset(req) : answer(res, 200, { ok: true });
 
 describe('idempotency on a connection reset after the server read the request', () => {
   it('sends a POST exactly once and rejects saying it was not retried because it is not idempotent', async () => {
     const server = await serve(resetThenOk);
     const { events, http } = setup();
-    const failure = await http(`${server.url}/orders`, { method: 'POST', body: '{"item":1}' }).catch((error: unknown) => error);
+    const failure = await http(`${server.url}/orders`, {
+      method: 'POST',
+      body: '{"item":1}',
+    }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(NotRepeatableError);
     expect((failure as Error).message).toBe(
       `POST ${server.url}/orders failed (ECONNRESET) and was not retried: POST is not idempotent and the server may have acted on it. ` +
@@ -29,9 +51,14 @@ describe('idempotency on a connection reset after the server read the request', 
     );
     // undici's TypeError comes from another realm under Jest: compare by name.
     const cause = (failure as Error).cause as TypeError;
-    expect([cause.name, (cause.cause as { code?: string }).code]).toEqual(['TypeError', 'ECONNRESET']);
+    expect([cause.name, (cause.cause as { code?: string }).code]).toEqual([
+      'TypeError',
+      'ECONNRESET',
+    ]);
     expect(server.seen.map((r) => r.method)).toEqual(['POST']);
-    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.verdict])).toEqual([['failed', 'notRepeatable', 'Transient']]);
+    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.verdict])).toEqual([
+      ['failed', 'notRepeatable', 'Transient'],
+    ]);
   });
 
   it('sends a POST whose attempt timed out exactly once', async () => {
@@ -40,12 +67,16 @@ describe('idempotency on a connection reset after the server read the request', 
     // Reads the request and never answers: only the attempt timeout ends the attempt.
     const server = await serve(() => arrived());
     const { clock, events, http } = setup({}, { attemptTimeout: 100 });
-    const call = http(`${server.url}/orders`, { method: 'POST', body: 'b' }).catch((error: unknown) => error);
+    const call = http(`${server.url}/orders`, { method: 'POST', body: 'b' }).catch(
+      (error: unknown) => error,
+    );
     await received;
     await clock.advance(100);
     const failure = await call;
     expect(failure).toBeInstanceOf(NotRepeatableError);
-    expect((failure as Error).message).toContain('failed (AttemptTimeoutError) and was not retried');
+    expect((failure as Error).message).toContain(
+      'failed (AttemptTimeoutError) and was not retried',
+    );
     expect(((failure as Error).cause as Error).name).toBe('AttemptTimeoutError');
     expect(server.seen).toHaveLength(1);
     expect(events.filter((e) => e.isTerminal).map((e) => e.reason)).toEqual(['notRepeatable']);
@@ -54,7 +85,9 @@ describe('idempotency on a connection reset after the server read the request', 
   it('reports attemptsExhausted, not notRepeatable, for a POST under a single-attempt policy', async () => {
     const server = await serve(resetThenOk);
     const { events, http } = setup({}, { attempts: 1 });
-    const failure = await http(`${server.url}/orders`, { method: 'POST', body: 'b' }).catch((error: unknown) => error);
+    const failure = await http(`${server.url}/orders`, { method: 'POST', body: 'b' }).catch(
+      (error: unknown) => error,
+    );
     expect((failure as Error).name).toBe('TypeError');
     expect(events.filter((e) => e.isTerminal).map((e) => e.reason)).toEqual(['attemptsExhausted']);
   });
@@ -62,17 +95,28 @@ describe('idempotency on a connection reset after the server read the request', 
   it.each(['GET', 'PUT', 'DELETE'])('retries %s', async (method) => {
     const server = await serve(resetThenOk);
     const { http } = setup();
-    const response = await http(`${server.url}/orders/1`, { method, body: method === 'PUT' ? 'v' : undefined });
+    const response = await http(`${server.url}/orders/1`, {
+      method,
+      body: method === 'PUT' ? 'v' : undefined,
+    });
     expect(response.status).toBe(200);
     expect(server.seen.map((r) => r.method)).toEqual([method, method]);
   });
 
   it('retries a POST after a definitive refusal (429, 503) but not after a 500', async () => {
-    for (const [status, sent] of [[429, 2], [503, 2], [500, 1]] as const) {
+    for (const [status, sent] of [
+      [429, 2],
+      [503, 2],
+      [500, 1],
+    ] as const) {
       const server = await serve((n, _req, res) => answer(res, n === 0 ? status : 201));
       const { http } = setup();
       const response = await http(`${server.url}/orders`, { method: 'POST', body: 'x' });
-      expect([status, response.status, server.seen.length]).toEqual([status, sent === 2 ? 201 : 500, sent]);
+      expect([status, response.status, server.seen.length]).toEqual([
+        status,
+        sent === 2 ? 201 : 500,
+        sent,
+      ]);
     }
   });
 
@@ -93,13 +137,22 @@ describe('idempotency on a connection reset after the server read the request', 
   it('a Request marked without a key retries a reset POST with one key, and so does a copy new Request(marked, init) makes', async () => {
     const server = await serve((n, req, res) => (n % 2 === 0 ? reset(req) : answer(res, 201)));
     const { http } = setup();
-    const marked = markRepeatable(new Request(`${server.url}/charges`, { method: 'POST', body: 'b' }));
+    const marked = markRepeatable(
+      new Request(`${server.url}/charges`, { method: 'POST', body: 'b' }),
+    );
     expect((await http(marked)).status).toBe(201);
-    const copy = new Request(markRepeatable(new Request(`${server.url}/charges`, { method: 'POST', body: 'c' })), { signal: new AbortController().signal });
+    const copy = new Request(
+      markRepeatable(new Request(`${server.url}/charges`, { method: 'POST', body: 'c' })),
+      { signal: new AbortController().signal },
+    );
     expect((await http(copy)).status).toBe(201);
     const keys = server.seen.map((r) => r.headers['idempotency-key']);
     expect(keys[0]).toMatch(/^"[0-9a-f-]{36}"$/);
-    expect([keys[1] === keys[0], keys[3] === keys[2], keys[2] === keys[0]]).toEqual([true, true, false]);
+    expect([keys[1] === keys[0], keys[3] === keys[2], keys[2] === keys[0]]).toEqual([
+      true,
+      true,
+      false,
+    ]);
     expect(keys[2]).toMatch(/^"[0-9a-f-]{36}"$/);
     expect(server.seen.map((r) => r.body.toString())).toEqual(['b', 'b', 'c', 'c']);
   });
@@ -109,12 +162,20 @@ describe('idempotency on a connection reset after the server read the request', 
     const { http } = setup();
     const marked = markRepeatable<RequestInit>({ method: 'POST', body: 'b' });
     const controller = new AbortController();
-    for (const copy of [{ ...marked, signal: controller.signal }, { ...marked }, Object.assign({}, marked)]) {
+    for (const copy of [
+      { ...marked, signal: controller.signal },
+      { ...marked },
+      Object.assign({}, marked),
+    ]) {
       expect((await http(`${server.url}/charges`, copy)).status).toBe(201);
     }
     const keys = server.seen.map((r) => r.headers['idempotency-key']);
     // Two attempts (reset, then 201) per call: the same key within a call, a new one for each call.
-    expect([keys[1] === keys[0], keys[3] === keys[2], keys[5] === keys[4]]).toEqual([true, true, true]);
+    expect([keys[1] === keys[0], keys[3] === keys[2], keys[5] === keys[4]]).toEqual([
+      true,
+      true,
+      true,
+    ]);
     expect(new Set([keys[0], keys[2], keys[4]]).size).toBe(3);
     // The key stamped on the original when it was marked is none of them.
     expect(keys).not.toContain((marked.headers as Record<string, string>)['idempotency-key']);
@@ -123,7 +184,10 @@ describe('idempotency on a connection reset after the server read the request', 
   it('markRepeatable with a key sends that key as a structured-field string', async () => {
     const server = await serve(resetThenOk);
     const { http } = setup();
-    await http(`${server.url}/charges`, markRepeatable({ method: 'POST', body: 'b', headers: { 'x-a': '1' } }, 'order-123'));
+    await http(
+      `${server.url}/charges`,
+      markRepeatable({ method: 'POST', body: 'b', headers: { 'x-a': '1' } }, 'order-123'),
+    );
     expect(server.seen.map((r) => [r.headers['idempotency-key'], r.headers['x-a']])).toEqual([
       ['"order-123"', '1'],
       ['"order-123"', '1'],
@@ -134,8 +198,17 @@ describe('idempotency on a connection reset after the server read the request', 
     const server = await serve((n, req, res) => (n % 2 === 0 ? reset(req) : answer(res, 201)));
     const { http } = setup();
     await http(`${server.url}/charges`, markRepeatable({ method: 'POST', body: 'b' }, 'a"b\\c d'));
-    await http(`${server.url}/charges`, { method: 'POST', body: 'b', headers: { 'Idempotency-Key': 'bare-token' } });
-    expect(server.seen.map((r) => r.headers['idempotency-key'])).toEqual(['"a\\"b\\\\c d"', '"a\\"b\\\\c d"', 'bare-token', 'bare-token']);
+    await http(`${server.url}/charges`, {
+      method: 'POST',
+      body: 'b',
+      headers: { 'Idempotency-Key': 'bare-token' },
+    });
+    expect(server.seen.map((r) => r.headers['idempotency-key'])).toEqual([
+      '"a\\"b\\\\c d"',
+      '"a\\"b\\\\c d"',
+      'bare-token',
+      'bare-token',
+    ]);
   });
 
   it.each([
@@ -145,7 +218,8 @@ describe('idempotency on a connection reset after the server read the request', 
     ['a non-ASCII character', 'ordér', 'U+00E9 at index 3 is not'],
     ['a number', 42, 'got number'],
   ])('refuses %s as a key, naming the field and the rule', (_case, key, why) => {
-    const rule = 'must be 1 to 255 printable ASCII characters (0x20-0x7E, the characters a structured-field string may hold: RFC 8941 §3.3.3)';
+    const rule =
+      'must be 1 to 255 printable ASCII characters (0x20-0x7E, the characters a structured-field string may hold: RFC 8941 §3.3.3)';
     expect(() => markRepeatable({}, key as string)).toThrow(`${rule}; ${why}`);
     expect(() => markRepeatable({}, key as string)).toThrow(/^idempotencyKey: /);
   });
@@ -157,12 +231,15 @@ describe('request bodies are replayed byte-identical', () => {
     ['Buffer', () => Buffer.from([0, 1, 2, 250])],
     ['Uint8Array', () => new Uint8Array([9, 8, 7])],
     ['URLSearchParams', () => new URLSearchParams({ a: '1', b: 'two' })],
-    ['FormData', () => {
-      const form = new FormData();
-      form.append('field', 'value');
-      form.append('file', new Blob(['file-bytes']), 'f.txt');
-      return form;
-    }],
+    [
+      'FormData',
+      () => {
+        const form = new FormData();
+        form.append('field', 'value');
+        form.append('file', new Blob(['file-bytes']), 'f.txt');
+        return form;
+      },
+    ],
     ['Blob', () => new Blob(['blob-bytes'])],
     ['a small ReadableStream', () => new Blob(['streamed-bytes']).stream()],
   ];
@@ -185,7 +262,11 @@ describe('request bodies are replayed byte-identical', () => {
     const server = await serve(resetThenOk);
     const { http } = setup({ maximumReplayBytes: 16 });
     const payload = 'x'.repeat(40);
-    const failure = await http(`${server.url}/upload`, { method: 'PUT', body: new Blob([payload]).stream(), duplex: 'half' } as RequestInit).catch((e: unknown) => e);
+    const failure = await http(`${server.url}/upload`, {
+      method: 'PUT',
+      body: new Blob([payload]).stream(),
+      duplex: 'half',
+    } as RequestInit).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(BodyNotReplayableError);
     expect((failure as Error).message).toContain('not replayable');
     expect(((failure as Error).cause as TypeError).name).toBe('TypeError');
@@ -207,7 +288,11 @@ describe('classification', () => {
     const server = await serve((n, _req, res) => answer(res, 502, { n }));
     const { http } = setup();
     const response = await http(`${server.url}/x`);
-    expect([response.status, await response.json(), server.seen.length]).toEqual([502, { n: 2 }, 3]);
+    expect([response.status, await response.json(), server.seen.length]).toEqual([
+      502,
+      { n: 2 },
+      3,
+    ]);
   });
 
   it.each([
@@ -217,10 +302,14 @@ describe('classification', () => {
     ['garbage on a 503 (no hint: the backoff curve)', 503, '-1', 50],
     ['a fraction on a 429 (no hint: the throttled curve)', 429, '1.5', 500],
   ])('waits exactly what Retry-After asks: %s', async (_form, status, retryAfter, delay) => {
-    const server = await serve((n, _req, res) => (n === 0 ? answer(res, status, {}, { 'retry-after': retryAfter }) : answer(res, 200)));
+    const server = await serve((n, _req, res) =>
+      n === 0 ? answer(res, status, {}, { 'retry-after': retryAfter }) : answer(res, 200),
+    );
     const { events, http } = setup({ wallClock: () => 1_800_000_000_000 });
     expect((await http(`${server.url}/x`)).status).toBe(200);
-    expect(events.filter((e) => e.kind === 'retrying').map((e) => [e.verdict, e.delay])).toEqual([[status === 429 || retryAfter !== '-1' ? 'Throttled' : 'Transient', delay]]);
+    expect(events.filter((e) => e.kind === 'retrying').map((e) => [e.verdict, e.delay])).toEqual([
+      [status === 429 || retryAfter !== '-1' ? 'Throttled' : 'Transient', delay],
+    ]);
   });
 
   it('cancels a discarded failed response body before the retry is sent', async () => {
@@ -243,10 +332,17 @@ describe('classification', () => {
 
 describe('headers stamped per attempt', () => {
   it('marks the first attempt of a retryable request only, and sends the remaining time of its bound on every attempt', async () => {
-    const server = await serve((n, req, res) => (n < 2 ? reset(req) : answer(res, 200, { ok: true })));
+    const server = await serve((n, req, res) =>
+      n < 2 ? reset(req) : answer(res, 200, { ok: true }),
+    );
     const { http } = setup({}, { deadline: 5000 });
     await http(`${server.url}/x`, { headers: { 'x-nresilience-retrying': '1' } });
-    expect(server.seen.map((r) => [r.headers['x-nresilience-retrying'], r.headers['x-nresilience-remaining-ms']])).toEqual([
+    expect(
+      server.seen.map((r) => [
+        r.headers['x-nresilience-retrying'],
+        r.headers['x-nresilience-remaining-ms'],
+      ]),
+    ).toEqual([
       ['1', '5000'],
       [undefined, '4950'], // after the 50 ms backoff; a caller's own copy of the marker is removed too
       [undefined, '4850'], // after 100 ms more
@@ -257,15 +353,25 @@ describe('headers stamped per attempt', () => {
     const server = await serve(ok);
     await setup().http(`${server.url}/x`, { method: 'POST', body: 'b' });
     await setup({}, { attempts: 1 }).http(`${server.url}/x`);
-    expect(server.seen.map((r) => r.headers['x-nresilience-retrying'])).toEqual([undefined, undefined]);
+    expect(server.seen.map((r) => r.headers['x-nresilience-retrying'])).toEqual([
+      undefined,
+      undefined,
+    ]);
   });
 
   it('sends the caller time left when tighter, and the criticality when asked', async () => {
     const server = await serve(ok);
     const { clock, http } = setup({ propagateCriticality: true }, { deadline: 5000 });
-    await Ambient.run({ remaining: 800, criticality: 'sheddable', clock }, () => http(`${server.url}/x`));
+    await Ambient.run({ remaining: 800, criticality: 'sheddable', clock }, () =>
+      http(`${server.url}/x`),
+    );
     await http(`${server.url}/x`);
-    expect(server.seen.map((r) => [r.headers['x-nresilience-remaining-ms'], r.headers['x-nresilience-criticality']])).toEqual([
+    expect(
+      server.seen.map((r) => [
+        r.headers['x-nresilience-remaining-ms'],
+        r.headers['x-nresilience-criticality'],
+      ]),
+    ).toEqual([
       ['800', 'sheddable'],
       ['5000', undefined],
     ]);
@@ -274,7 +380,9 @@ describe('headers stamped per attempt', () => {
   it('issues no request at all when the caller has no time left (useAmbientDeadline)', async () => {
     const server = await serve(ok);
     const { clock, http } = setup({}, { useAmbientDeadline: true });
-    const failure = await Ambient.run({ remaining: 0, clock }, () => http(`${server.url}/x`)).catch((e: unknown) => e);
+    const failure = await Ambient.run({ remaining: 0, clock }, () => http(`${server.url}/x`)).catch(
+      (e: unknown) => e,
+    );
     expect(failure).toBeInstanceOf(DeadlineExceededError);
     expect(server.seen).toHaveLength(0);
   });
@@ -284,7 +392,10 @@ describe('per-host state', () => {
   it('a dead host opens its own breaker; a healthy host keeps answering', async () => {
     const dead = await serve((_n, req) => reset(req));
     const healthy = await serve(ok);
-    const { clock, http } = setup({}, { breaker: Breaker.with({ consecutiveFailures: 3 }), attempts: 1 });
+    const { clock, http } = setup(
+      {},
+      { breaker: Breaker.with({ consecutiveFailures: 3 }), attempts: 1 },
+    );
     for (let i = 0; i < 3; i++) await http(`${dead.url}/x`).catch(() => undefined);
     const refusal = http(`${dead.url}/x`).catch((e: unknown) => e);
     await clock.advance(100); // the guarded pause
@@ -311,8 +422,17 @@ describe('per-host state', () => {
 });
 
 describe('response bodies on the wire (real clock, short bounds)', () => {
-  function realClock(extra: Partial<ResilientFetchOptions>, changes: Parameters<typeof Resilience.default.with>[0]) {
-    const policy = Resilience.default.with({ name: 'wire', clock: SystemClock.instance, budget: RetryBudget.none, backoff: Backoff.none, ...changes });
+  function realClock(
+    extra: Partial<ResilientFetchOptions>,
+    changes: Parameters<typeof Resilience.default.with>[0],
+  ) {
+    const policy = Resilience.default.with({
+      name: 'wire',
+      clock: SystemClock.instance,
+      budget: RetryBudget.none,
+      backoff: Backoff.none,
+      ...changes,
+    });
     return createResilientFetch({ policy, ...extra });
   }
 
@@ -351,7 +471,10 @@ describe('response bodies on the wire (real clock, short bounds)', () => {
     const response = await http(`${server.url}/silent`);
     expect(response.status).toBe(200);
     let settled = false;
-    const reading = response.json().catch((e: unknown) => e).finally(() => (settled = true));
+    const reading = response
+      .json()
+      .catch((e: unknown) => e)
+      .finally(() => (settled = true));
     await new Promise((resolve) => setImmediate(resolve));
     await clock.advance(299);
     expect(settled).toBe(false);
@@ -365,26 +488,36 @@ describe('response bodies on the wire (real clock, short bounds)', () => {
     ['no gap bound', {}],
     ['a gap bound', { bodyGapTimeout: 300 }],
     ['resumeDownloads', { resumeDownloads: true }],
-  ])('a caller abort during a pending body read fails it with the abort reason at once, as fetch does (%s)', async (_case, extra) => {
-    let closed!: () => void;
-    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
-    const server = await serve((_n, req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '20', etag: '"v1"', 'accept-ranges': 'bytes' });
-      res.write('first');
-      req.socket.on('close', closed);
-    });
-    const { http } = setup(extra);
-    const caller = new AbortController();
-    const reader = (await http(`${server.url}/file`, { signal: caller.signal })).body!.getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toBe('first');
-    const reading = reader.read().catch((e: unknown) => e);
-    const reason = new Error('caller gave up');
-    caller.abort(reason);
-    expect(await reading).toBe(reason);
-    // The connection is let go, not left open until the server ends the body.
-    await connectionClosed;
-    expect(server.seen).toHaveLength(1);
-  });
+  ])(
+    'a caller abort during a pending body read fails it with the abort reason at once, as fetch does (%s)',
+    async (_case, extra) => {
+      let closed!: () => void;
+      const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+      const server = await serve((_n, req, res) => {
+        res.writeHead(200, {
+          'content-type': 'text/plain',
+          'content-length': '20',
+          etag: '"v1"',
+          'accept-ranges': 'bytes',
+        });
+        res.write('first');
+        req.socket.on('close', closed);
+      });
+      const { http } = setup(extra);
+      const caller = new AbortController();
+      const reader = (
+        await http(`${server.url}/file`, { signal: caller.signal })
+      ).body!.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toBe('first');
+      const reading = reader.read().catch((e: unknown) => e);
+      const reason = new Error('caller gave up');
+      caller.abort(reason);
+      expect(await reading).toBe(reason);
+      // The connection is let go, not left open until the server ends the body.
+      await connectionClosed;
+      expect(server.seen).toHaveLength(1);
+    },
+  );
 
   it('a body read to its end leaves no listener on the caller signal', async () => {
     const server = await serve(ok);
@@ -393,9 +526,17 @@ describe('response bodies on the wire (real clock, short bounds)', () => {
     const added: unknown[] = [];
     const removed: unknown[] = [];
     const { addEventListener, removeEventListener } = caller.signal;
-    caller.signal.addEventListener = (...args: Parameters<typeof addEventListener>) => (added.push(args[1]), addEventListener.apply(caller.signal, args));
-    caller.signal.removeEventListener = (...args: Parameters<typeof removeEventListener>) => (removed.push(args[1]), removeEventListener.apply(caller.signal, args));
-    expect(await (await http(`${server.url}/x`, { signal: caller.signal })).json()).toEqual({ ok: true });
+    caller.signal.addEventListener = (...args: Parameters<typeof addEventListener>) => (
+      added.push(args[1]),
+      addEventListener.apply(caller.signal, args)
+    );
+    caller.signal.removeEventListener = (...args: Parameters<typeof removeEventListener>) => (
+      removed.push(args[1]),
+      removeEventListener.apply(caller.signal, args)
+    );
+    expect(await (await http(`${server.url}/x`, { signal: caller.signal })).json()).toEqual({
+      ok: true,
+    });
     expect(added.length).toBeGreaterThan(0);
     expect(added.filter((listener) => !removed.includes(listener))).toEqual([]);
   });
@@ -440,7 +581,9 @@ describe('response bodies on the wire (real clock, short bounds)', () => {
   });
 
   it('passes HEAD and a caller Range request through unchanged, whatever the server does with the range', async () => {
-    const server = await serve((_n, req, res) => answer(res, 200, { range: req.headers.range ?? null }));
+    const server = await serve((_n, req, res) =>
+      answer(res, 200, { range: req.headers.range ?? null }),
+    );
     const http = realClock({ bodyGapTimeout: 1000 }, {});
     const head = await http(`${server.url}/file`, { method: 'HEAD' });
     expect([head.status, head.body]).toEqual([200, null]);
@@ -451,13 +594,36 @@ describe('response bodies on the wire (real clock, short bounds)', () => {
 
 describe('published quota', () => {
   it.each([
-    ['RateLimit structured fields', { 'ratelimit-policy': '"default";q=10;w=60', ratelimit: '"default";r=1;t=30' }, 30_000],
-    ['X-RateLimit triple with an epoch reset', { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '5', 'x-ratelimit-reset': '1800000045' }, 45_000],
-    ['the draft-07 dictionary', { 'ratelimit-policy': '10;w=60', ratelimit: 'limit=10, remaining=0, reset=20' }, 20_000],
-    ['the draft-06 RateLimit-* triple', { 'ratelimit-limit': '100', 'ratelimit-remaining': '9', 'ratelimit-reset': '15' }, 15_000],
+    [
+      'RateLimit structured fields',
+      { 'ratelimit-policy': '"default";q=10;w=60', ratelimit: '"default";r=1;t=30' },
+      30_000,
+    ],
+    [
+      'X-RateLimit triple with an epoch reset',
+      {
+        'x-ratelimit-limit': '100',
+        'x-ratelimit-remaining': '5',
+        'x-ratelimit-reset': '1800000045',
+      },
+      45_000,
+    ],
+    [
+      'the draft-07 dictionary',
+      { 'ratelimit-policy': '10;w=60', ratelimit: 'limit=10, remaining=0, reset=20' },
+      20_000,
+    ],
+    [
+      'the draft-06 RateLimit-* triple',
+      { 'ratelimit-limit': '100', 'ratelimit-remaining': '9', 'ratelimit-reset': '15' },
+      15_000,
+    ],
   ])('refuses locally inside the reserve: %s', async (_shape, headers, wait) => {
     const server = await serve((_n, _req, res) => answer(res, 200, {}, headers));
-    const { clock, events, http, policy } = setup({ wallClock: () => 1_800_000_000_000 }, { breaker: Breaker.default });
+    const { clock, events, http, policy } = setup(
+      { wallClock: () => 1_800_000_000_000 },
+      { breaker: Breaker.default },
+    );
     expect((await http(`${server.url}/x`)).status).toBe(200);
     events.length = 0;
     const call = http(`${server.url}/x`).catch((e: unknown) => e);
@@ -492,9 +658,15 @@ describe('published quota', () => {
     ['malformed RateLimit', { ratelimit: '"default";r=abc;t=30, ;;;, "x";r=-1;t=5' }],
     ['malformed X-RateLimit', { 'x-ratelimit-remaining': 'none', 'x-ratelimit-reset': 'soon' }],
     ['a RateLimit reset a million years ahead', { ratelimit: '"d";r=0;t=999999999999999' }],
-    ['an X-RateLimit-Reset epoch in ms', { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1800000045000' }],
+    [
+      'an X-RateLimit-Reset epoch in ms',
+      { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1800000045000' },
+    ],
     ['a draft-07 reset of more than a day', { ratelimit: 'limit=10, remaining=0, reset=86401' }],
-    ['a malformed draft-07 dictionary', { ratelimit: 'limit=10, remaining=-1, reset=5, =, remaining' }],
+    [
+      'a malformed draft-07 dictionary',
+      { ratelimit: 'limit=10, remaining=-1, reset=5, =, remaining' },
+    ],
   ])('never refuses on %s and never throws', async (_case, headers) => {
     const server = await serve((_n, _req, res) => answer(res, 200, {}, headers));
     const { http } = setup();
@@ -503,9 +675,19 @@ describe('published quota', () => {
   });
 
   it('beside a rate limit, whichever is tighter refuses: the published quota first, then the rate', async () => {
-    const generous = { 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '900', 'x-ratelimit-reset': '60' };
-    const spent = { 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '60' };
-    const server = await serve((_n, req, res) => answer(res, 200, {}, req.url === '/spent' ? spent : generous));
+    const generous = {
+      'x-ratelimit-limit': '1000',
+      'x-ratelimit-remaining': '900',
+      'x-ratelimit-reset': '60',
+    };
+    const spent = {
+      'x-ratelimit-limit': '1000',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': '60',
+    };
+    const server = await serve((_n, req, res) =>
+      answer(res, 200, {}, req.url === '/spent' ? spent : generous),
+    );
     // The rate allows 100 at once: the quota the host published (none left) is the tighter.
     const loose = setup({}, { limit: Limit.rate({ limit: 100, per: 1000 }) });
     expect((await loose.http(`${server.url}/spent`)).status).toBe(200);
@@ -518,12 +700,18 @@ describe('published quota', () => {
     const byRate = tight.http(`${server.url}/x`).catch((e: unknown) => e);
     await tight.clock.advance(100);
     const refused = (await byRate) as CallRejectedError;
-    expect([refused.name, refused.reason, refused.retryAfter]).toEqual(['CallRejectedError', 'Limited', 900]);
+    expect([refused.name, refused.reason, refused.retryAfter]).toEqual([
+      'CallRejectedError',
+      'Limited',
+      900,
+    ]);
     expect(server.seen.map((r) => r.url)).toEqual(['/spent', '/x']);
   });
 
   it('reads no headers with quota: false', async () => {
-    const server = await serve((_n, _req, res) => answer(res, 200, {}, { ratelimit: '"d";r=0;t=30' }));
+    const server = await serve((_n, _req, res) =>
+      answer(res, 200, {}, { ratelimit: '"d";r=0;t=30' }),
+    );
     const { http } = setup({ quota: false });
     await http(`${server.url}/x`);
     expect((await http(`${server.url}/x`)).status).toBe(200);
@@ -532,13 +720,26 @@ describe('published quota', () => {
 
 describe('createResilientFetch options', () => {
   it('says the field, the value and the rule of a bad bound', () => {
-    const create = (options: Partial<ResilientFetchOptions>) => () => createResilientFetch({ policy: Resilience.default, ...options });
-    expect(create({ maximumHosts: 0 })).toThrow('maximumHosts: 0 is invalid: must be an integer >= 1 (the most hosts with their own state), at most 1000000');
-    expect(create({ maximumHosts: 2_000_000 })).toThrow('maximumHosts: 2000000 is invalid: must be an integer >= 1 (the most hosts with their own state), at most 1000000');
-    expect(create({ maximumReplayBytes: -1 })).toThrow('maximumReplayBytes: -1 is invalid: must be an integer >= 0 (bytes)');
-    expect(create({ maximumReplayBytes: null as never })).toThrow('maximumReplayBytes: null is invalid: must be an integer >= 0 (bytes)');
-    expect(create({ bodyGapTimeout: 0 })).toThrow('bodyGapTimeout: 0 is invalid: must be a duration in ms > 0 (or Infinity)');
-    expect(create({ bodyGapTimeout: Number.NaN })).toThrow('bodyGapTimeout: NaN is invalid: must be a duration in ms > 0 (or Infinity)');
+    const create = (options: Partial<ResilientFetchOptions>) => () =>
+      createResilientFetch({ policy: Resilience.default, ...options });
+    expect(create({ maximumHosts: 0 })).toThrow(
+      'maximumHosts: 0 is invalid: must be an integer >= 1 (the most hosts with their own state), at most 1000000',
+    );
+    expect(create({ maximumHosts: 2_000_000 })).toThrow(
+      'maximumHosts: 2000000 is invalid: must be an integer >= 1 (the most hosts with their own state), at most 1000000',
+    );
+    expect(create({ maximumReplayBytes: -1 })).toThrow(
+      'maximumReplayBytes: -1 is invalid: must be an integer >= 0 (bytes)',
+    );
+    expect(create({ maximumReplayBytes: null as never })).toThrow(
+      'maximumReplayBytes: null is invalid: must be an integer >= 0 (bytes)',
+    );
+    expect(create({ bodyGapTimeout: 0 })).toThrow(
+      'bodyGapTimeout: 0 is invalid: must be a duration in ms > 0 (or Infinity)',
+    );
+    expect(create({ bodyGapTimeout: Number.NaN })).toThrow(
+      'bodyGapTimeout: NaN is invalid: must be a duration in ms > 0 (or Infinity)',
+    );
     expect(typeof create({ bodyGapTimeout: Infinity })()).toBe('function');
   });
 });

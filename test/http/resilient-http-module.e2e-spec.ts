@@ -4,7 +4,12 @@ import { Module } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import { ResilienceHealthIndicator } from '../../lib/health/index.js';
-import { type ResilientFetch, ResilientHttpModule, createResilientFetch, getResilientFetchToken } from '../../lib/http/index.js';
+import {
+  type ResilientFetch,
+  ResilientHttpModule,
+  createResilientFetch,
+  getResilientFetchToken,
+} from '../../lib/http/index.js';
 import { PolicyRegistry, type ResilienceConfig, ResilienceModule } from '../../lib/nest/index.js';
 import { answer, loopbackServers, reset } from '../support/loopback-server.js';
 
@@ -14,10 +19,17 @@ afterEach(closeAll);
 const API = { attempts: 1, breaker: { consecutiveFailures: 2, breakDuration: 60_000 } };
 
 /** An app whose registry reads `source.config` (so `registry.refresh()` reads it again). */
-async function boot(policy: string, source: { config: ResilienceConfig } = { config: { policies: { api: API } } }) {
+async function boot(
+  policy: string,
+  source: { config: ResilienceConfig } = { config: { policies: { api: API } } },
+) {
   @Module({
     imports: [
-      ResilienceModule.forRoot({ configSource: { read: () => source.config }, logging: 'off', telemetry: false }),
+      ResilienceModule.forRoot({
+        configSource: { read: () => source.config },
+        logging: 'off',
+        telemetry: false,
+      }),
       ResilientHttpModule.register({ policy }),
     ],
   })
@@ -36,14 +48,22 @@ describe('ResilientHttpModule', () => {
     try {
       const http = app.get<ResilientFetch>(getResilientFetchToken('api'));
       for (let i = 0; i < 2; i++) await http(`${dead.url}/x`).catch(() => undefined);
-      expect(((await http(`${dead.url}/x`).catch((e: unknown) => e)) as Error).name).toBe('CallRejectedError');
+      expect(((await http(`${dead.url}/x`).catch((e: unknown) => e)) as Error).name).toBe(
+        'CallRejectedError',
+      );
       expect((await http(`${healthy.url}/x`)).status).toBe(200);
       expect(dead.seen).toHaveLength(2);
       expect(http.hosts.unhealthy()).toEqual([new URL(dead.url).origin]);
       expect(app.get(PolicyRegistry).breaker('api')?.snapshot().state).toBe('closed');
       // Health lists the hosts, the one with an open breaker first, and stays up (degraded, not down).
-      const health = new ResilienceHealthIndicator(new HealthIndicatorService(), app.get(PolicyRegistry)).isHealthy('resilience', { scopes: { api: http.hosts } });
-      const api = health.resilience.api as { keys: Record<string, { status: string; breaker: string }>; keysDegraded: number };
+      const health = new ResilienceHealthIndicator(
+        new HealthIndicatorService(),
+        app.get(PolicyRegistry),
+      ).isHealthy('resilience', { scopes: { api: http.hosts } });
+      const api = health.resilience.api as {
+        keys: Record<string, { status: string; breaker: string }>;
+        keysDegraded: number;
+      };
       expect(health.resilience.status).toBe('up');
       expect(api.keysDegraded).toBe(1);
       expect(Object.entries(api.keys).map(([key, k]) => [key, k.status, k.breaker])).toEqual([
@@ -57,7 +77,9 @@ describe('ResilientHttpModule', () => {
 
   it('a host breaker opened stays open across an identical reload, a reload of another policy and refresh(); a changed config keeps it under the new settings', async () => {
     const dead = await serve((_n, req) => reset(req));
-    const source = { config: { policies: { api: API, other: { attempts: 2 } } } as ResilienceConfig };
+    const source = {
+      config: { policies: { api: API, other: { attempts: 2 } } } as ResilienceConfig,
+    };
     const app = await boot('api', source);
     try {
       const http = app.get<ResilientFetch>(getResilientFetchToken('api'));
@@ -67,7 +89,10 @@ describe('ResilientHttpModule', () => {
       const breaker = http.hosts.for(origin).breaker()!;
       expect(breaker.state).toBe('open');
       const refusedNow = async () => {
-        const error = (await http(`${dead.url}/x`).catch((e: unknown) => e)) as { name: string; reason: string };
+        const error = (await http(`${dead.url}/x`).catch((e: unknown) => e)) as {
+          name: string;
+          reason: string;
+        };
         return [error.name, error.reason];
       };
       registry.reload(source.config);
@@ -80,7 +105,11 @@ describe('ResilientHttpModule', () => {
       // A changed config: same breaker (still open, its break still running), new settings.
       registry.reload({ policies: { api: { ...API, attempts: 2 } } });
       expect(await refusedNow()).toEqual(['CallRejectedError', 'DependencyUnavailable']);
-      expect([http.hosts.for(origin).options.attempts, http.hosts.for(origin).breaker(), breaker.state]).toEqual([2, breaker, 'open']);
+      expect([
+        http.hosts.for(origin).options.attempts,
+        http.hosts.for(origin).breaker(),
+        breaker.state,
+      ]).toEqual([2, breaker, 'open']);
       expect(dead.seen).toHaveLength(2);
       expect(registry.reloadCounts).toEqual({ reloaded: 4, reloadFailed: 0 });
     } finally {
@@ -94,11 +123,15 @@ describe('ResilientHttpModule', () => {
     const registry = PolicyRegistry.create({ policies: { api: API } });
     const http = createResilientFetch({ policy: registry.handle('api') });
     for (let i = 0; i < 2; i++) await http(`${dead.url}/x`).catch(() => undefined);
-    expect(((await http(`${dead.url}/x`).catch((e: unknown) => e)) as Error).name).toBe('CallRejectedError');
+    expect(((await http(`${dead.url}/x`).catch((e: unknown) => e)) as Error).name).toBe(
+      'CallRejectedError',
+    );
     expect((await http(`${healthy.url}/x`)).status).toBe(200);
     expect(registry.breaker('api')!.state).toBe('closed');
     registry.reload({ policies: { api: { ...API, attempts: 2 } } });
-    expect(((await http(`${dead.url}/x`).catch((e: unknown) => e)) as Error).name).toBe('CallRejectedError');
+    expect(((await http(`${dead.url}/x`).catch((e: unknown) => e)) as Error).name).toBe(
+      'CallRejectedError',
+    );
     expect(http.hosts.unhealthy()).toEqual([new URL(dead.url).origin]);
     expect([dead.seen.length, healthy.seen.length]).toEqual([2, 1]);
   });

@@ -3,7 +3,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type CallEvent, Resilience, RetryBudget } from '../../lib/core/index.js';
-import { createResilientFetch, ResumeRefusedError, type ResilientFetchOptions } from '../../lib/http/index.js';
+import {
+  createResilientFetch,
+  ResumeRefusedError,
+  type ResilientFetchOptions,
+} from '../../lib/http/index.js';
 import { loopbackServers, reset } from '../support/loopback-server.js';
 import { type PolicyChanges, jumpingPolicy } from '../support/jumping-policy.js';
 
@@ -36,18 +40,32 @@ async function fileServer(how: Break, download: Download = {}) {
     if (n > 0 && range !== null) {
       const start = Number(range[1]);
       if (download.onRange !== undefined) return download.onRange(req, res, start);
-      res.writeHead(206, { etag: '"v1"', 'content-range': `bytes ${start}-${CONTENT.length - 1}/${CONTENT.length}`, 'content-length': CONTENT.length - start });
+      res.writeHead(206, {
+        etag: '"v1"',
+        'content-range': `bytes ${start}-${CONTENT.length - 1}/${CONTENT.length}`,
+        'content-length': CONTENT.length - start,
+      });
       return res.end(CONTENT.subarray(start));
     }
-    res.writeHead(200, { etag: '"v1"', 'accept-ranges': 'bytes', 'content-length': CONTENT.length, 'content-type': 'application/octet-stream', ...download.first });
+    res.writeHead(200, {
+      etag: '"v1"',
+      'accept-ranges': 'bytes',
+      'content-length': CONTENT.length,
+      'content-type': 'application/octet-stream',
+      ...download.first,
+    });
     res.write(CONTENT.subarray(0, FIRST_PART));
-    breakBody = () => (how === 'reset' ? reset(req) : how === 'close' ? req.socket.destroy() : undefined);
+    breakBody = () =>
+      how === 'reset' ? reset(req) : how === 'close' ? req.socket.destroy() : undefined;
   });
   return { server, breakBody: () => breakBody() };
 }
 
 /** Reads `response`'s body to its end or its error, calling `atFirstPart` once 4000 bytes are in. */
-async function read(response: Response, atFirstPart: () => void | Promise<void>): Promise<{ bytes: Buffer; error?: unknown }> {
+async function read(
+  response: Response,
+  atFirstPart: () => void | Promise<void>,
+): Promise<{ bytes: Buffer; error?: unknown }> {
   const reader = response.body!.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -75,34 +93,40 @@ function setup(extra: Partial<ResilientFetchOptions> = {}, changes: PolicyChange
 }
 
 describe('resumeDownloads: a body that breaks after bytes were delivered carries on with Range + If-Range', () => {
-  it.each(['reset', 'close'] as const)('connection %s mid-body: the caller reads the whole content byte for byte', async (how) => {
-    const { server, breakBody } = await fileServer(how);
-    const { events, http } = setup();
-    const response = await http(`${server.url}/file.bin`);
-    const { bytes, error } = await read(response, breakBody);
-    expect(error).toBeUndefined();
-    expect(bytes.equals(CONTENT)).toBe(true);
-    expect(server.seen.map((r) => [r.headers.range, r.headers['if-range']])).toEqual([
-      [undefined, undefined],
-      ['bytes=4000-', '"v1"'],
-    ]);
-    // The resume is attempt 2 of the call: after the backoff, with the retry's events; the one
-    // terminal event comes when the body is done.
-    expect(events.map((e) => [e.kind, e.attempt, e.verdict, e.delay])).toEqual([
-      ['attempt', 1, 'Ok', 0],
-      ['retrying', 1, 'Transient', 50],
-      ['attempt', 2, 'Ok', 0],
-      ['streamResumed', 2, 'Ok', 0],
-      ['succeeded', 2, 'Ok', 0],
-    ]);
-  });
+  it.each(['reset', 'close'] as const)(
+    'connection %s mid-body: the caller reads the whole content byte for byte',
+    async (how) => {
+      const { server, breakBody } = await fileServer(how);
+      const { events, http } = setup();
+      const response = await http(`${server.url}/file.bin`);
+      const { bytes, error } = await read(response, breakBody);
+      expect(error).toBeUndefined();
+      expect(bytes.equals(CONTENT)).toBe(true);
+      expect(server.seen.map((r) => [r.headers.range, r.headers['if-range']])).toEqual([
+        [undefined, undefined],
+        ['bytes=4000-', '"v1"'],
+      ]);
+      // The resume is attempt 2 of the call: after the backoff, with the retry's events; the one
+      // terminal event comes when the body is done.
+      expect(events.map((e) => [e.kind, e.attempt, e.verdict, e.delay])).toEqual([
+        ['attempt', 1, 'Ok', 0],
+        ['retrying', 1, 'Transient', 50],
+        ['attempt', 2, 'Ok', 0],
+        ['streamResumed', 2, 'Ok', 0],
+        ['succeeded', 2, 'Ok', 0],
+      ]);
+    },
+  );
 
   it('a body that stalls (headers and 4000 bytes, then silence) resumes after the gap bound', async () => {
     const { server } = await fileServer('stall');
     const { clock, http } = setup({ bodyGapTimeout: 500 });
     const response = await http(`${server.url}/file.bin`);
     // Once the first part is in, the next read waits on a silent server: 500 ms of policy time stalls it.
-    const { bytes, error } = await read(response, () => void setImmediate(() => void clock.advance(500)));
+    const { bytes, error } = await read(
+      response,
+      () => void setImmediate(() => void clock.advance(500)),
+    );
     expect(error).toBeUndefined();
     expect(bytes.equals(CONTENT)).toBe(true);
     expect(server.seen.map((r) => r.headers.range)).toEqual([undefined, 'bytes=4000-']);
@@ -111,11 +135,19 @@ describe('resumeDownloads: a body that breaks after bytes were delivered carries
   it('headers then silence: nothing delivered, the resume asks from byte 0', async () => {
     const server = await serve((n, _req, res) => {
       if (n === 0) {
-        res.writeHead(200, { etag: '"v1"', 'accept-ranges': 'bytes', 'content-length': CONTENT.length });
+        res.writeHead(200, {
+          etag: '"v1"',
+          'accept-ranges': 'bytes',
+          'content-length': CONTENT.length,
+        });
         res.flushHeaders();
         return;
       }
-      res.writeHead(206, { etag: '"v1"', 'content-range': `bytes 0-${CONTENT.length - 1}/${CONTENT.length}`, 'content-length': CONTENT.length });
+      res.writeHead(206, {
+        etag: '"v1"',
+        'content-range': `bytes 0-${CONTENT.length - 1}/${CONTENT.length}`,
+        'content-length': CONTENT.length,
+      });
       res.end(CONTENT);
     });
     const { clock, http } = setup({ bodyGapTimeout: 500 });
@@ -192,7 +224,11 @@ describe('resumeDownloads refuses to splice', () => {
   it('a 206 that starts at another offset', async () => {
     const { refused } = await refusal({
       onRange: (_req, res) => {
-        res.writeHead(206, { etag: '"v1"', 'content-range': `bytes 0-${CONTENT.length - 1}/${CONTENT.length}`, 'content-length': CONTENT.length });
+        res.writeHead(206, {
+          etag: '"v1"',
+          'content-range': `bytes 0-${CONTENT.length - 1}/${CONTENT.length}`,
+          'content-length': CONTENT.length,
+        });
         res.end(CONTENT);
       },
     });
@@ -205,7 +241,11 @@ describe('resumeDownloads refuses to splice', () => {
   it('a 206 whose total length differs from the first answer', async () => {
     const { refused } = await refusal({
       onRange: (_req, res) => {
-        res.writeHead(206, { etag: '"v1"', 'content-range': 'bytes 4000-11999/12000', 'content-length': 8000 });
+        res.writeHead(206, {
+          etag: '"v1"',
+          'content-range': 'bytes 4000-11999/12000',
+          'content-length': 8000,
+        });
         res.end(Buffer.alloc(8000));
       },
     });
@@ -239,7 +279,10 @@ describe('a resume is an attempt of the same call', () => {
         await clock.advance(100);
       })();
     });
-    expect([(error as Error).name, (error as { reason?: string }).reason]).toEqual(['CallRejectedError', 'BudgetExhausted']);
+    expect([(error as Error).name, (error as { reason?: string }).reason]).toEqual([
+      'CallRejectedError',
+      'BudgetExhausted',
+    ]);
     expect(server.seen).toHaveLength(1);
   });
 });
@@ -252,10 +295,21 @@ describe('a resumed download is one call for observers', () => {
     let calls = 0;
     const observed = policy.withListener({
       callStarted: () => ({ call: ++calls }),
-      event: (event: CallEvent, state: unknown) => log.push(`${event.kind} #${event.attempt} call ${(state as { call?: number } | undefined)?.call}`),
-      callEnded: (state: unknown, terminal: CallEvent) => log.push(`ended call ${(state as { call: number }).call}: ${terminal.reason} after ${terminal.attempt} attempts, ${terminal.duration} ms`),
+      event: (event: CallEvent, state: unknown) =>
+        log.push(
+          `${event.kind} #${event.attempt} call ${(state as { call?: number } | undefined)?.call}`,
+        ),
+      callEnded: (state: unknown, terminal: CallEvent) =>
+        log.push(
+          `ended call ${(state as { call: number }).call}: ${terminal.reason} after ${terminal.attempt} attempts, ${terminal.duration} ms`,
+        ),
     });
-    return { clock, events, log, http: createResilientFetch({ policy: observed, resumeDownloads: true }) };
+    return {
+      clock,
+      events,
+      log,
+      http: createResilientFetch({ policy: observed, resumeDownloads: true }),
+    };
   }
 
   it('one call start, the resume as attempt 2 of it, one terminal event when the body is done', async () => {
@@ -282,7 +336,9 @@ describe('a resumed download is one call for observers', () => {
     const { events, log, http } = observedSetup();
     const { error } = await read(await http(`${server.url}/file.bin`), breakBody);
     expect(error).toBeInstanceOf(ResumeRefusedError);
-    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.verdict, e.error])).toEqual([['failed', 'permanent', 'Permanent', 'ResumeRefusedError']]);
+    expect(
+      events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.verdict, e.error]),
+    ).toEqual([['failed', 'permanent', 'Permanent', 'ResumeRefusedError']]);
     expect(log.at(-1)).toBe('ended call 1: permanent after 1 attempts, 0 ms');
     const whole = await serve((_n, _req, res) => {
       res.writeHead(200, { etag: '"v1"', 'accept-ranges': 'bytes', 'content-length': 5 });
@@ -290,7 +346,11 @@ describe('a resumed download is one call for observers', () => {
     });
     log.length = 0;
     expect(await (await http(`${whole.url}/small.bin`)).text()).toBe('12345');
-    expect(log).toEqual(['attempt #1 call 2', 'succeeded #1 call 2', 'ended call 2: succeeded after 1 attempts, 0 ms']);
+    expect(log).toEqual([
+      'attempt #1 call 2',
+      'succeeded #1 call 2',
+      'ended call 2: succeeded after 1 attempts, 0 ms',
+    ]);
   });
 
   it('a body cancelled by the caller ends the call as it was accepted; no attempt left ends it with what broke the body', async () => {
@@ -298,11 +358,19 @@ describe('a resumed download is one call for observers', () => {
     const { log, http } = observedSetup({ attempts: 1 });
     const cancelled = await http(`${server.url}/file.bin`);
     await cancelled.body!.cancel();
-    expect(log).toEqual(['attempt #1 call 1', 'succeeded #1 call 1', 'ended call 1: succeeded after 1 attempts, 0 ms']);
+    expect(log).toEqual([
+      'attempt #1 call 1',
+      'succeeded #1 call 1',
+      'ended call 1: succeeded after 1 attempts, 0 ms',
+    ]);
     log.length = 0;
     const { error } = await read(await http(`${server.url}/file.bin`), breakBody);
     expect((error as Error).name).toBe('TypeError');
-    expect(log).toEqual(['attempt #1 call 2', 'failed #1 call 2', 'ended call 2: attemptsExhausted after 1 attempts, 0 ms']);
+    expect(log).toEqual([
+      'attempt #1 call 2',
+      'failed #1 call 2',
+      'ended call 2: attemptsExhausted after 1 attempts, 0 ms',
+    ]);
   });
 });
 
@@ -319,20 +387,33 @@ describe('a resumed download whose body is never read', () => {
       gc();
       await new Promise((resolve) => setImmediate(resolve));
     }
-    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.attempt])).toEqual([['succeeded', 1]]);
+    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.attempt])).toEqual([
+      ['succeeded', 1],
+    ]);
   });
 });
 
 describe('resumeDownloads options', () => {
   it('cannot be combined with bufferResponses', () => {
-    expect(() => createResilientFetch({ policy: Resilience.default, resumeDownloads: true, bufferResponses: true })).toThrow(
+    expect(() =>
+      createResilientFetch({
+        policy: Resilience.default,
+        resumeDownloads: true,
+        bufferResponses: true,
+      }),
+    ).toThrow(
       'resumeDownloads: true is invalid: cannot be combined with bufferResponses: true (a buffered body is retried whole, never resumed)',
     );
   });
 
   it('leaves a caller Range request and a HEAD alone', async () => {
     const server = await serve((_n, req, res) => {
-      res.writeHead(req.headers.range === undefined ? 200 : 206, { etag: '"v1"', 'accept-ranges': 'bytes', 'content-range': 'bytes 5-9/10', 'content-length': 5 });
+      res.writeHead(req.headers.range === undefined ? 200 : 206, {
+        etag: '"v1"',
+        'accept-ranges': 'bytes',
+        'content-range': 'bytes 5-9/10',
+        'content-length': 5,
+      });
       res.end(req.method === 'HEAD' ? undefined : '56789');
     });
     const { http } = setup();

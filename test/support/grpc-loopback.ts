@@ -33,11 +33,19 @@ export interface Received {
   cancelled: boolean;
 }
 
-type Handler = (call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown> | grpc.ServerReadableStream<unknown, unknown>, step: Step, received: Received) => void;
+type Handler = (
+  call:
+    | grpc.ServerUnaryCall<unknown, unknown>
+    | grpc.ServerWritableStream<unknown, unknown>
+    | grpc.ServerReadableStream<unknown, unknown>,
+  step: Step,
+  received: Received,
+) => void;
 
 function loadPackage(): grpc.GrpcObject {
   const definition = protoLoader.loadSync(ECHO_PROTO, { keepCase: true, defaults: true });
-  return (grpc.loadPackageDefinition(definition).nresilience as grpc.GrpcObject).test as grpc.GrpcObject;
+  return (grpc.loadPackageDefinition(definition).nresilience as grpc.GrpcObject)
+    .test as grpc.GrpcObject;
 }
 
 /** Real ms to wait (test-side only; the library never sets raw timers). */
@@ -78,17 +86,27 @@ export class LoopbackGrpc {
     const pkg = loadPackage();
     const server = new grpc.Server();
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+        error ? reject(error) : resolve(bound),
+      ),
     );
     const loopback = new LoopbackGrpc(server, `127.0.0.1:${port}`, pkg);
     const service = (name: string) => (pkg[name] as grpc.ServiceClientConstructor).service;
     server.addService(service('Echo'), {
-      Say: loopback.handle('Say', (call, step, received) => loopback.answerUnary(call as grpc.ServerUnaryCall<unknown, unknown>, step, received)),
-      Watch: loopback.handle('Watch', (call, step, received) => loopback.answerStream(call as grpc.ServerWritableStream<unknown, unknown>, step, received)),
-      Collect: loopback.handle('Collect', (call, step, received) => loopback.answerCollect(call as grpc.ServerReadableStream<unknown, unknown>, step, received)),
+      Say: loopback.handle('Say', (call, step, received) =>
+        loopback.answerUnary(call as grpc.ServerUnaryCall<unknown, unknown>, step, received),
+      ),
+      Watch: loopback.handle('Watch', (call, step, received) =>
+        loopback.answerStream(call as grpc.ServerWritableStream<unknown, unknown>, step, received),
+      ),
+      Collect: loopback.handle('Collect', (call, step, received) =>
+        loopback.answerCollect(call as grpc.ServerReadableStream<unknown, unknown>, step, received),
+      ),
     });
     server.addService(service('Ledger'), {
-      Post: loopback.handle('Post', (call, step, received) => loopback.answerUnary(call as grpc.ServerUnaryCall<unknown, unknown>, step, received)),
+      Post: loopback.handle('Post', (call, step, received) =>
+        loopback.answerUnary(call as grpc.ServerUnaryCall<unknown, unknown>, step, received),
+      ),
     });
     return loopback;
   }
@@ -107,9 +125,13 @@ export class LoopbackGrpc {
   }
 
   /** A client of `service` (Echo or Ledger) with `options` (interceptors…). Close it after use. */
-  client(service: 'Echo' | 'Ledger', options: grpc.ClientOptions = {}): grpc.Client & Record<string, (...args: unknown[]) => unknown> {
+  client(
+    service: 'Echo' | 'Ledger',
+    options: grpc.ClientOptions = {},
+  ): grpc.Client & Record<string, (...args: unknown[]) => unknown> {
     const Client = this.pkg[service] as grpc.ServiceClientConstructor;
-    return new Client(this.address, grpc.credentials.createInsecure(), options) as grpc.Client & Record<string, (...args: unknown[]) => unknown>;
+    return new Client(this.address, grpc.credentials.createInsecure(), options) as grpc.Client &
+      Record<string, (...args: unknown[]) => unknown>;
   }
 
   /** Forgets every recorded call, count and unused script step (between tests). */
@@ -132,7 +154,13 @@ export class LoopbackGrpc {
       const step = this.scripts.get(method)?.shift() ?? {};
       const deadline = call.getDeadline();
       const at = deadline instanceof Date ? deadline.getTime() : deadline;
-      const received: Received = { n, method, metadata: call.metadata, remaining: at === Infinity ? Infinity : at - Date.now(), cancelled: false };
+      const received: Received = {
+        n,
+        method,
+        metadata: call.metadata,
+        remaining: at === Infinity ? Infinity : at - Date.now(),
+        cancelled: false,
+      };
       (call as unknown as NodeJS.EventEmitter).on('cancelled', () => (received.cancelled = true));
       this.received.push(received);
       (call as unknown as { callback?: grpc.sendUnaryData<unknown> }).callback = callback;
@@ -140,40 +168,66 @@ export class LoopbackGrpc {
     };
   }
 
-  private async answerUnary(call: grpc.ServerUnaryCall<unknown, unknown>, step: Step, received: Received): Promise<void> {
+  private async answerUnary(
+    call: grpc.ServerUnaryCall<unknown, unknown>,
+    step: Step,
+    received: Received,
+  ): Promise<void> {
     const callback = (call as unknown as { callback: grpc.sendUnaryData<unknown> }).callback;
     if (step.headers) call.sendMetadata(headersOf(received.n));
     if (step.delay) await pause(step.delay);
     if (received.cancelled) return;
     const code = step.code ?? grpc.status.OK;
     if (code !== grpc.status.OK) {
-      callback({ code, details: step.details ?? `scripted ${grpc.status[code]}`, metadata: trailersOf(step) });
+      callback({
+        code,
+        details: step.details ?? `scripted ${grpc.status[code]}`,
+        metadata: trailersOf(step),
+      });
       return;
     }
     if (!step.headers) call.sendMetadata(headersOf(received.n));
     callback(null, { text: `reply ${received.n}`, call: received.n }, trailersOf(step));
   }
 
-  private async answerStream(call: grpc.ServerWritableStream<unknown, unknown>, step: Step, received: Received): Promise<void> {
+  private async answerStream(
+    call: grpc.ServerWritableStream<unknown, unknown>,
+    step: Step,
+    received: Received,
+  ): Promise<void> {
     if (step.headers) call.sendMetadata(headersOf(received.n));
     if (step.delay) await pause(step.delay);
-    for (let i = 1; i <= (step.messages ?? 0) && !received.cancelled; i++) call.write({ text: `message ${i}`, call: received.n });
+    for (let i = 1; i <= (step.messages ?? 0) && !received.cancelled; i++)
+      call.write({ text: `message ${i}`, call: received.n });
     if (received.cancelled) return;
     const code = step.code ?? grpc.status.OK;
     if (code !== grpc.status.OK) {
       // Let the messages written so far reach the client before the failing status.
       await pause(10);
-      call.emit('error', { code, details: step.details ?? `scripted ${grpc.status[code]}`, metadata: trailersOf(step) });
+      call.emit('error', {
+        code,
+        details: step.details ?? `scripted ${grpc.status[code]}`,
+        metadata: trailersOf(step),
+      });
     } else call.end();
   }
 
-  private answerCollect(call: grpc.ServerReadableStream<unknown, unknown>, step: Step, received: Received): void {
+  private answerCollect(
+    call: grpc.ServerReadableStream<unknown, unknown>,
+    step: Step,
+    received: Received,
+  ): void {
     const callback = (call as unknown as { callback: grpc.sendUnaryData<unknown> }).callback;
     let count = 0;
     call.on('data', () => count++);
     call.on('end', () => {
       const code = step.code ?? grpc.status.OK;
-      if (code !== grpc.status.OK) callback({ code, details: step.details ?? `scripted ${grpc.status[code]}`, metadata: trailersOf(step) });
+      if (code !== grpc.status.OK)
+        callback({
+          code,
+          details: step.details ?? `scripted ${grpc.status[code]}`,
+          metadata: trailersOf(step),
+        });
       else callback(null, { text: `collected ${count}`, call: received.n });
     });
   }
@@ -195,20 +249,37 @@ export function unary(
 ): Promise<UnaryOutcome> {
   const headers: grpc.Metadata[] = [];
   return new Promise((resolve) => {
-    const call = client[method]!({ text: 'hello' }, new grpc.Metadata(), options, (error: grpc.ServiceError | null, reply?: { text: string; call: number }) => {
-      resolve({ reply: error ? undefined : reply, error: error ?? undefined, headers });
-    }) as grpc.ClientUnaryCall;
+    const call = client[method]!(
+      { text: 'hello' },
+      new grpc.Metadata(),
+      options,
+      (error: grpc.ServiceError | null, reply?: { text: string; call: number }) => {
+        resolve({ reply: error ? undefined : reply, error: error ?? undefined, headers });
+      },
+    ) as grpc.ClientUnaryCall;
     call.on('metadata', (metadata: grpc.Metadata) => headers.push(metadata));
     onCall?.(call);
   });
 }
 
 /** Reads a server stream to its end: the messages received and the error it ended with, if any. */
-export function stream(client: Record<string, (...args: unknown[]) => unknown>, method: string, options: grpc.CallOptions = {}): Promise<{ messages: { text: string; call: number }[]; error: grpc.ServiceError | undefined; headers: grpc.Metadata[] }> {
+export function stream(
+  client: Record<string, (...args: unknown[]) => unknown>,
+  method: string,
+  options: grpc.CallOptions = {},
+): Promise<{
+  messages: { text: string; call: number }[];
+  error: grpc.ServiceError | undefined;
+  headers: grpc.Metadata[];
+}> {
   const messages: { text: string; call: number }[] = [];
   const headers: grpc.Metadata[] = [];
   return new Promise((resolve) => {
-    const call = client[method]!({ text: 'hello' }, new grpc.Metadata(), options) as grpc.ClientReadableStream<{ text: string; call: number }>;
+    const call = client[method]!(
+      { text: 'hello' },
+      new grpc.Metadata(),
+      options,
+    ) as grpc.ClientReadableStream<{ text: string; call: number }>;
     call.on('metadata', (metadata: grpc.Metadata) => headers.push(metadata));
     call.on('data', (message: { text: string; call: number }) => messages.push(message));
     call.on('error', (error: grpc.ServiceError) => resolve({ messages, error, headers }));

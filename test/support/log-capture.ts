@@ -9,12 +9,14 @@ export type LogRecord = [level: string, message: string, context: string | undef
  */
 export function captureLogs(): { readonly records: LogRecord[]; readonly logger: LoggerService } {
   const records: LogRecord[] = [];
-  const at = (level: string) => (message: unknown, context?: string) => void records.push([level, String(message), context]);
+  const at = (level: string) => (message: unknown, context?: string) =>
+    void records.push([level, String(message), context]);
   return {
     records,
     logger: {
       log: at('log'),
-      error: (message: unknown, ...rest: unknown[]) => void records.push(['error', String(message), rest.at(-1) as string | undefined]),
+      error: (message: unknown, ...rest: unknown[]) =>
+        void records.push(['error', String(message), rest.at(-1) as string | undefined]),
       warn: at('warn'),
       debug: at('debug'),
       verbose: at('verbose'),

@@ -15,7 +15,12 @@ export interface SeenRequest {
  * What the server does with request number `n` (0-based), after reading its whole body: answer
  * through `res`, or misbehave (reset the socket, go silent).
  */
-export type Script = (n: number, req: IncomingMessage, res: ServerResponse, seen: SeenRequest) => void;
+export type Script = (
+  n: number,
+  req: IncomingMessage,
+  res: ServerResponse,
+  seen: SeenRequest,
+) => void;
 
 /**
  * A real HTTP server on 127.0.0.1 with a scripted answer per request, recording every request it
@@ -35,7 +40,13 @@ export class LoopbackServer {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        const request: SeenRequest = { method: req.method!, url: req.url!, headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.concat(chunks) };
+        const request: SeenRequest = {
+          method: req.method!,
+          url: req.url!,
+          headers: req.headers,
+          rawHeaders: req.rawHeaders,
+          body: Buffer.concat(chunks),
+        };
         const n = seen.length;
         seen.push(request);
         script(n, req, res, request);
@@ -61,9 +72,18 @@ export function reset(req: IncomingMessage): void {
 }
 
 /** Answers `status` with a JSON body and extra headers. */
-export function answer(res: ServerResponse, status: number, body: unknown = {}, headers: Record<string, string> = {}): void {
+export function answer(
+  res: ServerResponse,
+  status: number,
+  body: unknown = {},
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -71,7 +91,10 @@ export function answer(res: ServerResponse, status: number, body: unknown = {}, 
  * Servers started by a test file, closed together after each test:
  * `const { serve } = loopbackServers(); afterEach(closeAll)`.
  */
-export function loopbackServers(): { serve(script: Script): Promise<LoopbackServer>; closeAll(): Promise<void> } {
+export function loopbackServers(): {
+  serve(script: Script): Promise<LoopbackServer>;
+  closeAll(): Promise<void>;
+} {
   const started: LoopbackServer[] = [];
   return {
     async serve(script) {

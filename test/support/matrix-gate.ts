@@ -12,22 +12,29 @@ const pct = (x: number) => `${(x * 100).toFixed(2)} %`;
 export const availabilityWithin =
   (points: number): GateRule =>
   (on, off) =>
-    on.availability >= off.availability - points / 100 ? undefined : `availability ${pct(on.availability)} < breaker off ${pct(off.availability)} − ${points} points`;
+    on.availability >= off.availability - points / 100
+      ? undefined
+      : `availability ${pct(on.availability)} < breaker off ${pct(off.availability)} − ${points} points`;
 
 /** Attempts reaching the dependency during the fault at most `1/divisor` of breaker-off's. */
 export const faultAttemptsCut =
   (divisor: number): GateRule =>
   (on, off) =>
-    on.faultAttempts! * divisor <= off.faultAttempts! ? undefined : `attempts during the fault ${on.faultAttempts} > breaker off's ${off.faultAttempts} / ${divisor}`;
+    on.faultAttempts! * divisor <= off.faultAttempts!
+      ? undefined
+      : `attempts during the fault ${on.faultAttempts} > breaker off's ${off.faultAttempts} / ${divisor}`;
 
 /** Back to ≥ 99 % of pre-fault availability within `ms` of the fault's end. */
 export const recoversWithin =
   (ms: number): GateRule =>
   (on) =>
-    typeof on.timeToRecover === 'number' && on.timeToRecover <= ms ? undefined : `time to recover ${String(on.timeToRecover)} > ${ms} ms`;
+    typeof on.timeToRecover === 'number' && on.timeToRecover <= ms
+      ? undefined
+      : `time to recover ${String(on.timeToRecover)} > ${ms} ms`;
 
 /** The breaker never opened. */
-export const neverOpens: GateRule = (on) => (on.breakerOpens === 0 ? undefined : `${on.breakerOpens} breaker opens`);
+export const neverOpens: GateRule = (on) =>
+  on.breakerOpens === 0 ? undefined : `${on.breakerOpens} breaker opens`;
 
 /**
  * Every violation of `rules` in `scenario`, one line per seed and rule (`[]` when the gate holds):

@@ -103,17 +103,26 @@ export const Ambient = {
    *   is not a level, a flag is not a boolean, or a key is unknown
    */
   run<T>(changes: AmbientChanges, fn: () => T): T {
-    if (changes === null || typeof changes !== 'object') throw new PolicyConfigError('ambient', changes, 'must be an object of ambient changes');
+    if (changes === null || typeof changes !== 'object')
+      throw new PolicyConfigError('ambient', changes, 'must be an object of ambient changes');
     rejectUnknownKeys(changes, CHANGE_KEYS, 'ambient', 'ambient field');
     const { remaining, criticality, nestedRetry, singleShot } = changes;
     if (remaining !== undefined) checkValue(SPAN_RULE, 'ambient.remaining', remaining);
     if (criticality !== undefined) checkValue(CRITICALITY_RULE, 'ambient.criticality', criticality);
-    for (const [field, value] of [['nestedRetry', nestedRetry], ['singleShot', singleShot]] as const) {
+    for (const [field, value] of [
+      ['nestedRetry', nestedRetry],
+      ['singleShot', singleShot],
+    ] as const) {
       if (value !== undefined) checkValue(BOOLEAN_RULE, `ambient.${field}`, value);
     }
     const parent = storage.getStore();
     const clock = changes.clock ?? parent?.clock ?? SystemClock.instance;
-    let deadlineAt = parent === undefined ? Infinity : parent.clock === clock ? parent.deadlineAt : translate(parent, clock);
+    let deadlineAt =
+      parent === undefined
+        ? Infinity
+        : parent.clock === clock
+          ? parent.deadlineAt
+          : translate(parent, clock);
     if (remaining !== undefined) deadlineAt = Math.min(deadlineAt, clock.now() + remaining);
     const state: AmbientState = Object.freeze({
       deadlineAt,
@@ -132,7 +141,12 @@ export const Ambient = {
    * @throws PolicyConfigError (field `ambient`) when `state` is not a captured state
    */
   enter<T>(state: AmbientState, fn: () => T): T {
-    if (state === null || typeof state !== 'object' || typeof state.deadlineAt !== 'number' || typeof state.clock?.now !== 'function') {
+    if (
+      state === null ||
+      typeof state !== 'object' ||
+      typeof state.deadlineAt !== 'number' ||
+      typeof state.clock?.now !== 'function'
+    ) {
       throw new PolicyConfigError('ambient', state, 'must be a state read from Ambient.current()');
     }
     return storage.run(state, fn);

@@ -11,7 +11,9 @@ describe('AmbientCriticality', () => {
       return [outer, inner, Ambient.current()?.criticality];
     });
     expect(seen).toEqual(['sheddable', 'sheddablePlus', 'sheddable']);
-    expect(() => AmbientCriticality.run('urgent' as never, () => 0)).toThrow('ambient.criticality: "urgent" is invalid');
+    expect(() => AmbientCriticality.run('urgent' as never, () => 0)).toThrow(
+      'ambient.criticality: "urgent" is invalid',
+    );
   });
 
   it('lower picks the lower level', () => {

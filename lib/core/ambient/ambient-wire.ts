@@ -28,9 +28,12 @@ const DIGITS = /^\d{1,9}$/;
  * {@link MAXIMUM_WIRE_REMAINING_MS}. Several values (a repeated header) yield the smallest valid one.
  * @returns ms, or `undefined` for an absent or malformed value (`-1`, `abc`, `1.5`, huge) — never throws
  */
-export function parseRemainingMs(value: string | readonly string[] | null | undefined): number | undefined {
+export function parseRemainingMs(
+  value: string | readonly string[] | null | undefined,
+): number | undefined {
   if (value == null) return undefined;
-  const parts = typeof value === 'string' ? value.split(',') : value.flatMap((v) => String(v).split(','));
+  const parts =
+    typeof value === 'string' ? value.split(',') : value.flatMap((v) => String(v).split(','));
   let least: number | undefined;
   for (const part of parts) {
     const text = part.trim();
@@ -47,16 +50,25 @@ export function parseRemainingMs(value: string | readonly string[] | null | unde
  * (`1`). Malformed values are ignored, never thrown.
  * @param header returns a header's value (or values) by lower-case name, `undefined` when absent
  */
-export function ambientFromHeaders(header: (name: string) => string | readonly string[] | undefined): AmbientChanges {
+export function ambientFromHeaders(
+  header: (name: string) => string | readonly string[] | undefined,
+): AmbientChanges {
   const ours = parseRemainingMs(header(AmbientHeaders.remaining));
   const envoy = parseRemainingMs(header(AmbientHeaders.envoyTimeout));
   const remaining = ours === undefined ? envoy : envoy === undefined ? ours : Math.min(ours, envoy);
   const changes: AmbientChanges = {};
   if (remaining !== undefined) changes.remaining = remaining;
   const level = header(AmbientHeaders.criticality);
-  const criticality = Criticality.fromWire(Array.isArray(level) ? level[0] : (level as string | undefined));
+  const criticality = Criticality.fromWire(
+    Array.isArray(level) ? level[0] : (level as string | undefined),
+  );
   if (criticality !== undefined) changes.criticality = criticality;
   const marker = header(AmbientHeaders.retrying);
-  if ((Array.isArray(marker) ? marker : [marker]).some((v) => typeof v === 'string' && v.trim() === '1')) changes.nestedRetry = true;
+  if (
+    (Array.isArray(marker) ? marker : [marker]).some(
+      (v) => typeof v === 'string' && v.trim() === '1',
+    )
+  )
+    changes.nestedRetry = true;
   return changes;
 }

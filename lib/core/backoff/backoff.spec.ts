@@ -3,7 +3,11 @@ import { PolicyConfigError } from '../errors.js';
 import { Jitter } from './jitter.js';
 import { Verdict } from '../classification/verdict.js';
 
-const input = (attempt: number, random: () => number, verdict = Verdict.transient): BackoffInput => ({
+const input = (
+  attempt: number,
+  random: () => number,
+  verdict = Verdict.transient,
+): BackoffInput => ({
   attempt,
   verdict,
   error: new Error('x'),
@@ -47,10 +51,16 @@ describe('Backoff.exponential', () => {
   });
 
   it('rejects bad options naming the field, the value and the rule', () => {
-    expect(() => Backoff.exponential({ transientBase: -5 })).toThrow('backoff.transientBase: -5 is invalid: must be a finite duration in ms >= 0');
+    expect(() => Backoff.exponential({ transientBase: -5 })).toThrow(
+      'backoff.transientBase: -5 is invalid: must be a finite duration in ms >= 0',
+    );
     expect(() => Backoff.exponential({ factor: 0.5 })).toThrow(PolicyConfigError);
-    expect(() => Backoff.exponential({ jitter: 'wild' as never })).toThrow(`backoff.jitter: "wild" is invalid`);
-    expect(() => Backoff.exponential({ base: 3 } as never)).toThrow('backoff.base: 3 is invalid: is not a known option');
+    expect(() => Backoff.exponential({ jitter: 'wild' as never })).toThrow(
+      `backoff.jitter: "wild" is invalid`,
+    );
+    expect(() => Backoff.exponential({ base: 3 } as never)).toThrow(
+      'backoff.base: 3 is invalid: is not a known option',
+    );
   });
 });
 

@@ -58,7 +58,13 @@ function capped(base: number, factor: number, retry: number, maximum: number): n
 }
 
 /** The exponential curve's options; `jitter` (a name or a function) is checked where it is read. */
-const EXPONENTIAL_RULES = { transientBase: DELAY_RULE, throttledBase: DELAY_RULE, maximumDelay: DELAY_RULE, factor: MULTIPLIER_RULE, jitter: null };
+const EXPONENTIAL_RULES = {
+  transientBase: DELAY_RULE,
+  throttledBase: DELAY_RULE,
+  maximumDelay: DELAY_RULE,
+  factor: MULTIPLIER_RULE,
+  jitter: null,
+};
 
 class ExponentialBackoff implements Backoff {
   readonly transientBase: number;
@@ -73,9 +79,16 @@ class ExponentialBackoff implements Backoff {
     this.throttledBase = given(options.throttledBase, 1000);
     this.maximumDelay = given(options.maximumDelay, 30_000);
     this.factor = given(options.factor, 2);
-    const jitter = typeof options.jitter === 'string' ? jitterNamed(options.jitter) : given<unknown>(options.jitter, Jitter.full);
+    const jitter =
+      typeof options.jitter === 'string'
+        ? jitterNamed(options.jitter)
+        : given<unknown>(options.jitter, Jitter.full);
     if (typeof jitter !== 'function') {
-      throw new PolicyConfigError('backoff.jitter', options.jitter, "must be 'full', 'equal', 'none' or a Jitter function");
+      throw new PolicyConfigError(
+        'backoff.jitter',
+        options.jitter,
+        "must be 'full', 'equal', 'none' or a Jitter function",
+      );
     }
     this.jitter = jitter as Jitter;
   }
@@ -102,7 +115,8 @@ class CustomBackoff implements Backoff {
     private readonly curve: (next: BackoffInput) => number,
     readonly maximumDelay: number,
   ) {
-    if (typeof curve !== 'function') throw new PolicyConfigError('backoff', curve, 'Backoff.custom needs a function');
+    if (typeof curve !== 'function')
+      throw new PolicyConfigError('backoff', curve, 'Backoff.custom needs a function');
     checkValue(DELAY_RULE, 'backoff.maximumDelay', maximumDelay);
   }
   compute(next: BackoffInput): number {
@@ -143,4 +157,3 @@ function clamp(delay: number, maximum: number): number {
   if (!(delay > 0)) return 0;
   return delay > maximum ? maximum : delay;
 }
-

@@ -2,7 +2,9 @@ import { nominalBreak, servedBreak } from './break-duration.js';
 
 describe('nominalBreak', () => {
   it('doubles from 15 s per consecutive open up to 2 min', () => {
-    expect([1, 2, 3, 4, 5, 6].map((n) => nominalBreak(n, 15_000, 120_000))).toEqual([15_000, 30_000, 60_000, 120_000, 120_000, 120_000]);
+    expect([1, 2, 3, 4, 5, 6].map((n) => nominalBreak(n, 15_000, 120_000))).toEqual([
+      15_000, 30_000, 60_000, 120_000, 120_000, 120_000,
+    ]);
   });
 
   it('stays finite and capped for any number of opens', () => {

@@ -20,7 +20,11 @@ class StepClock extends FakeClock {
 function setup(settings = {}) {
   const clock = new StepClock();
   const opens: number[] = [];
-  const breaker = new CircuitBreaker(settings, { clock, random: () => 0.5, onTransition: (_from, to, ms) => to === 'open' && opens.push(ms) });
+  const breaker = new CircuitBreaker(settings, {
+    clock,
+    random: () => 0.5,
+    onTransition: (_from, to, ms) => to === 'open' && opens.push(ms),
+  });
   const attempt = (verdict: VerdictKind, durationMs = 0): Admission => {
     const admission = breaker.admit();
     if (admission !== Admission.Refused) breaker.record(admission, verdict, durationMs);
@@ -33,14 +37,21 @@ function setup(settings = {}) {
  * `seconds` of attempts at `perSecond`, each Transient with probability `rate` (independently), on
  * the fake clock; returns how often the breaker opened.
  */
-function bernoulli(rate: number, seconds: number, perSecond: number, seed: number, settings = {}): number {
+function bernoulli(
+  rate: number,
+  seconds: number,
+  perSecond: number,
+  seed: number,
+  settings = {},
+): number {
   const { clock, breaker, opens } = setup(settings);
   const random = seeded(seed);
   const step = 1000 / perSecond;
   for (let i = 0; i < seconds * perSecond; i++) {
     clock.set(i * step);
     const admission = breaker.admit();
-    if (admission !== Admission.Refused) breaker.record(admission, random() < rate ? 'Transient' : 'Ok', 20, i * step);
+    if (admission !== Admission.Refused)
+      breaker.record(admission, random() < rate ? 'Transient' : 'Ok', 20, i * step);
   }
   return opens.length;
 }
@@ -74,17 +85,24 @@ describe('breaker defaults (issue 8: the scenario matrix chose them)', () => {
   });
 
   it('lengthens the run that trips with the error rate seen before it (10⁻⁸ per run, the rate capped at the 50 % floor)', () => {
-    expect([0, 0.02, 0.1, 0.2, 0.3, 0.4, 0.5].map((rate) => evidentRun(rate, 5, 1e-8))).toEqual([5, 5, 8, 12, 16, 21, 27]);
+    expect([0, 0.02, 0.1, 0.2, 0.3, 0.4, 0.5].map((rate) => evidentRun(rate, 5, 1e-8))).toEqual([
+      5, 5, 8, 12, 16, 21, 27,
+    ]);
     expect(evidentRun(1, 5, 1e-8)).toBe(Infinity);
     expect(evidentRun(0.02, 7, 1e-8)).toBe(7);
   });
 
-  it.each([0.1, 0.2, 0.3, 0.4])('never opens on %p independent failures over 10 minutes at 500 attempts/s (seeds 1–3)', (rate) => {
-    expect([1, 2, 3].map((seed) => bernoulli(rate, 600, 500, seed))).toEqual([0, 0, 0]);
-  });
+  it.each([0.1, 0.2, 0.3, 0.4])(
+    'never opens on %p independent failures over 10 minutes at 500 attempts/s (seeds 1–3)',
+    (rate) => {
+      expect([1, 2, 3].map((seed) => bernoulli(rate, 600, 500, seed))).toEqual([0, 0, 0]);
+    },
+  );
 
   it('is a real gate: the seeds’ fixed run of 5 opens at 30 % within a minute, every seed', () => {
-    expect([1, 2, 3].map((seed) => bernoulli(0.3, 60, 500, seed, SEED_BREAKER_SETTINGS) > 0)).toEqual([true, true, true]);
+    expect(
+      [1, 2, 3].map((seed) => bernoulli(0.3, 60, 500, seed, SEED_BREAKER_SETTINGS) > 0),
+    ).toEqual([true, true, true]);
   });
 
   it('does not open when a healthy dependency starts failing 52 % of attempts (the brownout of the matrix), seeds 1–3', () => {
@@ -93,7 +111,12 @@ describe('breaker defaults (issue 8: the scenario matrix chose them)', () => {
       const random = seeded(seed);
       for (let i = 0; i < 60_000; i++) {
         clock.set(i * 2);
-        breaker.record(breaker.admit(), random() < (i < 15_000 ? 0.02 : 0.52) ? 'Transient' : 'Ok', 20, i * 2);
+        breaker.record(
+          breaker.admit(),
+          random() < (i < 15_000 ? 0.02 : 0.52) ? 'Transient' : 'Ok',
+          20,
+          i * 2,
+        );
       }
       return opens.length;
     });

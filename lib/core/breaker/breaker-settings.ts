@@ -91,12 +91,18 @@ export interface BreakerSettings {
 export type ResolvedRecovery = Readonly<Required<RecoverySettings>>;
 
 /** {@link BreakerSettings} with every default filled in; `recovery` is `undefined` when off. */
-export interface ResolvedBreakerSettings extends Readonly<Required<Omit<BreakerSettings, 'recovery'>>> {
+export interface ResolvedBreakerSettings extends Readonly<
+  Required<Omit<BreakerSettings, 'recovery'>>
+> {
   readonly recovery: ResolvedRecovery | undefined;
 }
 
 /** Recovery defaults (DESIGN §3.6: 5 % first, ramp over 0.25 × the break; the 0.05 step is a library choice). */
-export const RECOVERY_DEFAULTS: ResolvedRecovery = Object.freeze({ initialFraction: 0.05, rampFraction: 0.25, step: 0.05 });
+export const RECOVERY_DEFAULTS: ResolvedRecovery = Object.freeze({
+  initialFraction: 0.05,
+  rampFraction: 0.25,
+  step: 0.05,
+});
 
 /**
  * Breaker defaults (DESIGN §3.6): each is the value the scenario matrix measured as costing no
@@ -152,8 +158,18 @@ export function breakerSettingProblems(input: unknown, prefix = 'breaker'): Poli
   const problems = optionProblems(input, BREAKER_RULES, prefix, 'breaker setting');
   const recovery = isPlainObject(input) ? input.recovery : undefined;
   if (recovery === undefined || typeof recovery === 'boolean') return problems;
-  if (!isPlainObject(recovery)) problems.push(new PolicyConfigError(`${prefix}.recovery`, recovery, 'must be true, false or { initialFraction, rampFraction, step }'));
-  else problems.push(...optionProblems(recovery, RECOVERY_RULES, `${prefix}.recovery`, 'recovery setting'));
+  if (!isPlainObject(recovery))
+    problems.push(
+      new PolicyConfigError(
+        `${prefix}.recovery`,
+        recovery,
+        'must be true, false or { initialFraction, rampFraction, step }',
+      ),
+    );
+  else
+    problems.push(
+      ...optionProblems(recovery, RECOVERY_RULES, `${prefix}.recovery`, 'recovery setting'),
+    );
   return problems;
 }
 
@@ -166,11 +182,17 @@ export function breakerSettingProblems(input: unknown, prefix = 'breaker'): Poli
  * @throws PolicyConfigError naming `prefix.baselineWindow` or `prefix.maximumBreak`
  * @internal the config parser's (it checks the fields per section, then these once merged)
  */
-export function resolveBreakerSettings(input: Readonly<Record<string, unknown>>, prefix = 'breaker'): ResolvedBreakerSettings {
+export function resolveBreakerSettings(
+  input: Readonly<Record<string, unknown>>,
+  prefix = 'breaker',
+): ResolvedBreakerSettings {
   const at = (field: string) => (prefix ? `${prefix}.${field}` : field);
-  const settings = { ...BREAKER_DEFAULTS, ...definedOnly(input) } as { -readonly [K in keyof ResolvedBreakerSettings]: ResolvedBreakerSettings[K] };
+  const settings = { ...BREAKER_DEFAULTS, ...definedOnly(input) } as {
+    -readonly [K in keyof ResolvedBreakerSettings]: ResolvedBreakerSettings[K];
+  };
   // Unset, the cap follows a longer first break: `breakDuration: '10s'` alone means 10 s breaks.
-  if (input.maximumBreak === undefined && settings.breakDuration > settings.maximumBreak) settings.maximumBreak = settings.breakDuration;
+  if (input.maximumBreak === undefined && settings.breakDuration > settings.maximumBreak)
+    settings.maximumBreak = settings.breakDuration;
   // A run the user wrote trips as written: neither the measured streak nor the default floor lengthens or blocks it.
   if (input.consecutiveFailures !== undefined && input.streakSignificance === undefined) {
     settings.streakSignificance = 1;
@@ -184,7 +206,12 @@ export function resolveBreakerSettings(input: Readonly<Record<string, unknown>>,
       `must be a finite duration in ms in [tripWindow, ${MAXIMUM_WINDOW_RATIO} × tripWindow] = [${tripWindow}, ${MAXIMUM_WINDOW_RATIO * tripWindow}]`,
     );
   }
-  if (maximumBreak < breakDuration) throw new PolicyConfigError(at('maximumBreak'), maximumBreak, `must be a finite duration in ms >= breakDuration (${breakDuration})`);
+  if (maximumBreak < breakDuration)
+    throw new PolicyConfigError(
+      at('maximumBreak'),
+      maximumBreak,
+      `must be a finite duration in ms >= breakDuration (${breakDuration})`,
+    );
   return Object.freeze({ ...settings, recovery: resolveRecovery(input.recovery) });
 }
 
@@ -197,7 +224,10 @@ export function resolveBreakerSettings(input: Readonly<Record<string, unknown>>,
  * @throws PolicyConfigError naming `prefix.field`, the value and the rule, for a non-object input,
  *   an unknown key, or any value outside its range (ranges are on {@link BreakerSettings}).
  */
-export function validateBreakerSettings(input: unknown, prefix = 'breaker'): ResolvedBreakerSettings {
+export function validateBreakerSettings(
+  input: unknown,
+  prefix = 'breaker',
+): ResolvedBreakerSettings {
   if (input === undefined) return BREAKER_DEFAULTS;
   const problems = breakerSettingProblems(input, prefix);
   if (problems.length > 0) throw problems[0];
@@ -207,7 +237,10 @@ export function validateBreakerSettings(input: unknown, prefix = 'breaker'): Res
 function resolveRecovery(input: unknown): ResolvedRecovery | undefined {
   if (input === undefined || input === false) return undefined;
   if (input === true) return RECOVERY_DEFAULTS;
-  return Object.freeze({ ...RECOVERY_DEFAULTS, ...definedOnly(input as Record<string, unknown>) }) as ResolvedRecovery;
+  return Object.freeze({
+    ...RECOVERY_DEFAULTS,
+    ...definedOnly(input as Record<string, unknown>),
+  }) as ResolvedRecovery;
 }
 
 /** The own entries of `input` whose value is not `undefined` (left out). */

@@ -26,7 +26,11 @@ export type BreakerState = 'closed' | 'open' | 'halfOpen' | 'recovering' | 'isol
  * `open`, the new one) or, on other moves, the last break served (0 if it never opened). A throwing
  * listener is swallowed: it cannot corrupt the breaker.
  */
-export type BreakerTransitionListener = (from: BreakerState, to: BreakerState, breakMs: number) => void;
+export type BreakerTransitionListener = (
+  from: BreakerState,
+  to: BreakerState,
+  breakMs: number,
+) => void;
 
 /** A plain-object reading of a breaker, for health checks and dashboards. Durations in ms. */
 export interface BreakerSnapshot {
@@ -61,4 +65,3 @@ export interface BreakerSnapshot {
   /** Median successful duration, ms, `undefined` while the latency baseline is cold. */
   readonly latencyMedian: number | undefined;
 }
-

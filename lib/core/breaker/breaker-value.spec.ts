@@ -19,15 +19,25 @@ describe('Breaker', () => {
   it('with() lays settings over the defaults, or over another value', () => {
     const fast = Breaker.with({ breakDuration: 500, recovery: true });
     expect(fast.settings.breakDuration).toBe(500);
-    expect(fast.settings.recovery).toEqual({ initialFraction: 0.05, rampFraction: 0.25, step: 0.05 });
+    expect(fast.settings.recovery).toEqual({
+      initialFraction: 0.05,
+      rampFraction: 0.25,
+      step: 0.05,
+    });
     const derived = fast.with({ closeAfter: 3 });
-    expect([derived.settings.breakDuration, derived.settings.closeAfter, derived.settings.recovery?.step]).toEqual([500, 3, 0.05]);
+    expect([
+      derived.settings.breakDuration,
+      derived.settings.closeAfter,
+      derived.settings.recovery?.step,
+    ]).toEqual([500, 3, 0.05]);
     expect(Breaker.default.settings.breakDuration).toBe(1000);
   });
 
   it('with() rejects unknown keys and bad values with the field named', () => {
     expect(() => Breaker.with({ breakDuraton: 1 } as never)).toThrow(PolicyConfigError);
-    expect(() => Breaker.with({ jitter: 'some' as never })).toThrow(`breaker.jitter: "some" is invalid`);
+    expect(() => Breaker.with({ jitter: 'some' as never })).toThrow(
+      `breaker.jitter: "some" is invalid`,
+    );
   });
 
   it('using() pins an existing breaker for every owner', () => {
@@ -41,7 +51,9 @@ describe('Breaker', () => {
 
   it('passes the transition listener to the breaker it creates', () => {
     const seen: string[] = [];
-    const breaker = Breaker.default.resolve({}, new FakeClock(), random, (from, to) => seen.push(`${from}->${to}`));
+    const breaker = Breaker.default.resolve({}, new FakeClock(), random, (from, to) =>
+      seen.push(`${from}->${to}`),
+    );
     breaker.isolate()();
     expect(seen).toEqual(['closed->isolated', 'isolated->halfOpen']);
   });
@@ -56,6 +68,8 @@ describe('Breaker', () => {
     expect(() => Breaker.from('on', 'policies.payments.breaker')).toThrow(
       'policies.payments.breaker: "on" is invalid: must be true, false, a Breaker or an object of breaker settings',
     );
-    expect(() => Breaker.from({ closeAfter: 0 }, 'policies.payments.breaker')).toThrow('policies.payments.breaker.closeAfter: 0 is invalid');
+    expect(() => Breaker.from({ closeAfter: 0 }, 'policies.payments.breaker')).toThrow(
+      'policies.payments.breaker.closeAfter: 0 is invalid',
+    );
   });
 });

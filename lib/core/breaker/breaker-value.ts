@@ -1,7 +1,12 @@
 import type { Clock } from '../time/clock.js';
 import type { BreakerTransitionListener } from './breaker-state.js';
 import { CircuitBreaker } from './circuit-breaker.js';
-import { BREAKER_DEFAULTS, validateBreakerSettings, type BreakerSettings, type ResolvedBreakerSettings } from './breaker-settings.js';
+import {
+  BREAKER_DEFAULTS,
+  validateBreakerSettings,
+  type BreakerSettings,
+  type ResolvedBreakerSettings,
+} from './breaker-settings.js';
 import { PolicyConfigError } from '../errors.js';
 import { PLAIN_OBJECT_RULE, isPlainObject } from '../rules/value-rule.js';
 
@@ -62,8 +67,15 @@ export class Breaker {
     if (value === undefined || value === false) return undefined;
     if (value === true) return Breaker.default;
     if (value instanceof Breaker) return value;
-    if (!isPlainObject(value)) throw new PolicyConfigError(field, value, 'must be true, false, a Breaker or an object of breaker settings (a plain object)');
-    return new Breaker('perOwner', validateBreakerSettings(value, field), undefined, { ...value } as BreakerSettings);
+    if (!isPlainObject(value))
+      throw new PolicyConfigError(
+        field,
+        value,
+        'must be true, false, a Breaker or an object of breaker settings (a plain object)',
+      );
+    return new Breaker('perOwner', validateBreakerSettings(value, field), undefined, {
+      ...value,
+    } as BreakerSettings);
   }
 
   /**
@@ -72,10 +84,16 @@ export class Breaker {
    * @throws PolicyConfigError naming `breaker.<field>` for an unknown key or a bad value.
    */
   with(settings: BreakerSettings): Breaker {
-    if (!isPlainObject(settings)) throw new PolicyConfigError('breaker', settings, PLAIN_OBJECT_RULE);
+    if (!isPlainObject(settings))
+      throw new PolicyConfigError('breaker', settings, PLAIN_OBJECT_RULE);
     const base: BreakerSettings = { ...this.given };
     // A value that does not double its breaks keeps not doubling when only its first break changes.
-    if (settings.breakDuration !== undefined && settings.maximumBreak === undefined && base.maximumBreak === base.breakDuration) delete base.maximumBreak;
+    if (
+      settings.breakDuration !== undefined &&
+      settings.maximumBreak === undefined &&
+      base.maximumBreak === base.breakDuration
+    )
+      delete base.maximumBreak;
     const merged = { ...base, ...settings };
     return new Breaker('perOwner', validateBreakerSettings(merged, 'breaker'), undefined, merged);
   }
@@ -87,7 +105,12 @@ export class Breaker {
    * @param random the owner's random source (jitter, recovery admission)
    * @param onTransition told about state changes of a breaker this call creates
    */
-  resolve(owner: object, clock: Clock, random: () => number, onTransition?: BreakerTransitionListener): CircuitBreaker {
+  resolve(
+    owner: object,
+    clock: Clock,
+    random: () => number,
+    onTransition?: BreakerTransitionListener,
+  ): CircuitBreaker {
     if (this.instance !== undefined) return this.instance;
     let breaker = this.perOwner!.get(owner);
     if (breaker === undefined) {

@@ -134,12 +134,22 @@ describe('CircuitBreaker: break and half-open', () => {
   });
 
   it('honours configured base, maximum and probe counts', async () => {
-    const { breaker, clock, attempt } = setup({ breakDuration: 1000, maximumBreak: 3000, halfOpenProbes: 3, closeAfter: 3 });
+    const { breaker, clock, attempt } = setup({
+      breakDuration: 1000,
+      maximumBreak: 3000,
+      halfOpenProbes: 3,
+      closeAfter: 3,
+    });
     trip(attempt);
     expect(breaker.retryAfter()).toBe(1000);
     await clock.advance(1000);
     const admissions = [breaker.admit(), breaker.admit(), breaker.admit(), breaker.admit()];
-    expect(admissions).toEqual([Admission.Probe, Admission.Probe, Admission.Probe, Admission.Refused]);
+    expect(admissions).toEqual([
+      Admission.Probe,
+      Admission.Probe,
+      Admission.Probe,
+      Admission.Refused,
+    ]);
     breaker.record(Admission.Probe, 'Transient', 10);
     expect(breaker.retryAfter()).toBe(2000);
     await clock.advance(2000);
@@ -250,7 +260,18 @@ describe('CircuitBreaker: jitter', () => {
 describe('CircuitBreaker: relative error rate', () => {
   it('a dependency that always fails 30 % never trips (10 minutes at 20 attempts/s)', async () => {
     const { breaker, clock, attempt, transitions } = setup();
-    const pattern: VerdictKind[] = ['Transient', 'Ok', 'Transient', 'Ok', 'Transient', 'Ok', 'Ok', 'Ok', 'Ok', 'Ok'];
+    const pattern: VerdictKind[] = [
+      'Transient',
+      'Ok',
+      'Transient',
+      'Ok',
+      'Transient',
+      'Ok',
+      'Ok',
+      'Ok',
+      'Ok',
+      'Ok',
+    ];
     for (let second = 0; second < 600; second++) {
       for (let i = 0; i < 20; i++) expect(attempt(pattern[i % 10]!)).toBe(Admission.Closed);
       await clock.advance(1000);
@@ -433,7 +454,11 @@ describe('CircuitBreaker: baselines survive', () => {
     times(100, 'Ok', 100);
     await clock.advance(40_000);
     const before = breaker.snapshot();
-    expect([before.errorBaselineWarm, before.latencyBaselineWarm, before.latencyMedian]).toEqual([true, true, 100]);
+    expect([before.errorBaselineWarm, before.latencyBaselineWarm, before.latencyMedian]).toEqual([
+      true,
+      true,
+      100,
+    ]);
     trip(attempt);
     await clock.advance(15_000);
     attempt('Ok', 100);
@@ -441,7 +466,11 @@ describe('CircuitBreaker: baselines survive', () => {
     expect(breaker.state).toBe('closed');
     breaker.reset();
     const after = breaker.snapshot();
-    expect([after.errorBaselineWarm, after.latencyBaselineWarm, after.latencyMedian]).toEqual([true, true, 100]);
+    expect([after.errorBaselineWarm, after.latencyBaselineWarm, after.latencyMedian]).toEqual([
+      true,
+      true,
+      100,
+    ]);
     expect(after.errorBaselineCalls).toBe(100);
   });
 
@@ -521,20 +550,27 @@ describe('CircuitBreaker: manual control', () => {
     expect(breaker.retryAfter()).toBe(11_250);
     await clock.advance(1250);
     expect(breaker.retryAfter()).toBe(10_000);
-    expect(breaker.snapshot()).toMatchObject({ state: 'open', breakMs: 11_250, breakRemaining: 10_000 });
+    expect(breaker.snapshot()).toMatchObject({
+      state: 'open',
+      breakMs: 11_250,
+      breakRemaining: 10_000,
+    });
   });
 
   it('a throwing transition listener cannot corrupt the breaker', () => {
     const clock = new FakeClock();
     const seen: BreakerState[] = [];
-    const breaker = new CircuitBreaker({}, {
-      clock,
-      random: () => 0,
-      onTransition: (_from, to) => {
-        seen.push(to);
-        throw new Error('listener bug');
+    const breaker = new CircuitBreaker(
+      {},
+      {
+        clock,
+        random: () => 0,
+        onTransition: (_from, to) => {
+          seen.push(to);
+          throw new Error('listener bug');
+        },
       },
-    });
+    );
     for (let i = 0; i < 5; i++) breaker.record(breaker.admit(), 'Transient', 1);
     expect(breaker.state).toBe('open');
     expect(seen).toEqual(['open']);
@@ -584,7 +620,10 @@ describe('CircuitBreaker: recovering', () => {
     expect(s.breaker.state).toBe('recovering');
     await s.clock.advance(1);
     expect(s.breaker.state).toBe('closed');
-    expect(s.transitions.slice(-2)).toEqual(['halfOpen->recovering 15000', 'recovering->closed 15000']);
+    expect(s.transitions.slice(-2)).toEqual([
+      'halfOpen->recovering 15000',
+      'recovering->closed 15000',
+    ]);
     trip(s.attempt);
     expect(s.breaker.retryAfter()).toBe(15_000);
   });
@@ -658,7 +697,9 @@ describe('CircuitBreaker: reconfigure', () => {
 
   it('rejects bad settings and leaves the breaker unchanged', () => {
     const { breaker } = setup();
-    expect(() => breaker.reconfigure({ closeAfter: 0 })).toThrow('breaker.closeAfter: 0 is invalid: must be an integer >= 1');
+    expect(() => breaker.reconfigure({ closeAfter: 0 })).toThrow(
+      'breaker.closeAfter: 0 is invalid: must be an integer >= 1',
+    );
     expect(breaker.settings.closeAfter).toBe(2);
   });
 });

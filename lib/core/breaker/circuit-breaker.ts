@@ -1,8 +1,17 @@
 import type { VerdictKind } from '../classification/verdict.js';
 import type { Clock } from '../time/clock.js';
 import { nominalBreak, servedBreak } from './break-duration.js';
-import { type BreakerSettings, type ResolvedBreakerSettings, validateBreakerSettings } from './breaker-settings.js';
-import { Admission, type BreakerSnapshot, type BreakerState, type BreakerTransitionListener } from './breaker-state.js';
+import {
+  type BreakerSettings,
+  type ResolvedBreakerSettings,
+  validateBreakerSettings,
+} from './breaker-settings.js';
+import {
+  Admission,
+  type BreakerSnapshot,
+  type BreakerState,
+  type BreakerTransitionListener,
+} from './breaker-state.js';
 import { ProbeSlots } from './probe-slots.js';
 import { RecoveryRamp } from './recovery-ramp.js';
 import { TripRules } from './trip-rules.js';
@@ -134,7 +143,13 @@ export class CircuitBreaker {
    *   the loop's as much as the dependency's, so it neither feeds the latency baseline nor counts as
    *   slow; the outcome still counts. Default true.
    */
-  record(admission: Admission, verdict: VerdictKind, durationMs: number, at?: number, timely = true): void {
+  record(
+    admission: Admission,
+    verdict: VerdictKind,
+    durationMs: number,
+    at?: number,
+    timely = true,
+  ): void {
     if (admission === Admission.Refused) return;
     if (admission === Admission.Probe) {
       this.settleProbe(verdict, durationMs, timely);
@@ -261,7 +276,8 @@ export class CircuitBreaker {
     return {
       state,
       breakMs: this.served,
-      breakRemaining: state === 'open' || state === 'isolated' ? Math.max(0, this.openUntil - now) : 0,
+      breakRemaining:
+        state === 'open' || state === 'isolated' ? Math.max(0, this.openUntil - now) : 0,
       consecutiveOpens: this.opens,
       probesInFlight: this.probes.held,
       admittedFraction: this.admittedFraction(state, now),

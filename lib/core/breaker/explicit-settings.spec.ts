@@ -1,7 +1,11 @@
 import { Admission } from './breaker-state.js';
 import { Breaker } from './breaker-value.js';
 import { CircuitBreaker } from './circuit-breaker.js';
-import { BREAKER_DEFAULTS, type BreakerSettings, validateBreakerSettings } from './breaker-settings.js';
+import {
+  BREAKER_DEFAULTS,
+  type BreakerSettings,
+  validateBreakerSettings,
+} from './breaker-settings.js';
 import { FakeClock } from '../time/fake-clock.js';
 import { CallRejectedError } from '../errors.js';
 import { Resilience } from '../policy/policy.js';
@@ -13,7 +17,11 @@ import { RetryBudget } from '../budget/retry-budget.js';
 function setup(settings: BreakerSettings) {
   const clock = new FakeClock();
   const opens: number[] = [];
-  const breaker = new CircuitBreaker(settings, { clock, random: () => 0.5, onTransition: (_from, to, ms) => to === 'open' && opens.push(ms) });
+  const breaker = new CircuitBreaker(settings, {
+    clock,
+    random: () => 0.5,
+    onTransition: (_from, to, ms) => to === 'open' && opens.push(ms),
+  });
   const attempt = (verdict: 'Ok' | 'Transient'): Admission => {
     const admission = breaker.admit();
     if (admission !== Admission.Refused) breaker.record(admission, verdict, 0);
@@ -68,14 +76,26 @@ describe('an explicit consecutiveFailures is the rule', () => {
     expect(pick({ consecutiveFailures: 8, failureRateFloor: 0.3 })).toEqual([8, 1, 0.3]);
     expect(pick({ consecutiveFailures: 8, streakSignificance: 1e-6 })).toEqual([8, 1e-6, 0.5]);
     expect(pick({ breakDuration: 2000 })).toEqual([5, 1e-8, 0.5]);
-    expect([BREAKER_DEFAULTS.streakSignificance, BREAKER_DEFAULTS.failureRateFloor]).toEqual([1e-8, 0.5]);
+    expect([BREAKER_DEFAULTS.streakSignificance, BREAKER_DEFAULTS.failureRateFloor]).toEqual([
+      1e-8, 0.5,
+    ]);
   });
 
   it('Breaker.with() keeps what was written through derivations: an explicit run stays literal, a later streakSignificance makes it measured', () => {
-    const settings = (b: Breaker) => [b.settings.consecutiveFailures, b.settings.streakSignificance, b.settings.failureRateFloor];
-    expect(settings(Breaker.with({ jitter: 'none' }).with({ consecutiveFailures: 5 }))).toEqual([5, 1, 0]);
-    expect(settings(Breaker.with({ consecutiveFailures: 5 }).with({ breakDuration: 2000 }))).toEqual([5, 1, 0]);
-    expect(settings(Breaker.with({ consecutiveFailures: 5 }).with({ streakSignificance: 1e-8 }))).toEqual([5, 1e-8, 0.5]);
+    const settings = (b: Breaker) => [
+      b.settings.consecutiveFailures,
+      b.settings.streakSignificance,
+      b.settings.failureRateFloor,
+    ];
+    expect(settings(Breaker.with({ jitter: 'none' }).with({ consecutiveFailures: 5 }))).toEqual([
+      5, 1, 0,
+    ]);
+    expect(
+      settings(Breaker.with({ consecutiveFailures: 5 }).with({ breakDuration: 2000 })),
+    ).toEqual([5, 1, 0]);
+    expect(
+      settings(Breaker.with({ consecutiveFailures: 5 }).with({ streakSignificance: 1e-8 })),
+    ).toEqual([5, 1e-8, 0.5]);
     expect(settings(Breaker.with({ breakDuration: 2000 }))).toEqual([5, 1e-8, 0.5]);
     // The conservative preset's 20 is the shortest measured run, as it was.
     expect(settings(Breaker.using(Resilience.conservative.breaker()!))).toEqual([20, 1e-8, 0.5]);
@@ -83,7 +103,12 @@ describe('an explicit consecutiveFailures is the rule', () => {
 
   it('through a policy on a FakeClock: after a flaky stretch, the 6th call to a dead dependency is refused', async () => {
     const clock = new FakeClock();
-    const policy = Resilience.http.with({ clock, attempts: 1, budget: RetryBudget.none, breaker: Breaker.with({ consecutiveFailures: 5 }) });
+    const policy = Resilience.http.with({
+      clock,
+      attempts: 1,
+      budget: RetryBudget.none,
+      breaker: Breaker.with({ consecutiveFailures: 5 }),
+    });
     let n = 0;
     const flaky = () => (n++ % 5 < 2 ? Promise.reject(new Error('502')) : Promise.resolve('ok'));
     for (let i = 0; i < 100; i++) await policy.run(flaky).catch(() => undefined);
@@ -99,7 +124,11 @@ describe('an explicit consecutiveFailures is the rule', () => {
 
 describe('breaks: an explicit maximumBreak above breakDuration doubles them', () => {
   it('maximumBreak: 8000 over the 1 s default: breaks of 1, 2, 4, 8, 8 s (no jitter)', async () => {
-    const { clock, opens, attempt } = setup({ consecutiveFailures: 1, maximumBreak: 8000, jitter: 'none' });
+    const { clock, opens, attempt } = setup({
+      consecutiveFailures: 1,
+      maximumBreak: 8000,
+      jitter: 'none',
+    });
     attempt('Transient');
     for (const served of [1000, 2000, 4000, 8000]) {
       await clock.advance(served);

@@ -10,7 +10,9 @@ describe('OutcomeWindow', () => {
     w.advance(29_999); // bucket 29: bucket 0 is still the trip window's oldest
     expect([w.tripCalls, w.baselineCalls]).toEqual([2, 0]);
     w.advance(30_000); // bucket 30: bucket 0 moves into the baseline; slow counts stay behind
-    expect([w.tripCalls, w.tripFailures, w.tripSlow, w.baselineCalls, w.baselineFailures]).toEqual([0, 0, 0, 2, 1]);
+    expect([w.tripCalls, w.tripFailures, w.tripSlow, w.baselineCalls, w.baselineFailures]).toEqual([
+      0, 0, 0, 2, 1,
+    ]);
     w.advance(329_999);
     expect(w.baselineCalls).toBe(2);
     w.advance(330_000); // 300 buckets later it leaves the baseline
@@ -21,9 +23,13 @@ describe('OutcomeWindow', () => {
     const w = new OutcomeWindow(30_000, 300_000, 0);
     for (let s = 0; s < 400; s++) w.record(s * 1000, s % 4 === 0, false);
     // At bucket 399: trip = buckets 370..399, baseline = 70..369.
-    expect([w.tripCalls, w.tripFailures, w.baselineCalls, w.baselineFailures]).toEqual([30, 7, 300, 75]);
+    expect([w.tripCalls, w.tripFailures, w.baselineCalls, w.baselineFailures]).toEqual([
+      30, 7, 300, 75,
+    ]);
     w.advance(10_000_000);
-    expect([w.tripCalls, w.tripFailures, w.baselineCalls, w.baselineFailures]).toEqual([0, 0, 0, 0]);
+    expect([w.tripCalls, w.tripFailures, w.baselineCalls, w.baselineFailures]).toEqual([
+      0, 0, 0, 0,
+    ]);
     w.record(10_000_000, true, true);
     expect([w.tripCalls, w.tripFailures, w.tripSlow]).toEqual([1, 1, 1]);
   });

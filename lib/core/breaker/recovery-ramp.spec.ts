@@ -5,12 +5,12 @@ describe('RecoveryRamp', () => {
   it('climbs the clock term from 5 % to 100 % over 0.25 × the break served', () => {
     const ramp = new RecoveryRamp(RECOVERY_DEFAULTS);
     ramp.begin(1000, 15_000);
-    expect([ramp.clockTerm(1000), ramp.clockTerm(1000 + 1875), ramp.clockTerm(1000 + 3749), ramp.clockTerm(1000 + 3750)]).toEqual([
-      0.05,
-      0.525,
-      0.05 + (0.95 * 3749) / 3750,
-      1,
-    ]);
+    expect([
+      ramp.clockTerm(1000),
+      ramp.clockTerm(1000 + 1875),
+      ramp.clockTerm(1000 + 3749),
+      ramp.clockTerm(1000 + 3750),
+    ]).toEqual([0.05, 0.525, 0.05 + (0.95 * 3749) / 3750, 1]);
   });
 
   it('adds a step per fast success, halves on a slow one, never below the start', () => {

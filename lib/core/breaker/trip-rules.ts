@@ -54,19 +54,33 @@ export class TripRules {
     now: number,
   ) {
     this.window = new OutcomeWindow(settings.tripWindow, settings.baselineWindow, now);
-    this.latency = new LatencyBaseline(settings.tripWindow, settings.baselineWindow, settings.latencyBaselineSamples);
+    this.latency = new LatencyBaseline(
+      settings.tripWindow,
+      settings.baselineWindow,
+      settings.latencyBaselineSamples,
+    );
     this.recent = new RecentOutcomes(settings.recentOutcomes, settings.tripWindow);
   }
 
   /** Adopts new thresholds; changing `tripWindow` or `baselineWindow` starts both windows afresh. */
   reconfigure(next: ResolvedBreakerSettings, now: number): void {
-    if (next.tripWindow !== this.settings.tripWindow || next.baselineWindow !== this.settings.baselineWindow) {
+    if (
+      next.tripWindow !== this.settings.tripWindow ||
+      next.baselineWindow !== this.settings.baselineWindow
+    ) {
       this.window = new OutcomeWindow(next.tripWindow, next.baselineWindow, now);
-      this.latency = new LatencyBaseline(next.tripWindow, next.baselineWindow, next.latencyBaselineSamples);
+      this.latency = new LatencyBaseline(
+        next.tripWindow,
+        next.baselineWindow,
+        next.latencyBaselineSamples,
+      );
     } else {
       this.latency.minimumSamples = next.latencyBaselineSamples;
     }
-    if (next.recentOutcomes !== this.settings.recentOutcomes || next.tripWindow !== this.settings.tripWindow) {
+    if (
+      next.recentOutcomes !== this.settings.recentOutcomes ||
+      next.tripWindow !== this.settings.tripWindow
+    ) {
       this.recent = new RecentOutcomes(next.recentOutcomes, next.tripWindow);
     }
     this.settings = next;
@@ -150,7 +164,12 @@ export class TripRules {
     const recent = this.recent;
     // The floor: a dependency still answering at least that share of recent attempts stays reachable.
     if (recent.failures < s.failureRateFloor * recent.count) return false;
-    if (s.consecutiveFailures > 0 && this.failureRun >= s.consecutiveFailures && this.failureRun >= this.evidentRun()) return true;
+    if (
+      s.consecutiveFailures > 0 &&
+      this.failureRun >= s.consecutiveFailures &&
+      this.failureRun >= this.evidentRun()
+    )
+      return true;
     if (s.errorRateMultiple === 0) return false;
     const w = this.window;
     const baseCalls = w.baselineCalls;
@@ -174,12 +193,19 @@ export class TripRules {
     const run = this.failureRun < recent.count ? this.failureRun : recent.count;
     const before = recent.count - run;
     const rate = before === 0 ? 0 : (recent.failures - run) / before;
-    return evidentRun(rate < s.failureRateFloor ? rate : s.failureRateFloor, s.consecutiveFailures, s.streakSignificance);
+    return evidentRun(
+      rate < s.failureRateFloor ? rate : s.failureRateFloor,
+      s.consecutiveFailures,
+      s.streakSignificance,
+    );
   }
 
   private shouldTripOnSlow(): boolean {
     const calls = this.window.tripCalls;
-    return calls >= this.settings.minimumThroughput && this.window.tripSlow / calls >= this.settings.slowCallRatio;
+    return (
+      calls >= this.settings.minimumThroughput &&
+      this.window.tripSlow / calls >= this.settings.slowCallRatio
+    );
   }
 
   /** Durations above this (ms) are slow; +Infinity while the latency baseline is cold or the rule is off. */

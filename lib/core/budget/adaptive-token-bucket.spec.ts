@@ -7,11 +7,20 @@ import { RetryBudget, TokenBucket } from './retry-budget.js';
 import { RetryEvidence } from './retry-evidence.js';
 
 /** Records `n` outcomes of attempt number `attempt` with the given verdict and duration (ms). */
-function feed(target: { record(a: number, v: Verdict, d: number, e: unknown): void }, n: number, attempt: number, verdict: Verdict, duration = 10, error?: unknown): void {
+function feed(
+  target: { record(a: number, v: Verdict, d: number, e: unknown): void },
+  n: number,
+  attempt: number,
+  verdict: Verdict,
+  duration = 10,
+  error?: unknown,
+): void {
   for (let i = 0; i < n; i++) target.record(attempt, verdict, duration, error);
 }
 
-const bucketTarget = (bucket: AdaptiveTokenBucket) => ({ record: (a: number, v: Verdict, d: number, e: unknown) => bucket.recordAttempt(a, v, d, e) });
+const bucketTarget = (bucket: AdaptiveTokenBucket) => ({
+  record: (a: number, v: Verdict, d: number, e: unknown) => bucket.recordAttempt(a, v, d, e),
+});
 
 describe('RetryEvidence', () => {
   it('says strained (the static bucket) until 20 retries were seen, then working when they succeed as first attempts do', () => {
@@ -26,11 +35,13 @@ describe('RetryEvidence', () => {
 
   it('says failing when retries succeed below 40 %, or below 0.7 × the first-attempt success rate', () => {
     const low = new RetryEvidence();
-    for (let i = 0; i < 50; i++) low.record(2, i % 10 < 3 ? Verdict.ok : Verdict.transient, 10, undefined);
+    for (let i = 0; i < 50; i++)
+      low.record(2, i % 10 < 3 ? Verdict.ok : Verdict.transient, 10, undefined);
     expect(low.retryEffectiveness).toBeCloseTo(0.3, 10);
     // Before 100 retries only half the thresholds say failing: 30 % is the static bucket still…
     expect(low.regime).toBe('strained');
-    for (let i = 0; i < 50; i++) low.record(2, i % 10 < 3 ? Verdict.ok : Verdict.transient, 10, undefined);
+    for (let i = 0; i < 50; i++)
+      low.record(2, i % 10 < 3 ? Verdict.ok : Verdict.transient, 10, undefined);
     expect(low.regime).toBe('failing');
     // …and a dead dependency's 0 % says failing at once.
     const dead = new RetryEvidence();
@@ -39,14 +50,18 @@ describe('RetryEvidence', () => {
 
     // Retries at 50 % while 90 % of first attempts succeed: 0.5 < 0.7 × 0.9.
     const relative = new RetryEvidence();
-    for (let i = 0; i < 100; i++) relative.record(1, i % 10 === 0 ? Verdict.transient : Verdict.ok, 10, undefined);
-    for (let i = 0; i < 100; i++) relative.record(2, i % 2 === 0 ? Verdict.ok : Verdict.transient, 10, undefined);
+    for (let i = 0; i < 100; i++)
+      relative.record(1, i % 10 === 0 ? Verdict.transient : Verdict.ok, 10, undefined);
+    for (let i = 0; i < 100; i++)
+      relative.record(2, i % 2 === 0 ? Verdict.ok : Verdict.transient, 10, undefined);
     expect(relative.firstAttemptSuccess).toBeCloseTo(0.9, 10);
     expect(relative.regime).toBe('failing');
     // The same retries with first attempts at 60 % work (0.5 ≥ 0.42 and ≥ 0.4).
     const headroom = new RetryEvidence();
-    for (let i = 0; i < 100; i++) headroom.record(1, i % 10 < 4 ? Verdict.transient : Verdict.ok, 10, undefined);
-    for (let i = 0; i < 50; i++) headroom.record(2, i % 2 === 0 ? Verdict.ok : Verdict.transient, 10, undefined);
+    for (let i = 0; i < 100; i++)
+      headroom.record(1, i % 10 < 4 ? Verdict.transient : Verdict.ok, 10, undefined);
+    for (let i = 0; i < 50; i++)
+      headroom.record(2, i % 2 === 0 ? Verdict.ok : Verdict.transient, 10, undefined);
     expect(headroom.regime).toBe('working');
   });
 
@@ -79,12 +94,20 @@ describe('RetryEvidence', () => {
   it('says strained when more than 25 % of retries are Throttled or attempt timeouts', () => {
     const evidence = new RetryEvidence();
     feed(evidence, 100, 1, Verdict.ok, 0);
-    for (let i = 0; i < 40; i++) evidence.record(2, i % 5 === 0 ? Verdict.throttled() : Verdict.ok, 0, undefined);
+    for (let i = 0; i < 40; i++)
+      evidence.record(2, i % 5 === 0 ? Verdict.throttled() : Verdict.ok, 0, undefined);
     expect(evidence.regime).toBe('working');
     const timeouts = new RetryEvidence();
-    for (let i = 0; i < 100; i++) timeouts.record(1, i % 10 === 0 ? Verdict.transient : Verdict.ok, 0, undefined);
+    for (let i = 0; i < 100; i++)
+      timeouts.record(1, i % 10 === 0 ? Verdict.transient : Verdict.ok, 0, undefined);
     // 30 % of retries end by the attempt timeout (effectiveness 0.7 ≥ 0.7 × 0.9: they still work).
-    for (let i = 0; i < 40; i++) timeouts.record(2, i % 10 < 3 ? Verdict.transient : Verdict.ok, 0, i % 10 < 3 ? new AttemptTimeoutError(25) : undefined);
+    for (let i = 0; i < 40; i++)
+      timeouts.record(
+        2,
+        i % 10 < 3 ? Verdict.transient : Verdict.ok,
+        0,
+        i % 10 < 3 ? new AttemptTimeoutError(25) : undefined,
+      );
     expect(timeouts.regime).toBe('strained');
   });
 
@@ -176,7 +199,10 @@ describe('AdaptiveTokenBucket', () => {
     const policy = Resilience.default.with({ clock });
     expect(policy.bucket()).toBeInstanceOf(AdaptiveTokenBucket);
     expect(policy.bucket()!.timesRetries).toBe(true);
-    const legacy = Resilience.default.with({ clock, budget: RetryBudget.tokenBucket({ fraction: 0.2 }) });
+    const legacy = Resilience.default.with({
+      clock,
+      budget: RetryBudget.tokenBucket({ fraction: 0.2 }),
+    });
     const state = legacy.bucket()!;
     expect(state).toBeInstanceOf(TokenBucket);
     expect(state).not.toBeInstanceOf(AdaptiveTokenBucket);

@@ -76,11 +76,17 @@ export class AdaptiveTokenBucket extends TokenBucket {
   }
 
   /** Weighs the attempt as evidence; a success deposits (2.5 for a retry while retries work, else `fraction`). */
-  override recordAttempt(attempt: number, verdict: Verdict, duration: number, error: unknown): void {
+  override recordAttempt(
+    attempt: number,
+    verdict: Verdict,
+    duration: number,
+    error: unknown,
+  ): void {
     const evidence = this.evidence;
     evidence.record(attempt, verdict, duration, error);
     if (verdict.kind !== 'Ok') return;
-    const tokens = this.tokens + (attempt > 1 && evidence.regime === 'working' ? RETRY_REFUND : this.fraction);
+    const tokens =
+      this.tokens + (attempt > 1 && evidence.regime === 'working' ? RETRY_REFUND : this.fraction);
     this.tokens = tokens > this.cap ? this.cap : tokens;
   }
 

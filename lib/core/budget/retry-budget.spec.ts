@@ -81,7 +81,9 @@ describe('RetryBudget', () => {
     const a = {};
     const b = {};
     expect(RetryBudget.automatic.resolve(a, clock)).toBe(RetryBudget.automatic.resolve(a, clock));
-    expect(RetryBudget.automatic.resolve(a, clock)).not.toBe(RetryBudget.automatic.resolve(b, clock));
+    expect(RetryBudget.automatic.resolve(a, clock)).not.toBe(
+      RetryBudget.automatic.resolve(b, clock),
+    );
   });
 
   it('of() is one bucket per value; shared() one per name, first options win; none is undefined', () => {
@@ -96,8 +98,12 @@ describe('RetryBudget', () => {
   });
 
   it('rejects invalid parameters naming field, value and rule', () => {
-    expect(() => RetryBudget.of({ fraction: 1.5 })).toThrow('budget.fraction: 1.5 is invalid: must be a number in [0, 1]');
-    expect(() => RetryBudget.of({ minimumPerSecond: -1 })).toThrow('budget.minimumPerSecond: -1 is invalid');
+    expect(() => RetryBudget.of({ fraction: 1.5 })).toThrow(
+      'budget.fraction: 1.5 is invalid: must be a number in [0, 1]',
+    );
+    expect(() => RetryBudget.of({ minimumPerSecond: -1 })).toThrow(
+      'budget.minimumPerSecond: -1 is invalid',
+    );
     expect(() => RetryBudget.of({ ratio: 1 } as never)).toThrow(PolicyConfigError);
     expect(() => RetryBudget.shared('')).toThrow('budget.shared: "" is invalid');
   });

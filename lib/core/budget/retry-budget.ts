@@ -3,16 +3,27 @@ import { NAME_RULE, checkValue } from '../rules/value-rule.js';
 import { AdaptiveTokenBucket } from './adaptive-token-bucket.js';
 import type { RetryBudgetState } from './retry-budget-state.js';
 import { TokenBucket, type RetryBudgetOptions, validateBudgetOptions } from './token-bucket.js';
-import { SlidingWindowBudget, type SlidingWindowBudgetOptions, validateSlidingWindowOptions } from './sliding-window-budget.js';
+import {
+  SlidingWindowBudget,
+  type SlidingWindowBudgetOptions,
+  validateSlidingWindowOptions,
+} from './sliding-window-budget.js';
 
 export type { RetryBudgetState } from './retry-budget-state.js';
-export { MINIMUM_CAPACITY, TokenBucket, type RetryBudgetOptions, validateBudgetOptions } from './token-bucket.js';
+export {
+  MINIMUM_CAPACITY,
+  TokenBucket,
+  type RetryBudgetOptions,
+  validateBudgetOptions,
+} from './token-bucket.js';
 export { AdaptiveTokenBucket } from './adaptive-token-bucket.js';
 export { RetryEvidence, type RetryRegime } from './retry-evidence.js';
 
-
 /** Process-wide shared budgets: the options of the first declaration of a name, and its bucket once used. */
-const sharedBudgets = new Map<string, { options: Readonly<RetryBudgetOptions>; bucket?: TokenBucket }>();
+const sharedBudgets = new Map<
+  string,
+  { options: Readonly<RetryBudgetOptions>; bucket?: TokenBucket }
+>();
 
 /**
  * How a policy funds its retries (DESIGN §3.5). A value, resolved to a bucket when a call needs one:
@@ -42,7 +53,8 @@ export class RetryBudget {
 
   private constructor(
     /** How the state is chosen. */
-    readonly kind: 'automatic' | 'tokenBucket' | 'none' | 'of' | 'shared' | 'using' | 'slidingWindow',
+    readonly kind:
+      'automatic' | 'tokenBucket' | 'none' | 'of' | 'shared' | 'using' | 'slidingWindow',
     /** The parameters a new state gets (token-bucket options; sliding-window options for `slidingWindow`). */
     readonly options: Readonly<RetryBudgetOptions> | Readonly<Required<SlidingWindowBudgetOptions>>,
     /** The process-wide name for `shared` budgets. */
@@ -50,7 +62,10 @@ export class RetryBudget {
     bucket?: RetryBudgetState,
   ) {
     this.bucket = bucket;
-    this.perOwner = kind === 'automatic' || kind === 'tokenBucket' || kind === 'slidingWindow' ? new WeakMap() : undefined;
+    this.perOwner =
+      kind === 'automatic' || kind === 'tokenBucket' || kind === 'slidingWindow'
+        ? new WeakMap()
+        : undefined;
   }
 
   /**
@@ -144,8 +159,10 @@ export class RetryBudget {
   }
 
   private newState(clock: Clock): RetryBudgetState {
-    if (this.kind === 'slidingWindow') return new SlidingWindowBudget(this.options as SlidingWindowBudgetOptions, clock);
-    return this.kind === 'automatic' ? new AdaptiveTokenBucket(this.options as RetryBudgetOptions, clock) : new TokenBucket(this.options as RetryBudgetOptions, clock);
+    if (this.kind === 'slidingWindow')
+      return new SlidingWindowBudget(this.options as SlidingWindowBudgetOptions, clock);
+    return this.kind === 'automatic'
+      ? new AdaptiveTokenBucket(this.options as RetryBudgetOptions, clock)
+      : new TokenBucket(this.options as RetryBudgetOptions, clock);
   }
 }
-

@@ -96,16 +96,30 @@ export class RetryEvidence {
     } else {
       const n = ++this.retries;
       this.effectiveness = average(this.effectiveness, ok, n, RETRY_HORIZON);
-      this.pushback = average(this.pushback, kind === 'Throttled' || error instanceof AttemptTimeoutError ? 1 : 0, n, RETRY_HORIZON);
+      this.pushback = average(
+        this.pushback,
+        kind === 'Throttled' || error instanceof AttemptTimeoutError ? 1 : 0,
+        n,
+        RETRY_HORIZON,
+      );
     }
     if (ok === 0 || duration <= 0) return;
-    this.recentLatency = average(this.recentLatency, duration, ++this.recentSamples, LATENCY_HORIZON);
+    this.recentLatency = average(
+      this.recentLatency,
+      duration,
+      ++this.recentSamples,
+      LATENCY_HORIZON,
+    );
     // A brownout must not become the norm: unless recent successes are near the baseline (and first
     // attempts did not just fall) it barely moves; the gap between 1.5× and 2× keeps a slow
     // dependency from dragging its own baseline up until it no longer looks slow.
-    const steady = this.samples < WARM_UP_SAMPLES || (this.recentLatency <= LATENCY_STEADY * this.baseline && !this.suddenFall);
+    const steady =
+      this.samples < WARM_UP_SAMPLES ||
+      (this.recentLatency <= LATENCY_STEADY * this.baseline && !this.suddenFall);
     const seen = ++this.samples;
-    this.baseline += (duration - this.baseline) / (steady ? (seen < BASELINE_HORIZON ? seen : BASELINE_HORIZON) : SLOW_BASELINE_HORIZON);
+    this.baseline +=
+      (duration - this.baseline) /
+      (steady ? (seen < BASELINE_HORIZON ? seen : BASELINE_HORIZON) : SLOW_BASELINE_HORIZON);
   }
 
   /** Share of retries that succeed (0..1, over about the last 100 retries). */
@@ -148,7 +162,8 @@ export class RetryEvidence {
     // Until 100 retries the average is a noisy plain mean: only half the thresholds say `failing`
     // (a dead dependency's 0 % does at once); between half and the full ones, the static bucket.
     const margin = this.retries < RETRY_HORIZON ? 0.5 : 1;
-    if (effectiveness < margin * WORKING_EFFECTIVENESS || effectiveness < margin * first) return 'failing';
+    if (effectiveness < margin * WORKING_EFFECTIVENESS || effectiveness < margin * first)
+      return 'failing';
     if (effectiveness < WORKING_EFFECTIVENESS || effectiveness < first) return 'strained';
     return this.strained ? 'strained' : 'working';
   }

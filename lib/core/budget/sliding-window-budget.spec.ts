@@ -16,7 +16,11 @@ function fill(budget: SlidingWindowBudget, calls: number, limit = 10_000): numbe
 
 describe('SlidingWindowBudget', () => {
   it('defaults: ratio 0.1, 30 s window, floor 100 calls', () => {
-    expect(validateSlidingWindowOptions({})).toEqual({ retryRatio: 0.1, samplingDuration: 30_000, minimumThroughput: 100 });
+    expect(validateSlidingWindowOptions({})).toEqual({
+      retryRatio: 0.1,
+      samplingDuration: 30_000,
+      minimumThroughput: 100,
+    });
   });
 
   it('allows every retry below the throughput floor', () => {
@@ -38,7 +42,10 @@ describe('SlidingWindowBudget', () => {
   });
 
   it('counts calls, not attempts: retries never raise their own allowance', () => {
-    const budget = new SlidingWindowBudget({ retryRatio: 0.5, minimumThroughput: 10 }, new FakeClock());
+    const budget = new SlidingWindowBudget(
+      { retryRatio: 0.5, minimumThroughput: 10 },
+      new FakeClock(),
+    );
     for (let i = 0; i < 10; i++) budget.recordCall();
     let granted = 0;
     for (let i = 0; i < 100; i++) if (budget.tryAcquire()) granted++;
@@ -128,10 +135,18 @@ describe('SlidingWindowBudget', () => {
 
   it('names the field, the value and the rule for bad options', () => {
     const clock = new FakeClock();
-    expect(() => new SlidingWindowBudget({ retryRatio: 1.5 }, clock)).toThrow('budget.retryRatio: 1.5 is invalid: must be a number in [0, 1] (retries per logical call)');
-    expect(() => new SlidingWindowBudget({ samplingDuration: 500 }, clock)).toThrow('budget.samplingDuration: 500 is invalid: must be a duration in ms from 1000 (1 s) to 86400000 (1 day)');
-    expect(() => new SlidingWindowBudget({ minimumThroughput: 0.5 }, clock)).toThrow('budget.minimumThroughput: 0.5 is invalid: must be an integer >= 1 (logical calls in the window)');
-    expect(() => new SlidingWindowBudget({ ratio: 0.1 } as never, clock)).toThrow(/budget\.ratio: .* is not a known sliding-window budget option/);
+    expect(() => new SlidingWindowBudget({ retryRatio: 1.5 }, clock)).toThrow(
+      'budget.retryRatio: 1.5 is invalid: must be a number in [0, 1] (retries per logical call)',
+    );
+    expect(() => new SlidingWindowBudget({ samplingDuration: 500 }, clock)).toThrow(
+      'budget.samplingDuration: 500 is invalid: must be a duration in ms from 1000 (1 s) to 86400000 (1 day)',
+    );
+    expect(() => new SlidingWindowBudget({ minimumThroughput: 0.5 }, clock)).toThrow(
+      'budget.minimumThroughput: 0.5 is invalid: must be an integer >= 1 (logical calls in the window)',
+    );
+    expect(() => new SlidingWindowBudget({ ratio: 0.1 } as never, clock)).toThrow(
+      /budget\.ratio: .* is not a known sliding-window budget option/,
+    );
   });
 });
 
@@ -140,7 +155,12 @@ describe('RetryBudget.slidingWindow through the executor', () => {
 
   it('counts each logical call once, whatever its attempts, and refuses the retry beyond ratio × calls', async () => {
     const clock = new FakeClock();
-    const policy = Resilience.default.with({ clock, attempts: 3, backoff: Backoff.none, budget: RetryBudget.slidingWindow({ minimumThroughput: 10, retryRatio: 0.2 }) });
+    const policy = Resilience.default.with({
+      clock,
+      attempts: 3,
+      backoff: Backoff.none,
+      budget: RetryBudget.slidingWindow({ minimumThroughput: 10, retryRatio: 0.2 }),
+    });
     for (let i = 0; i < 9; i++) await policy.run(() => 'ok');
     const window = policy.bucket() as SlidingWindowBudget;
     expect(window.window).toEqual({ calls: 9, retries: 0 });
@@ -160,7 +180,14 @@ describe('RetryBudget.slidingWindow through the executor', () => {
 
   it('useAmbientCriticality: sheddable work stops retrying at half the bucket, critical work spends it all', async () => {
     const clock = new FakeClock();
-    const make = () => Resilience.default.with({ clock, attempts: 2, backoff: Backoff.none, useAmbientCriticality: true, budget: RetryBudget.of({ minimumPerSecond: 0 }) });
+    const make = () =>
+      Resilience.default.with({
+        clock,
+        attempts: 2,
+        backoff: Backoff.none,
+        useAmbientCriticality: true,
+        budget: RetryBudget.of({ minimumPerSecond: 0 }),
+      });
     const retriesOf = async (policy: Policy, level: Criticality): Promise<number> => {
       let retries = 0;
       for (let i = 0; i < 12; i++) {

@@ -24,9 +24,15 @@ const EPSILON = 1e-9;
  * @throws PolicyConfigError naming `budget.retryRatio`, `budget.samplingDuration`,
  *   `budget.minimumThroughput` or an unknown key.
  */
-export function validateSlidingWindowOptions(options: SlidingWindowBudgetOptions): Required<SlidingWindowBudgetOptions> {
+export function validateSlidingWindowOptions(
+  options: SlidingWindowBudgetOptions,
+): Required<SlidingWindowBudgetOptions> {
   checkOptions(options, WINDOW_RULES, 'budget', 'sliding-window budget option');
-  return { retryRatio: given(options.retryRatio, 0.1), samplingDuration: given(options.samplingDuration, 30_000), minimumThroughput: given(options.minimumThroughput, 100) };
+  return {
+    retryRatio: given(options.retryRatio, 0.1),
+    samplingDuration: given(options.samplingDuration, 30_000),
+    minimumThroughput: given(options.minimumThroughput, 100),
+  };
 }
 
 /**

@@ -162,5 +162,8 @@ export function capacityFor(minimumPerSecond: number): number {
  */
 export function validateBudgetOptions(options: RetryBudgetOptions): Required<RetryBudgetOptions> {
   checkOptions(options, BUCKET_RULES, 'budget', 'option');
-  return { fraction: given(options.fraction, 0.1), minimumPerSecond: given(options.minimumPerSecond, 3) };
+  return {
+    fraction: given(options.fraction, 0.1),
+    minimumPerSecond: given(options.minimumPerSecond, 3),
+  };
 }

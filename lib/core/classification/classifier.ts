@@ -53,7 +53,8 @@ export class Classifier {
    */
   static of(...rules: ClassifierRule[]): Classifier {
     rules.forEach((rule, index) => {
-      if (typeof rule !== 'function') throw new PolicyConfigError(`classifier[${index}]`, rule, 'must be a function');
+      if (typeof rule !== 'function')
+        throw new PolicyConfigError(`classifier[${index}]`, rule, 'must be a function');
     });
     return new Classifier(rules);
   }
@@ -115,7 +116,11 @@ function defaultVerdict(outcome: Outcome): Verdict {
   if (outcome.ok) return Verdict.ok;
   const error = outcome.error;
   if (isNetworkFailure(error)) return Verdict.transient;
-  if (error instanceof PolicyConfigError || error instanceof TypeError || error instanceof RangeError) {
+  if (
+    error instanceof PolicyConfigError ||
+    error instanceof TypeError ||
+    error instanceof RangeError
+  ) {
     return Verdict.permanent;
   }
   return Verdict.transient;

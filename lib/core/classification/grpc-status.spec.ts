@@ -10,34 +10,72 @@ function failure(code: number, details = '', trailers = metadata()) {
   return Object.assign(new Error(`${code}: ${details}`), { code, details, metadata: trailers });
 }
 
-const classify = (error: unknown, callerAborted = false) => Classifier.grpc.classifyError(error, { callerAborted });
+const classify = (error: unknown, callerAborted = false) =>
+  Classifier.grpc.classifyError(error, { callerAborted });
 
 describe('Classifier.grpc', () => {
-  it.each(['UNAVAILABLE', 'INTERNAL', 'UNKNOWN', 'ABORTED', 'DEADLINE_EXCEEDED'] as const)('%s is Transient', (name) => {
-    expect(classify(failure(GrpcStatus[name]))).toEqual({ kind: 'Transient' });
-  });
-
-  it.each(['INVALID_ARGUMENT', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'UNAUTHENTICATED', 'FAILED_PRECONDITION', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'CANCELLED', 'DATA_LOSS'] as const)(
-    '%s is an answer (Permanent)',
+  it.each(['UNAVAILABLE', 'INTERNAL', 'UNKNOWN', 'ABORTED', 'DEADLINE_EXCEEDED'] as const)(
+    '%s is Transient',
     (name) => {
-      expect(classify(failure(GrpcStatus[name]))).toEqual({ kind: 'Permanent' });
+      expect(classify(failure(GrpcStatus[name]))).toEqual({ kind: 'Transient' });
     },
   );
 
+  it.each([
+    'INVALID_ARGUMENT',
+    'NOT_FOUND',
+    'ALREADY_EXISTS',
+    'PERMISSION_DENIED',
+    'UNAUTHENTICATED',
+    'FAILED_PRECONDITION',
+    'OUT_OF_RANGE',
+    'UNIMPLEMENTED',
+    'CANCELLED',
+    'DATA_LOSS',
+  ] as const)('%s is an answer (Permanent)', (name) => {
+    expect(classify(failure(GrpcStatus[name]))).toEqual({ kind: 'Permanent' });
+  });
+
   it('RESOURCE_EXHAUSTED is Throttled, with the pushback when sent', () => {
     expect(classify(failure(GrpcStatus.RESOURCE_EXHAUSTED))).toEqual({ kind: 'Throttled' });
-    expect(classify(failure(GrpcStatus.RESOURCE_EXHAUSTED, '', metadata({ 'grpc-retry-pushback-ms': ['1500'] })))).toEqual({ kind: 'Throttled', retryAfter: 1500 });
+    expect(
+      classify(
+        failure(
+          GrpcStatus.RESOURCE_EXHAUSTED,
+          '',
+          metadata({ 'grpc-retry-pushback-ms': ['1500'] }),
+        ),
+      ),
+    ).toEqual({ kind: 'Throttled', retryAfter: 1500 });
   });
 
   it('a valid pushback on a transient status times the retry; an invalid one stops retries', () => {
-    expect(classify(failure(GrpcStatus.UNAVAILABLE, '', metadata({ 'grpc-retry-pushback-ms': ['0'] })))).toEqual({ kind: 'Throttled', retryAfter: 0 });
-    expect(classify(failure(GrpcStatus.UNAVAILABLE, '', metadata({ 'grpc-retry-pushback-ms': ['-5'] })))).toEqual({ kind: 'Permanent' });
-    expect(classify(failure(GrpcStatus.RESOURCE_EXHAUSTED, '', metadata({ 'grpc-retry-pushback-ms': ['soon'] })))).toEqual({ kind: 'Permanent' });
+    expect(
+      classify(failure(GrpcStatus.UNAVAILABLE, '', metadata({ 'grpc-retry-pushback-ms': ['0'] }))),
+    ).toEqual({ kind: 'Throttled', retryAfter: 0 });
+    expect(
+      classify(failure(GrpcStatus.UNAVAILABLE, '', metadata({ 'grpc-retry-pushback-ms': ['-5'] }))),
+    ).toEqual({ kind: 'Permanent' });
+    expect(
+      classify(
+        failure(
+          GrpcStatus.RESOURCE_EXHAUSTED,
+          '',
+          metadata({ 'grpc-retry-pushback-ms': ['soon'] }),
+        ),
+      ),
+    ).toEqual({ kind: 'Permanent' });
   });
 
   it("grpc-js's own message-size and serialization failures are Permanent", () => {
-    expect(classify(failure(GrpcStatus.RESOURCE_EXHAUSTED, 'Received message larger than max (5000 vs. 4096)'))).toEqual({ kind: 'Permanent' });
-    expect(classify(failure(GrpcStatus.INTERNAL, 'Request message serialization failure: bad field'))).toEqual({ kind: 'Permanent' });
+    expect(
+      classify(
+        failure(GrpcStatus.RESOURCE_EXHAUSTED, 'Received message larger than max (5000 vs. 4096)'),
+      ),
+    ).toEqual({ kind: 'Permanent' });
+    expect(
+      classify(failure(GrpcStatus.INTERNAL, 'Request message serialization failure: bad field')),
+    ).toEqual({ kind: 'Permanent' });
   });
 
   it("a caller's cancellation is Permanent whatever the status", () => {
@@ -45,7 +83,9 @@ describe('Classifier.grpc', () => {
   });
 
   it('errors without a gRPC status fall to the default rules', () => {
-    expect(classify(Object.assign(new Error('reset'), { code: 'ECONNRESET' }))).toEqual({ kind: 'Transient' });
+    expect(classify(Object.assign(new Error('reset'), { code: 'ECONNRESET' }))).toEqual({
+      kind: 'Transient',
+    });
     expect(classify(new TypeError('bug'))).toEqual({ kind: 'Permanent' });
     expect(classify(failure(42))).toEqual({ kind: 'Transient' });
   });
@@ -54,13 +94,23 @@ describe('Classifier.grpc', () => {
 describe('grpcStatusOf', () => {
   it('reads ServiceError-shaped errors, status objects and RpcException-like getError()', () => {
     expect(grpcStatusOf(failure(5, 'gone'))).toMatchObject({ code: 5, details: 'gone' });
-    expect(grpcStatusOf({ code: 14, details: 'down', metadata: metadata() })).toMatchObject({ code: 14, details: 'down' });
-    expect(grpcStatusOf({ getError: () => ({ code: 3, message: 'bad' }) })).toEqual({ code: 3, details: 'bad', metadata: undefined });
+    expect(grpcStatusOf({ code: 14, details: 'down', metadata: metadata() })).toMatchObject({
+      code: 14,
+      details: 'down',
+    });
+    expect(grpcStatusOf({ getError: () => ({ code: 3, message: 'bad' }) })).toEqual({
+      code: 3,
+      details: 'bad',
+      metadata: undefined,
+    });
   });
 
-  it.each([[null], ['UNAVAILABLE'], [{ code: 17 }], [{ code: 1.5 }], [{ code: '14' }]])('is undefined for %j', (value) => {
-    expect(grpcStatusOf(value)).toBeUndefined();
-  });
+  it.each([[null], ['UNAVAILABLE'], [{ code: 17 }], [{ code: 1.5 }], [{ code: '14' }]])(
+    'is undefined for %j',
+    (value) => {
+      expect(grpcStatusOf(value)).toBeUndefined();
+    },
+  );
 });
 
 describe('readPushback', () => {

@@ -50,9 +50,18 @@ export function grpcStatusOf(error: unknown): GrpcStatusLike | undefined {
 
 function asStatus(value: unknown): GrpcStatusLike | undefined {
   if (value === null || typeof value !== 'object') return undefined;
-  const { code, details, message, metadata } = value as { code?: unknown; details?: unknown; message?: unknown; metadata?: unknown };
-  if (typeof code !== 'number' || !Number.isInteger(code) || code < 0 || code > 16) return undefined;
-  const readable = metadata !== null && typeof metadata === 'object' && typeof (metadata as { get?: unknown }).get === 'function';
+  const { code, details, message, metadata } = value as {
+    code?: unknown;
+    details?: unknown;
+    message?: unknown;
+    metadata?: unknown;
+  };
+  if (typeof code !== 'number' || !Number.isInteger(code) || code < 0 || code > 16)
+    return undefined;
+  const readable =
+    metadata !== null &&
+    typeof metadata === 'object' &&
+    typeof (metadata as { get?: unknown }).get === 'function';
   return {
     code,
     details: typeof details === 'string' ? details : typeof message === 'string' ? message : '',
@@ -76,7 +85,12 @@ export function readPushback(metadata: GrpcStatusLike['metadata']): number | 'st
   }
   if (!Array.isArray(values) || values.length === 0) return undefined;
   const raw = values[0];
-  const text = typeof raw === 'string' ? raw.trim() : Buffer.isBuffer(raw) ? raw.toString('latin1').trim() : undefined;
+  const text =
+    typeof raw === 'string'
+      ? raw.trim()
+      : Buffer.isBuffer(raw)
+        ? raw.toString('latin1').trim()
+        : undefined;
   if (text === undefined || !/^\d+$/.test(text)) return 'stop';
   const ms = Number(text);
   return Number.isSafeInteger(ms) ? ms : 'stop';
@@ -86,7 +100,13 @@ export function readPushback(metadata: GrpcStatusLike['metadata']): number | 'st
 const LOCAL_RESOURCE_EXHAUSTED = /message larger than max/i;
 const LOCAL_INTERNAL = /^Request message serialization failure/;
 
-const TRANSIENT_CODES: ReadonlySet<number> = new Set([GrpcStatus.UNKNOWN, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.ABORTED, GrpcStatus.INTERNAL, GrpcStatus.UNAVAILABLE]);
+const TRANSIENT_CODES: ReadonlySet<number> = new Set([
+  GrpcStatus.UNKNOWN,
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.ABORTED,
+  GrpcStatus.INTERNAL,
+  GrpcStatus.UNAVAILABLE,
+]);
 
 /**
  * The gRPC rule of `Classifier.grpc` (DESIGN §6, gRFC A6):
@@ -102,7 +122,10 @@ const TRANSIENT_CODES: ReadonlySet<number> = new Set([GrpcStatus.UNKNOWN, GrpcSt
  * Errors without a gRPC status are left to the next rule. A `ClassifierRule` (its outcome type is
  * spelled out so this file imports nothing of the classifier, which imports it).
  */
-export function grpcStatusRule(outcome: { readonly ok: boolean; readonly error?: unknown }): Verdict | undefined {
+export function grpcStatusRule(outcome: {
+  readonly ok: boolean;
+  readonly error?: unknown;
+}): Verdict | undefined {
   if (outcome.ok) return undefined;
   const status = grpcStatusOf(outcome.error);
   if (status === undefined || status.code === GrpcStatus.OK) return undefined;

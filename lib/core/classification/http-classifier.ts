@@ -39,7 +39,9 @@ export interface HttpFacts {
 type Bag = Record<string, unknown>;
 
 function asObject(value: unknown): Bag | undefined {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') ? (value as Bag) : undefined;
+  return value !== null && (typeof value === 'object' || typeof value === 'function')
+    ? (value as Bag)
+    : undefined;
 }
 
 /** The status of a response-like object: `status` (fetch, axios) or `statusCode` (got, Node's IncomingMessage). */
@@ -123,7 +125,11 @@ export function retryAfterHeader(headers: unknown): string | undefined {
  *   fractional or garbage values give no hint and are never thrown)
  * @param wallNow ms since the epoch, for the HTTP-date form
  */
-export function httpStatusVerdict(status: number, retryAfter: string | null | undefined, wallNow: number): Verdict {
+export function httpStatusVerdict(
+  status: number,
+  retryAfter: string | null | undefined,
+  wallNow: number,
+): Verdict {
   if (status < 400) return Verdict.ok;
   const hint = status === 429 || status === 503 ? parseRetryAfter(retryAfter, wallNow) : undefined;
   switch (httpStatusMeaning(status, hint !== undefined)) {
@@ -161,7 +167,9 @@ export function httpRuleAt(wallClock: () => number): ClassifierRule {
   return (outcome) => {
     const facts = outcome.ok ? httpFactsOfValue(outcome.value) : httpFactsOfError(outcome.error);
     if (facts === undefined) return undefined;
-    return outcome.ok || facts.status >= 400 ? httpVerdict(facts, wallClock) : thrownBelow400(facts.status);
+    return outcome.ok || facts.status >= 400
+      ? httpVerdict(facts, wallClock)
+      : thrownBelow400(facts.status);
   };
 }
 

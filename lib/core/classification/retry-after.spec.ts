@@ -12,16 +12,25 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(value, six)).toBe(expected);
   });
 
-  it.each([['-3'], ['1.5'], ['abc'], [''], ['12abc'], ['Mon, 99 Foo 2026 06:02:00 GMT'], [null], [undefined]])(
-    '%p gives no hint',
+  it.each([
+    ['-3'],
+    ['1.5'],
+    ['abc'],
+    [''],
+    ['12abc'],
+    ['Mon, 99 Foo 2026 06:02:00 GMT'],
+    [null],
+    [undefined],
+  ])('%p gives no hint', (value) => {
+    expect(parseRetryAfter(value, six)).toBeUndefined();
+  });
+
+  it.each([[5], [0], [true], [['1']], [{ value: '1' }], [Symbol('1')], [5n]])(
+    '%p (not a string) gives no hint and never throws',
     (value) => {
       expect(parseRetryAfter(value, six)).toBeUndefined();
     },
   );
-
-  it.each([[5], [0], [true], [['1']], [{ value: '1' }], [Symbol('1')], [5n]])('%p (not a string) gives no hint and never throws', (value) => {
-    expect(parseRetryAfter(value, six)).toBeUndefined();
-  });
 
   it('gives no hint for a date equal to now or before it (the wait is over), nor with a wall time that is not a number', () => {
     expect(parseRetryAfter('Mon, 30 Nov 2026 06:00:00 GMT', six)).toBeUndefined();
@@ -47,6 +56,7 @@ describe('formatRetryAfter', () => {
     expect(formatRetryAfter(86_400_001)).toBe('86400');
     expect(formatRetryAfter(Infinity)).toBe('86400');
     expect(formatRetryAfter(1e24)).toBe('86400');
-    for (const ms of [0.5, 999.9, 12_345.6, 7e9]) expect(formatRetryAfter(ms)).toMatch(/^[1-9]\d*$/);
+    for (const ms of [0.5, 999.9, 12_345.6, 7e9])
+      expect(formatRetryAfter(ms)).toMatch(/^[1-9]\d*$/);
   });
 });

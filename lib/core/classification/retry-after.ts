@@ -6,7 +6,8 @@
 
 const DELTA_SECONDS = /^\d+$/;
 // IMF-fixdate, the form RFC 9110 requires senders to use; obsolete forms are accepted by Date.parse too.
-const HTTP_DATE = /^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$|^[A-Za-z]+, \d{2}-[A-Za-z]{3}-\d{2} \d{2}:\d{2}:\d{2} GMT$|^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
+const HTTP_DATE =
+  /^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$|^[A-Za-z]+, \d{2}-[A-Za-z]{3}-\d{2} \d{2}:\d{2}:\d{2} GMT$|^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
 
 /**
  * Parses a `Retry-After` value into milliseconds to wait. Never throws, whatever it is given (header
@@ -25,7 +26,8 @@ export function parseRetryAfter(value: unknown, nowEpochMs: number): number | un
     const seconds = Number(text);
     return Number.isSafeInteger(seconds) ? seconds * 1000 : undefined;
   }
-  if (!HTTP_DATE.test(text) || typeof nowEpochMs !== 'number' || !Number.isFinite(nowEpochMs)) return undefined;
+  if (!HTTP_DATE.test(text) || typeof nowEpochMs !== 'number' || !Number.isFinite(nowEpochMs))
+    return undefined;
   const wait = Date.parse(text) - nowEpochMs;
   return wait > 0 ? wait : undefined;
 }
@@ -43,5 +45,7 @@ export const MAXIMUM_RETRY_AFTER_SECONDS = 86_400;
  */
 export function formatRetryAfter(ms: number): string {
   const seconds = ms > 0 ? Math.ceil(ms / 1000) : 1;
-  return String(seconds < MAXIMUM_RETRY_AFTER_SECONDS ? Math.max(1, seconds) : MAXIMUM_RETRY_AFTER_SECONDS);
+  return String(
+    seconds < MAXIMUM_RETRY_AFTER_SECONDS ? Math.max(1, seconds) : MAXIMUM_RETRY_AFTER_SECONDS,
+  );
 }

@@ -37,7 +37,8 @@ export const Verdict = {
    * @param retryAfter milliseconds the server asked us to wait; ignored unless finite and >= 0.
    */
   throttled(retryAfter?: number): Verdict {
-    if (retryAfter === undefined || !Number.isFinite(retryAfter) || retryAfter < 0) return throttled;
+    if (retryAfter === undefined || !Number.isFinite(retryAfter) || retryAfter < 0)
+      return throttled;
     return Object.freeze({ kind: 'Throttled', retryAfter });
   },
   /**

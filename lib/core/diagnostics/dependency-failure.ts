@@ -19,7 +19,8 @@ export interface DependencyFailure {
    * body), `resumeRefused` (a download could not be carried on) or `bodyBroken` (the answer's body broke
    * while the caller read it).
    */
-  readonly ending: 'attemptsExhausted' | 'notRepeatable' | 'bodyNotReplayable' | 'resumeRefused' | 'bodyBroken';
+  readonly ending:
+    'attemptsExhausted' | 'notRepeatable' | 'bodyNotReplayable' | 'resumeRefused' | 'bodyBroken';
 }
 
 // Keyed by the error the caller receives; a primitive cannot carry it.
@@ -49,7 +50,11 @@ export function failureCause(error: unknown): string {
   if (typeof error !== 'object' || error === null) return typeof error;
   const status = (error as { response?: { status?: unknown } }).response?.status;
   if (typeof status === 'number') return `HTTP ${status}`;
-  for (let at: unknown = error, depth = 0; typeof at === 'object' && at !== null && depth < 4; at = (at as { cause?: unknown }).cause, depth++) {
+  for (
+    let at: unknown = error, depth = 0;
+    typeof at === 'object' && at !== null && depth < 4;
+    at = (at as { cause?: unknown }).cause, depth++
+  ) {
     const code = (at as { code?: unknown }).code;
     if (typeof code === 'string' && code.length > 0) return code;
   }

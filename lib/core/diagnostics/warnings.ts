@@ -16,10 +16,12 @@ export const ResilienceWarningCodes = {
 } as const;
 
 /** One of {@link ResilienceWarningCodes}. */
-export type ResilienceWarningCode = (typeof ResilienceWarningCodes)[keyof typeof ResilienceWarningCodes];
+export type ResilienceWarningCode =
+  (typeof ResilienceWarningCodes)[keyof typeof ResilienceWarningCodes];
 
 /** Node's own channel for library warnings: `process.on('warning')`, `--no-warnings`, `--throw-deprecation` all apply. */
-const processWarning: WarningSink = (code, message) => process.emitWarning(message, { type: 'NResilienceWarning', code });
+const processWarning: WarningSink = (code, message) =>
+  process.emitWarning(message, { type: 'NResilienceWarning', code });
 
 let sink: WarningSink = processWarning;
 const seen = new Set<string>();
@@ -42,7 +44,12 @@ export function setWarningSink(next: WarningSink | undefined): WarningSink {
  * Reports `message` unless this `code` was already reported for `key` (a policy name, a method)
  * in this process. @internal
  */
-export function warnOnce(code: ResilienceWarningCode, key: string, message: string, to: WarningSink = sink): void {
+export function warnOnce(
+  code: ResilienceWarningCode,
+  key: string,
+  message: string,
+  to: WarningSink = sink,
+): void {
   const id = `${code}\u0000${key}`;
   if (seen.has(id) || seen.size >= MAXIMUM_REMEMBERED) return;
   seen.add(id);

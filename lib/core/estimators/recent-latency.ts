@@ -147,7 +147,7 @@ export class RecentLatency {
       }
       this.current = id;
     }
-    return this.slotIds[index] === id ? index : (this.current % RECENT_SLOTS);
+    return this.slotIds[index] === id ? index : this.current % RECENT_SLOTS;
   }
 
   private drop(i: number): void {

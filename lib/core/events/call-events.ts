@@ -138,7 +138,10 @@ export class CallEvent {
    * An event from its fields by name (what listeners' tests build events with), the same as
    * `new CallEvent(init, dependency)`.
    */
-  static of(init: CallEventInit, dependency: DependencyLabel | undefined = init.dependency): CallEvent {
+  static of(
+    init: CallEventInit,
+    dependency: DependencyLabel | undefined = init.dependency,
+  ): CallEvent {
     return new CallEvent(init, dependency);
   }
 
@@ -155,7 +158,8 @@ export class CallEvent {
     text += ` (${Math.round(this.duration)}ms)`;
     if (this.kind === 'retrying') text += ` +${Math.round(this.delay)}ms`;
     if (this.kind === 'hedged') text += ` after ${Math.round(this.delay)}ms`;
-    if (this.isTerminal && this.reason !== undefined && this.reason !== 'succeeded') text += ` ${this.reason}`;
+    if (this.isTerminal && this.reason !== undefined && this.reason !== 'succeeded')
+      text += ` ${this.reason}`;
     if (this.error !== undefined) text += ` ${this.error}`;
     if (this.fallback) text += ' (fallback)';
     return text;
@@ -166,7 +170,17 @@ export class CallEvent {
  * The event a breaker state change is reported as: `breakerOpened` (open, isolated; `delay` = the break
  * being served, ms), `breakerHalfOpened` (half-open, recovering) or `breakerClosed`.
  */
-export function breakerTransitionEvent(policy: string, to: BreakerState, breakMs: number, dependency?: DependencyLabel): CallEvent {
-  const kind: CallEventKind = to === 'closed' ? 'breakerClosed' : to === 'open' || to === 'isolated' ? 'breakerOpened' : 'breakerHalfOpened';
+export function breakerTransitionEvent(
+  policy: string,
+  to: BreakerState,
+  breakMs: number,
+  dependency?: DependencyLabel,
+): CallEvent {
+  const kind: CallEventKind =
+    to === 'closed'
+      ? 'breakerClosed'
+      : to === 'open' || to === 'isolated'
+        ? 'breakerOpened'
+        : 'breakerHalfOpened';
   return CallEvent.of({ kind, policy, delay: to === 'open' ? breakMs : 0, dependency });
 }

@@ -19,7 +19,9 @@ class Recording implements RetryBudgetState {
     this.told.push('deposit');
   }
   recordAttempt(attempt: number, verdict: Verdict, duration: number, error: unknown): void {
-    this.told.push(`#${attempt} ${verdict.kind} ${duration}ms ${error instanceof Error ? error.name : String(error)}`);
+    this.told.push(
+      `#${attempt} ${verdict.kind} ${duration}ms ${error instanceof Error ? error.name : String(error)}`,
+    );
   }
   tryAcquire(): boolean {
     return true;
@@ -35,10 +37,16 @@ class Flaky extends Error {
 }
 
 /** Work whose attempt n settles after `ms[n-1]` fake ms, failing until the last. */
-function settlesAfter(clock: FakeClock, ms: number[], failure: (attempt: number) => Error = () => new Flaky('down')) {
+function settlesAfter(
+  clock: FakeClock,
+  ms: number[],
+  failure: (attempt: number) => Error = () => new Flaky('down'),
+) {
   return ({ attempt }: { attempt: number }) =>
     new Promise<string>((resolve, reject) => {
-      clock.setTimer(ms[attempt - 1]!, () => (attempt < ms.length ? reject(failure(attempt)) : resolve(`ok #${attempt}`)));
+      clock.setTimer(ms[attempt - 1]!, () =>
+        attempt < ms.length ? reject(failure(attempt)) : resolve(`ok #${attempt}`),
+      );
     });
 }
 
@@ -52,18 +60,30 @@ describe('the retry budget is told every attempt the executor records', () => {
   it('times retries for a budget that reads their durations, even with nothing else timed', async () => {
     const clock = new FakeClock();
     const state = new Recording(true);
-    const policy = Resilience.default.with({ clock, backoff: Backoff.constant(5), budget: RetryBudget.using(state) });
+    const policy = Resilience.default.with({
+      clock,
+      backoff: Backoff.constant(5),
+      budget: RetryBudget.using(state),
+    });
     const call = policy.run(settlesAfter(clock, [10, 30, 40]));
     await drive(clock, call);
     await expect(call).resolves.toBe('ok #3');
     // The first attempt was not timed (nothing asked for it); both retries were, from their own start.
-    expect(state.told).toEqual(['#1 Transient 0ms Flaky', '#2 Transient 30ms Flaky', '#3 Ok 40ms undefined']);
+    expect(state.told).toEqual([
+      '#1 Transient 0ms Flaky',
+      '#2 Transient 30ms Flaky',
+      '#3 Ok 40ms undefined',
+    ]);
   });
 
   it('leaves retries untimed for a budget that reads no durations', async () => {
     const clock = new FakeClock();
     const state = new Recording(false);
-    const policy = Resilience.default.with({ clock, backoff: Backoff.constant(5), budget: RetryBudget.using(state) });
+    const policy = Resilience.default.with({
+      clock,
+      backoff: Backoff.constant(5),
+      budget: RetryBudget.using(state),
+    });
     const call = policy.run(settlesAfter(clock, [10, 30]));
     await drive(clock, call);
     await call;
@@ -73,8 +93,17 @@ describe('the retry budget is told every attempt the executor records', () => {
   it('tells an attempt timeout its error, and a Limited outcome as Limited', async () => {
     const clock = new FakeClock();
     const state = new Recording(true);
-    const policy = Resilience.default.with({ clock, attemptTimeout: 25, backoff: Backoff.constant(5), budget: RetryBudget.using(state) });
-    const call = policy.run(settlesAfter(clock, [10, 50, 20], (n) => (n === 1 ? new RateLimitedError('self') : new Flaky('x'))));
+    const policy = Resilience.default.with({
+      clock,
+      attemptTimeout: 25,
+      backoff: Backoff.constant(5),
+      budget: RetryBudget.using(state),
+    });
+    const call = policy.run(
+      settlesAfter(clock, [10, 50, 20], (n) =>
+        n === 1 ? new RateLimitedError('self') : new Flaky('x'),
+      ),
+    );
     await drive(clock, call);
     await expect(call).rejects.toBeInstanceOf(RateLimitedError);
     expect(state.told).toEqual(['#1 Limited 0ms RateLimitedError']);
@@ -84,13 +113,19 @@ describe('the retry budget is told every attempt the executor records', () => {
     const call2 = timed.run(settlesAfter(clock, [10, 50, 20]));
     await drive(clock, call2);
     await expect(call2).resolves.toBe('ok #3');
-    expect(second.told).toEqual(['#1 Transient 0ms Flaky', `#2 Transient 25ms ${new AttemptTimeoutError(25).name}`, '#3 Ok 20ms undefined']);
+    expect(second.told).toEqual([
+      '#1 Transient 0ms Flaky',
+      `#2 Transient 25ms ${new AttemptTimeoutError(25).name}`,
+      '#3 Ok 20ms undefined',
+    ]);
   });
 
   it('times the first attempt too when the policy reports, and a first attempt that simply succeeds deposits', async () => {
     const clock = new FakeClock();
     const state = new Recording(false);
-    const policy = Resilience.default.with({ clock, backoff: Backoff.constant(5), budget: RetryBudget.using(state) }).withListener(() => undefined);
+    const policy = Resilience.default
+      .with({ clock, backoff: Backoff.constant(5), budget: RetryBudget.using(state) })
+      .withListener(() => undefined);
     const call = policy.run(settlesAfter(clock, [10, 30]));
     await drive(clock, call);
     await call;
@@ -99,7 +134,9 @@ describe('the retry budget is told every attempt the executor records', () => {
 
   it('a first attempt that simply succeeds is told like any other (one path), untimed', async () => {
     const state = new Recording(true);
-    await expect(Resilience.default.with({ budget: RetryBudget.using(state) }).run(async () => 'fine')).resolves.toBe('fine');
+    await expect(
+      Resilience.default.with({ budget: RetryBudget.using(state) }).run(async () => 'fine'),
+    ).resolves.toBe('fine');
     expect(state.told).toEqual(['#1 Ok 0ms undefined']);
   });
 });

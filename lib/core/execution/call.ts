@@ -9,7 +9,12 @@ import type { CallObserver, ExecutablePolicy, ResolvedPolicyOptions } from './ex
 import type { Clock } from '../time/clock.js';
 import type { AttemptContext, AttemptHandle } from './attempt-context.js';
 import type { CallLog } from './call-result.js';
-import { CallEvent, type CallEventInit, type CallEventKind, type StopReason } from '../events/call-events.js';
+import {
+  CallEvent,
+  type CallEventInit,
+  type CallEventKind,
+  type StopReason,
+} from '../events/call-events.js';
 import { errorName } from './error-name.js';
 import type { HeldCall } from './held-call.js';
 import type { HedgeState } from '../hedging/hedge-state.js';
@@ -159,7 +164,12 @@ export class Call<T> {
         const carried = continuing.held?.carry();
         carriedStart = carried?.start;
         deadlineAt = continuing.deadlineAt;
-        this.state = carried !== undefined ? carried.state : listener === undefined ? undefined : started(listener, plan.policy);
+        this.state =
+          carried !== undefined
+            ? carried.state
+            : listener === undefined
+              ? undefined
+              : started(listener, plan.policy);
       }
       this.signal = request.signal;
       this.hold = request.hold;
@@ -171,7 +181,8 @@ export class Call<T> {
     const reported = listener !== undefined || log !== undefined;
     let flags = this.flags | (reported || plan.timesAttempts ? TIMED : 0);
     // A hedge configured and the call repeatable: its attempts race (hedging.ts), timed for the threshold.
-    if (plan.hedge !== undefined && (request?.repeatable ?? o.repeatable)) flags |= HEDGEABLE | TIMED;
+    if (plan.hedge !== undefined && (request?.repeatable ?? o.repeatable))
+      flags |= HEDGEABLE | TIMED;
     if (deadlineAt !== undefined && deadlineAt !== Infinity) {
       // A continuation keeps the deadline of the call it carries on (an ambient one is already in
       // it), and the start of a held call it carries on.
@@ -180,7 +191,12 @@ export class Call<T> {
       flags |= CALL_TIMED;
       this.due = deadlineAt;
     } else {
-      const deadline = (this.deadline = deadlineAt === Infinity ? undefined : o.useAmbientDeadline ? tighterDeadline(o.deadline) : o.deadline);
+      const deadline = (this.deadline =
+        deadlineAt === Infinity
+          ? undefined
+          : o.useAmbientDeadline
+            ? tighterDeadline(o.deadline)
+            : o.deadline);
       if (reported || deadline !== undefined) flags |= CALL_TIMED;
       this.start = carriedStart ?? ((flags & CALL_TIMED) !== 0 ? o.clock.now() : 0);
       this.due = deadline === undefined ? undefined : this.start + deadline;
@@ -328,7 +344,9 @@ export class Call<T> {
   }
 
   set refusal(refusal: GuardRefusal | undefined) {
-    this.flags = (this.flags & ~REFUSAL_MASK) | (refusal === undefined ? 0 : REFUSALS.indexOf(refusal) << REFUSAL_SHIFT);
+    this.flags =
+      (this.flags & ~REFUSAL_MASK) |
+      (refusal === undefined ? 0 : REFUSALS.indexOf(refusal) << REFUSAL_SHIFT);
   }
 
   /**
@@ -337,7 +355,9 @@ export class Call<T> {
    */
   clearOutcome(byAttemptTimeout: boolean): void {
     this.outcome = undefined;
-    this.flags = (this.flags & ~(THREW | DEADLINE_HIT | BY_ATTEMPT_TIMEOUT)) | (byAttemptTimeout ? BY_ATTEMPT_TIMEOUT : 0);
+    this.flags =
+      (this.flags & ~(THREW | DEADLINE_HIT | BY_ATTEMPT_TIMEOUT)) |
+      (byAttemptTimeout ? BY_ATTEMPT_TIMEOUT : 0);
   }
 
   /** Stops the call with `error` as its outcome (cancellation, a deadline, a bug in a curve). */
@@ -357,7 +377,8 @@ export class Call<T> {
   settle(): T | Promise<T> {
     const reason = this.reason;
     const fallback = this.plan.options.fallback;
-    if (fallback !== undefined && reason !== 'succeeded' && fallback.answers(reason)) return this.fallBack(fallback);
+    if (fallback !== undefined && reason !== 'succeeded' && fallback.answers(reason))
+      return this.fallBack(fallback);
     this.report(reason === 'succeeded' ? undefined : errorName(this.error), false);
     if (reason !== 'succeeded' && this.threw) {
       recordStop(this.error, reason);
@@ -379,8 +400,23 @@ export class Call<T> {
       log.fallback = fallback;
     }
     if (this.plan.listener !== undefined) {
-      const kind: CallEventKind = succeeded ? 'succeeded' : this.refusal !== undefined && reason !== 'cancelled' ? 'rejected' : 'failed';
-      const init: CallEventInit = { kind, policy: this.plan.options.name, attempt: this.attempts, verdict: this.verdict?.kind, error, duration, reason, isTerminal: true, fallback, hedgeWon: this.hedgeWon };
+      const kind: CallEventKind = succeeded
+        ? 'succeeded'
+        : this.refusal !== undefined && reason !== 'cancelled'
+          ? 'rejected'
+          : 'failed';
+      const init: CallEventInit = {
+        kind,
+        policy: this.plan.options.name,
+        attempt: this.attempts,
+        verdict: this.verdict?.kind,
+        error,
+        duration,
+        reason,
+        isTerminal: true,
+        fallback,
+        hedgeWon: this.hedgeWon,
+      };
       const terminal = CallEvent.of(init, this.plan.policy.dependency);
       if (succeeded && this.hold !== undefined) this.hold.hold(this, terminal);
       else ended(this.plan.listener, this.state, terminal);
@@ -394,15 +430,29 @@ export class Call<T> {
    */
   private async fallBack(fallback: Fallback): Promise<T> {
     const original = this.threw ? this.error : undefined;
-    const stop: FallbackStop = { reason: this.reason, error: original, value: this.threw ? undefined : this.value, attempts: this.attempts };
+    const stop: FallbackStop = {
+      reason: this.reason,
+      error: original,
+      value: this.threw ? undefined : this.value,
+      attempts: this.attempts,
+    };
     try {
       const value = (await fallback.fn(stop)) as T;
       this.report(errorName(original), true);
       return value;
     } catch (error) {
-      if (original !== undefined && error instanceof Error && error !== original && error.cause === undefined) {
+      if (
+        original !== undefined &&
+        error instanceof Error &&
+        error !== original &&
+        error.cause === undefined
+      ) {
         try {
-          Object.defineProperty(error, 'cause', { value: original, configurable: true, writable: true });
+          Object.defineProperty(error, 'cause', {
+            value: original,
+            configurable: true,
+            writable: true,
+          });
         } catch {
           // A frozen error keeps what it has.
         }
@@ -436,7 +486,14 @@ function tighterDeadline(own: number | undefined): number | undefined {
 export function stopForDrain<T>(call: Call<T>): Step {
   call.reason = 'draining';
   if (call.listener !== undefined) {
-    call.emit({ kind: 'draining', policy: call.options.name, attempt: call.attempts, verdict: call.verdict?.kind, error: errorName(call.error), duration: call.duration });
+    call.emit({
+      kind: 'draining',
+      policy: call.options.name,
+      attempt: call.attempts,
+      verdict: call.verdict?.kind,
+      error: errorName(call.error),
+      duration: call.duration,
+    });
   }
   return Step.Stop;
 }

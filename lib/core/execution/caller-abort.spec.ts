@@ -19,7 +19,14 @@ describe('no attempt starts after the caller aborted, with a zero delay between 
     const controller = new AbortController();
     const events: CallEvent[] = [];
     const bucket = RetryBudget.of({ fraction: 0.1, minimumPerSecond: 3 });
-    const policy = Resilience.default.with({ name: 'p', clock, backoff: Backoff.none, budget: bucket, attempts: 3, ...extra });
+    const policy = Resilience.default.with({
+      name: 'p',
+      clock,
+      backoff: Backoff.none,
+      budget: bucket,
+      attempts: 3,
+      ...extra,
+    });
     let attempts = 0;
     const work = () => {
       attempts++;
@@ -61,7 +68,9 @@ describe('no attempt starts after the caller aborted, with a zero delay between 
       controller.abort(new Error('backoff aborted'));
       return 0;
     });
-    await expect(policy.with({ backoff }).run(work, { signal: controller.signal })).rejects.toThrow('backoff aborted');
+    await expect(policy.with({ backoff }).run(work, { signal: controller.signal })).rejects.toThrow(
+      'backoff aborted',
+    );
     expect(attempts()).toBe(1);
   });
 });

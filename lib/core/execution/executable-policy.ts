@@ -42,7 +42,11 @@ export interface CallObserver<S = unknown> {
    * Runs one attempt's work; must call `work(context)` once, synchronously, and return what it
    * returns — e.g. inside the call span's context, so that spans the work starts are its children.
    */
-  runAttempt?<T>(state: S, work: (context: AttemptContext) => T | PromiseLike<T>, context: AttemptContext): T | PromiseLike<T>;
+  runAttempt?<T>(
+    state: S,
+    work: (context: AttemptContext) => T | PromiseLike<T>,
+    context: AttemptContext,
+  ): T | PromiseLike<T>;
   /** One event: of this call (with its state) or of the policy (breaker transitions: state `undefined`). */
   event?(event: CallEvent, state: S | undefined): void;
   /** The call ended: after its terminal event, once per started call. */

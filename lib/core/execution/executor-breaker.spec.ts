@@ -16,7 +16,14 @@ function setup() {
   const clock = new FakeClock();
   const events: CallEvent[] = [];
   const policy = Resilience.default
-    .with({ name: 'payments', clock, random: () => 0.5, budget: RetryBudget.none, backoff: Backoff.none, breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }) })
+    .with({
+      name: 'payments',
+      clock,
+      random: () => 0.5,
+      budget: RetryBudget.none,
+      backoff: Backoff.none,
+      breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }),
+    })
     .withListener((e) => events.push(e));
   let calls = 0;
   let healthy = false;
@@ -60,8 +67,16 @@ describe('executor with a circuit breaker', () => {
     expect(result.reason).toBe('dependencyUnavailable');
     const error = result.error as CallRejectedError;
     expect([error.reason, error.retryAfter]).toEqual(['DependencyUnavailable', 14_900]);
-    expect(t.events.map((e) => e.kind)).toEqual(['attempt', 'retrying', 'attempt', 'breakerOpened', 'rejected']);
-    expect(String(t.events[4])).toBe('[payments] Rejected #2 Transient (100ms) dependencyUnavailable CallRejectedError');
+    expect(t.events.map((e) => e.kind)).toEqual([
+      'attempt',
+      'retrying',
+      'attempt',
+      'breakerOpened',
+      'rejected',
+    ]);
+    expect(String(t.events[4])).toBe(
+      '[payments] Rejected #2 Transient (100ms) dependencyUnavailable CallRejectedError',
+    );
     expect(t.events[3]!.delay).toBe(15_000);
     expect(t.policy.breaker()!.state).toBe('open');
   });
@@ -75,7 +90,11 @@ describe('executor with a circuit breaker', () => {
     const refused = t.policy.tryRun(t.work);
     await t.clock.advance(100);
     const result = await refused;
-    expect([t.calls, result.attempts.length, result.reason]).toEqual([5, 0, 'dependencyUnavailable']);
+    expect([t.calls, result.attempts.length, result.reason]).toEqual([
+      5,
+      0,
+      'dependencyUnavailable',
+    ]);
     expect((result.error as CallRejectedError).retryAfter).toBe(15_000 - 4_200);
   });
 
@@ -88,18 +107,27 @@ describe('executor with a circuit breaker', () => {
     await t.clock.advance(15_000);
     expect((await t.policy.tryRun(t.work)).ok).toBe(true);
     expect((await t.policy.tryRun(t.work)).ok).toBe(true);
-    expect(t.events.map((e) => e.kind)).toEqual(['breakerHalfOpened', 'attempt', 'succeeded', 'attempt', 'breakerClosed', 'succeeded']);
+    expect(t.events.map((e) => e.kind)).toEqual([
+      'breakerHalfOpened',
+      'attempt',
+      'succeeded',
+      'attempt',
+      'breakerClosed',
+      'succeeded',
+    ]);
     expect(t.calls).toBe(7);
   });
 
-  it("returns the probe slot when the caller aborts the probe", async () => {
+  it('returns the probe slot when the caller aborts the probe', async () => {
     const t = setup();
     await trip(t);
     await t.clock.advance(15_000);
     const controller = new AbortController();
     const aborted = await t.policy.tryRun(
       (ctx) => {
-        const p = new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+        const p = new Promise((_, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)),
+        );
         controller.abort(new Error('left'));
         return p;
       },
@@ -120,14 +148,20 @@ describe('executor with a circuit breaker', () => {
     expect(t.clock.pending).toBe(1);
     controller.abort(new Error('bye'));
     const result = await call;
-    expect([result.reason, (result.error as Error).message, t.clock.now()]).toEqual(['cancelled', 'bye', 110]);
+    expect([result.reason, (result.error as Error).message, t.clock.now()]).toEqual([
+      'cancelled',
+      'bye',
+      110,
+    ]);
     expect(t.clock.pending).toBe(0);
   });
 
   it('Resilience.http carries a breaker, Resilience.default none', () => {
     expect(Resilience.http.options.breaker).toBe(Breaker.default);
     expect(Resilience.default.breaker()).toBeUndefined();
-    expect(() => Resilience.default.with({ breaker: true as never })).toThrow('breaker: true is invalid: must be a Breaker');
+    expect(() => Resilience.default.with({ breaker: true as never })).toThrow(
+      'breaker: true is invalid: must be a Breaker',
+    );
   });
 });
 
@@ -137,7 +171,9 @@ describe('half-open refusals', () => {
     await trip(t);
     await t.clock.advance(15_000);
     let release!: () => void;
-    const probe = t.policy.tryRun(() => new Promise<string>((resolve) => (release = () => resolve('ok'))));
+    const probe = t.policy.tryRun(
+      () => new Promise<string>((resolve) => (release = () => resolve('ok'))),
+    );
     const refused = t.policy.tryRun(t.work);
     await t.clock.advance(100);
     const error = (await refused).error as CallRejectedError;
@@ -150,11 +186,21 @@ describe('half-open refusals', () => {
 describe('probe slot and classifier bugs', () => {
   it('a probe whose classifier throws still returns the slot', async () => {
     const clock = new FakeClock();
-    const shared = Resilience.default.with({ clock, budget: RetryBudget.none, attempts: 1, breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }) });
+    const shared = Resilience.default.with({
+      clock,
+      budget: RetryBudget.none,
+      attempts: 1,
+      breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }),
+    });
     const instance = shared.breaker()!;
     for (let i = 0; i < 5; i++) await shared.tryRun(() => Promise.reject(new Down('down')));
     await clock.advance(15_000);
-    const buggy = shared.with({ breaker: Breaker.using(instance), classifier: Classifier.of(() => { throw new Error('rule bug'); }) });
+    const buggy = shared.with({
+      breaker: Breaker.using(instance),
+      classifier: Classifier.of(() => {
+        throw new Error('rule bug');
+      }),
+    });
     expect((await buggy.tryRun(() => 'ok')).reason).toBe('permanent');
     expect(instance.snapshot().probesInFlight).toBe(0);
   });
@@ -164,9 +210,19 @@ describe('budget and breaker together', () => {
   it('a retry the breaker refuses gives its budget token back', async () => {
     const clock = new FakeClock();
     const budget = RetryBudget.of({ minimumPerSecond: 0 });
-    const retrying = Resilience.default.with({ clock, budget, attempts: 2, backoff: Backoff.constant(20_000), breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }) });
+    const retrying = Resilience.default.with({
+      clock,
+      budget,
+      attempts: 2,
+      backoff: Backoff.constant(20_000),
+      breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }),
+    });
     const breaker = retrying.breaker()!;
-    const others = retrying.with({ budget: RetryBudget.none, attempts: 1, breaker: Breaker.using(breaker) });
+    const others = retrying.with({
+      budget: RetryBudget.none,
+      attempts: 1,
+      breaker: Breaker.using(breaker),
+    });
     const bucket = retrying.bucket()!;
     const call = retrying.tryRun(() => Promise.reject(new Down('down')));
     await clock.advance(0);
@@ -177,7 +233,11 @@ describe('budget and breaker together', () => {
     void others.tryRun(() => new Promise(() => undefined));
     await clock.advance(5_100);
     const result = await call;
-    expect([result.reason, result.attempts.length, bucket.level]).toEqual(['dependencyUnavailable', 1, 10]);
+    expect([result.reason, result.attempts.length, bucket.level]).toEqual([
+      'dependencyUnavailable',
+      1,
+      10,
+    ]);
   });
 });
 
@@ -186,18 +246,34 @@ describe('the retry-after hint of a breaker refusal', () => {
   async function halfOpenWithProbeOut() {
     const clock = new FakeClock();
     const breaker = Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none', probeTimeout: 5000 });
-    const policy = Resilience.default.with({ clock, random: () => 0.5, attempts: 1, budget: RetryBudget.none, backoff: Backoff.none, breaker });
+    const policy = Resilience.default.with({
+      clock,
+      random: () => 0.5,
+      attempts: 1,
+      budget: RetryBudget.none,
+      backoff: Backoff.none,
+      breaker,
+    });
     for (let i = 0; i < 5; i++) await policy.tryRun(() => Promise.reject(new Down('down')));
     const refusedWhileOpen = policy.tryRun(() => 'never');
     await clock.advance(100);
     const open = (await refusedWhileOpen).error as CallRejectedError;
     await clock.advance(15_000 - 100);
     let settle!: (outcome: 'ok' | 'down') => void;
-    const probe = policy.tryRun(() => new Promise<string>((resolve, reject) => (settle = (o) => (o === 'ok' ? resolve('ok') : reject(new Down('down'))))));
+    const probe = policy.tryRun(
+      () =>
+        new Promise<string>(
+          (resolve, reject) =>
+            (settle = (o) => (o === 'ok' ? resolve('ok') : reject(new Down('down')))),
+        ),
+    );
     return { clock, policy, open, probe, settle: (o: 'ok' | 'down') => settle(o) };
   }
 
-  async function refusal(t: { clock: FakeClock; policy: ReturnType<typeof Resilience.default.with> }, during?: () => void): Promise<CallRejectedError> {
+  async function refusal(
+    t: { clock: FakeClock; policy: ReturnType<typeof Resilience.default.with> },
+    during?: () => void,
+  ): Promise<CallRejectedError> {
     const call = t.policy.tryRun(() => 'admitted');
     during?.();
     await t.clock.advance(100); // the guarded pause
@@ -224,7 +300,14 @@ describe('the retry-after hint of a breaker refusal', () => {
 
   it('capped at the break served: a probe timeout longer than the break never asks for more than the break', async () => {
     const clock = new FakeClock();
-    const policy = Resilience.default.with({ clock, random: () => 0.5, attempts: 1, budget: RetryBudget.none, backoff: Backoff.none, breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }) });
+    const policy = Resilience.default.with({
+      clock,
+      random: () => 0.5,
+      attempts: 1,
+      budget: RetryBudget.none,
+      backoff: Backoff.none,
+      breaker: Breaker.with({ ...SEED_BREAKER_SETTINGS, jitter: 'none' }),
+    });
     for (let i = 0; i < 5; i++) await policy.tryRun(() => Promise.reject(new Down('down')));
     await clock.advance(15_000);
     void policy.tryRun(() => new Promise(() => undefined)); // a probe that never settles (30 s probe timeout)

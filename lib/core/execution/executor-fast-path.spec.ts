@@ -37,7 +37,12 @@ describe('every feature off', () => {
   });
 
   it('gives the attempt a context whose signal never aborts and whose bounds are infinite', async () => {
-    const seen = await off.run((ctx) => ({ attempt: ctx.attempt, bound: ctx.bound, remaining: ctx.remaining, aborted: ctx.signal.aborted }));
+    const seen = await off.run((ctx) => ({
+      attempt: ctx.attempt,
+      bound: ctx.bound,
+      remaining: ctx.remaining,
+      aborted: ctx.signal.aborted,
+    }));
     expect(seen).toEqual({ attempt: 1, bound: Infinity, remaining: Infinity, aborted: false });
   });
 });
@@ -45,7 +50,11 @@ describe('every feature off', () => {
 describe('retry + budget, nothing timed', () => {
   it('deposits the fraction once per success, and retries a failure from the loop', async () => {
     const clock = new FakeClock();
-    const policy = Resilience.default.with({ clock, backoff: Backoff.none, budget: RetryBudget.of({ fraction: 0.25, minimumPerSecond: 0 }) });
+    const policy = Resilience.default.with({
+      clock,
+      backoff: Backoff.none,
+      budget: RetryBudget.of({ fraction: 0.25, minimumPerSecond: 0 }),
+    });
     const bucket = policy.bucket()!;
     bucket.tryAcquire();
     bucket.tryAcquire();
@@ -53,16 +62,24 @@ describe('retry + budget, nothing timed', () => {
     await expect(policy.run(async () => 'ok')).resolves.toBe('ok');
     expect(bucket.level).toBe(8.25);
     let calls = 0;
-    await expect(policy.run(async () => (++calls === 1 ? Promise.reject(new Flaky('once')) : 'second'))).resolves.toBe('second');
+    await expect(
+      policy.run(async () => (++calls === 1 ? Promise.reject(new Flaky('once')) : 'second')),
+    ).resolves.toBe('second');
     // One retry spent one token; the successful second attempt deposited 0.25.
     expect({ calls, level: bucket.level }).toEqual({ calls: 2, level: 7.5 });
   });
 
   it('rejects with the last error once the attempts are spent', async () => {
-    const policy = Resilience.default.with({ clock: new FakeClock(), backoff: Backoff.none, attempts: 2 });
+    const policy = Resilience.default.with({
+      clock: new FakeClock(),
+      backoff: Backoff.none,
+      attempts: 2,
+    });
     const seen: number[] = [];
     const error = new Flaky('always');
-    await expect(policy.run(({ attempt }) => (seen.push(attempt), Promise.reject(error)))).rejects.toBe(error);
+    await expect(
+      policy.run(({ attempt }) => (seen.push(attempt), Promise.reject(error))),
+    ).rejects.toBe(error);
     expect(seen).toEqual([1, 2]);
   });
 });
@@ -71,7 +88,9 @@ describe('timed and bounded first attempts', () => {
   function recorded(extra: Parameters<typeof Resilience.default.with>[0]) {
     const clock = new FakeClock();
     const events: CallEvent[] = [];
-    const policy = Resilience.default.with({ name: 'p', clock, backoff: Backoff.constant(10), budget: RetryBudget.none, ...extra }).withListener((e) => events.push(e));
+    const policy = Resilience.default
+      .with({ name: 'p', clock, backoff: Backoff.constant(10), budget: RetryBudget.none, ...extra })
+      .withListener((e) => events.push(e));
     const summary = () => events.map((e) => `${e.kind}#${e.attempt}:${e.duration}`);
     return { clock, policy, summary };
   }
@@ -97,10 +116,12 @@ describe('timed and bounded first attempts', () => {
   it('hands a failed first attempt to the loop with its start: durations count from the call', async () => {
     const { clock, policy, summary } = recorded({ deadline: 1000 });
     let n = 0;
-    const call = policy.run(() => after(clock, 30, () => {
-      if (++n === 1) throw new Flaky('first');
-      return 'second';
-    }));
+    const call = policy.run(() =>
+      after(clock, 30, () => {
+        if (++n === 1) throw new Flaky('first');
+        return 'second';
+      }),
+    );
     await clock.advance(30 + 10 + 30);
     await expect(call).resolves.toBe('second');
     expect(summary()).toEqual(['attempt#1:30', 'retrying#1:30', 'attempt#2:30', 'succeeded#2:70']);
@@ -123,7 +144,12 @@ describe('timed and bounded first attempts', () => {
 
   it('feeds the closed breaker the measured duration of a success', async () => {
     const clock = new FakeClock();
-    const policy = Resilience.default.with({ clock, attempts: 1, budget: RetryBudget.none, breaker: Breaker.default });
+    const policy = Resilience.default.with({
+      clock,
+      attempts: 1,
+      budget: RetryBudget.none,
+      breaker: Breaker.default,
+    });
     for (let i = 0; i < 20; i++) {
       const call = policy.run(() => after(clock, 25, () => i));
       await clock.advance(25);
@@ -132,7 +158,10 @@ describe('timed and bounded first attempts', () => {
     expect(policy.breaker()!.snapshot().tripWindowCalls).toBe(20);
     // The baseline leaves out the trip window (30 s): the successes count once they are older.
     await clock.advance(45_000);
-    expect(policy.breaker()!.snapshot()).toMatchObject({ latencyBaselineWarm: true, latencyMedian: 25 });
+    expect(policy.breaker()!.snapshot()).toMatchObject({
+      latencyBaselineWarm: true,
+      latencyMedian: 25,
+    });
   });
 
   it('classifies a value by the rules once, and retries one they call Transient', async () => {
@@ -142,7 +171,11 @@ describe('timed and bounded first attempts', () => {
       judged.push(outcome.value);
       return outcome.value === 'busy' ? Verdict.transient : undefined;
     });
-    const { clock, policy, summary } = recorded({ deadline: 1000, breaker: Breaker.default, classifier });
+    const { clock, policy, summary } = recorded({
+      deadline: 1000,
+      breaker: Breaker.default,
+      classifier,
+    });
     let n = 0;
     const call = policy.run(() => after(clock, 5, () => (++n === 1 ? 'busy' : 'done')));
     await clock.advance(5 + 10 + 5);
@@ -160,14 +193,23 @@ describe('timed and bounded first attempts', () => {
     });
     const { policy, summary } = recorded({ breaker: Breaker.default, classifier });
     await expect(policy.run(async () => 'v')).rejects.toBe(bug);
-    expect({ asked, events: summary() }).toEqual({ asked: 1, events: ['attempt#1:0', 'failed#1:0'] });
+    expect({ asked, events: summary() }).toEqual({
+      asked: 1,
+      events: ['attempt#1:0', 'failed#1:0'],
+    });
   });
 
   it("links the caller's signal without setting a timer when nothing bounds the attempt", async () => {
     const { clock, policy, summary } = recorded({ breaker: Breaker.default });
     const caller = new AbortController();
     const reason = new Error('caller left');
-    const call = policy.run((ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))), { signal: caller.signal });
+    const call = policy.run(
+      (ctx) =>
+        new Promise((_, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)),
+        ),
+      { signal: caller.signal },
+    );
     expect(clock.pending).toBe(0);
     caller.abort(reason);
     await expect(call).rejects.toBe(reason);

@@ -1,7 +1,13 @@
 import { getEventListeners } from 'node:events';
 import { Backoff } from '../backoff/backoff.js';
 import { Classifier } from '../classification/classifier.js';
-import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError, PolicyConfigError, RateLimitedError } from '../errors.js';
+import {
+  AttemptTimeoutError,
+  CallRejectedError,
+  DeadlineExceededError,
+  PolicyConfigError,
+  RateLimitedError,
+} from '../errors.js';
 import type { CallEvent } from '../events/call-events.js';
 import { FakeClock } from '../time/fake-clock.js';
 import { Resilience } from '../policy/policy.js';
@@ -26,7 +32,9 @@ function failing<T>(failures: number, value: T) {
 function setup(extra: Parameters<typeof Resilience.default.with>[0] = {}) {
   const clock = new FakeClock();
   const events: CallEvent[] = [];
-  const policy = Resilience.default.with({ name: 'payments', clock, random: () => 0.5, budget: RetryBudget.none, ...extra }).withListener((e) => events.push(e));
+  const policy = Resilience.default
+    .with({ name: 'payments', clock, random: () => 0.5, budget: RetryBudget.none, ...extra })
+    .withListener((e) => events.push(e));
   return { clock, events, policy };
 }
 
@@ -50,7 +58,14 @@ describe('attempts and backoff', () => {
       [2, 'Transient', 100],
       [3, 'Ok', 0],
     ]);
-    expect(events.map((e) => e.kind)).toEqual(['attempt', 'retrying', 'attempt', 'retrying', 'attempt', 'succeeded']);
+    expect(events.map((e) => e.kind)).toEqual([
+      'attempt',
+      'retrying',
+      'attempt',
+      'retrying',
+      'attempt',
+      'succeeded',
+    ]);
     expect(events.filter((e) => e.isTerminal)).toHaveLength(1);
     expect(events.map(String)).toEqual([
       '[payments] Attempt #1 Transient (0ms) Flaky',
@@ -71,22 +86,37 @@ describe('attempts and backoff', () => {
     expect(seen).toEqual([1, 2, 3, 4]);
     expect(result.reason).toBe('attemptsExhausted');
     expect((result.error as Error).message).toBe('fail 4');
-    expect(events.at(-1)!.toString()).toBe('[payments] Failed #4 Transient (0ms) attemptsExhausted Flaky');
+    expect(events.at(-1)!.toString()).toBe(
+      '[payments] Failed #4 Transient (0ms) attemptsExhausted Flaky',
+    );
   });
 
   it('stops on a final verdict with reason notRepeatable while attempts are left, attemptsExhausted when none are', async () => {
     const classifier = Classifier.of(() => Verdict.final(Verdict.transient));
-    for (const [attempts, reason] of [[3, 'notRepeatable'], [1, 'attemptsExhausted']] as const) {
+    for (const [attempts, reason] of [
+      [3, 'notRepeatable'],
+      [1, 'attemptsExhausted'],
+    ] as const) {
       const { events, policy } = setup({ classifier, attempts });
       const { fn, seen } = failing(10, 'never');
       const result = await policy.tryRun(fn);
-      expect([seen, result.reason, result.attempts.map((a) => a.verdict)]).toEqual([[1], reason, ['Transient']]);
-      expect(events.at(-1)!.toString()).toBe(`[payments] Failed #1 Transient (0ms) ${reason} Flaky`);
+      expect([seen, result.reason, result.attempts.map((a) => a.verdict)]).toEqual([
+        [1],
+        reason,
+        ['Transient'],
+      ]);
+      expect(events.at(-1)!.toString()).toBe(
+        `[payments] Failed #1 Transient (0ms) ${reason} Flaky`,
+      );
     }
   });
 
   it('does not retry Permanent errors (TypeError, RangeError, PolicyConfigError)', async () => {
-    for (const error of [new TypeError('t'), new RangeError('r'), new PolicyConfigError('f', 1, 'rule')]) {
+    for (const error of [
+      new TypeError('t'),
+      new RangeError('r'),
+      new PolicyConfigError('f', 1, 'rule'),
+    ]) {
       const { policy } = setup();
       let calls = 0;
       const result = await policy.tryRun(() => {
@@ -112,7 +142,12 @@ describe('attempts and backoff', () => {
     await clock.runAll();
     expect(await busy).toMatchObject({ ok: true, value: 'done' });
     const exhausted = await policy.tryRun(() => 'busy');
-    expect(exhausted).toMatchObject({ ok: false, value: 'busy', reason: 'attemptsExhausted', error: undefined });
+    expect(exhausted).toMatchObject({
+      ok: false,
+      value: 'busy',
+      reason: 'attemptsExhausted',
+      error: undefined,
+    });
     await expect(policy.run(() => 'busy')).resolves.toBe('busy');
   });
 
@@ -133,7 +168,8 @@ describe('attempts and backoff', () => {
 });
 
 describe('server pushback', () => {
-  const throttled = (ms: number) => Classifier.of((outcome) => (!outcome.ok ? Verdict.throttled(ms) : undefined));
+  const throttled = (ms: number) =>
+    Classifier.of((outcome) => (!outcome.ok ? Verdict.throttled(ms) : undefined));
 
   it('waits exactly the requested time, without jitter', async () => {
     const { clock, policy } = setup({ classifier: throttled(3000) });
@@ -146,7 +182,10 @@ describe('server pushback', () => {
   });
 
   it('is capped by maximumDelay', async () => {
-    const { clock, policy } = setup({ classifier: throttled(120_000), backoff: Backoff.exponential({ maximumDelay: 5000 }) });
+    const { clock, policy } = setup({
+      classifier: throttled(120_000),
+      backoff: Backoff.exponential({ maximumDelay: 5000 }),
+    });
     const call = policy.tryRun(failing(1, 'ok').fn);
     await clock.advance(5000);
     expect((await call).attempts[0]!.delay).toBe(5000);
@@ -206,7 +245,9 @@ describe('retry budget', () => {
     expect(error.retryAfter).toBeCloseTo(33.333, 2);
     expect((error.cause as Error).message).toBe('fail 1');
     expect(events.map((e) => e.kind)).toEqual(['attempt', 'rejected']);
-    expect(String(events[1])).toBe('[payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError');
+    expect(String(events[1])).toBe(
+      '[payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+    );
   });
 
   it('has no retryAfter hint when the floor is 0', async () => {
@@ -294,7 +335,11 @@ describe('deadline and attempt timeout', () => {
   it('does not sleep into a deadline it cannot meet', async () => {
     const { clock, policy } = setup({ deadline: 120, backoff: Backoff.constant(200) });
     const result = await policy.tryRun(failing(1, 'ok').fn);
-    expect([result.reason, clock.now(), (result.error as Error).message]).toEqual(['deadlineExceeded', 0, 'fail 1']);
+    expect([result.reason, clock.now(), (result.error as Error).message]).toEqual([
+      'deadlineExceeded',
+      0,
+      'fail 1',
+    ]);
   });
 });
 
@@ -317,13 +362,19 @@ describe('cancellation', () => {
     const result = await policy.tryRun(
       (ctx) => {
         calls++;
-        const done = new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+        const done = new Promise((_, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)),
+        );
         controller.abort(new Error('user left'));
         return done;
       },
       { signal: controller.signal },
     );
-    expect([calls, result.reason, (result.error as Error).message]).toEqual([1, 'cancelled', 'user left']);
+    expect([calls, result.reason, (result.error as Error).message]).toEqual([
+      1,
+      'cancelled',
+      'user left',
+    ]);
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
@@ -336,13 +387,22 @@ describe('cancellation', () => {
     expect(clock.pending).toBe(1);
     controller.abort(new Error('stop'));
     const result = await call;
-    expect([result.reason, (result.error as Error).message, clock.now(), clock.pending]).toEqual(['cancelled', 'stop', 10, 0]);
+    expect([result.reason, (result.error as Error).message, clock.now(), clock.pending]).toEqual([
+      'cancelled',
+      'stop',
+      10,
+      0,
+    ]);
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('1000 calls sharing one signal leave it with the listeners it started with, and no warning', async () => {
     const clock = new FakeClock();
-    const policy = Resilience.default.with({ clock, budget: RetryBudget.none, backoff: Backoff.constant(5) });
+    const policy = Resilience.default.with({
+      clock,
+      budget: RetryBudget.none,
+      backoff: Backoff.constant(5),
+    });
     const controller = new AbortController();
     const own = () => undefined;
     controller.signal.addEventListener('abort', own);
@@ -375,13 +435,19 @@ describe('cancellation', () => {
 
 describe('events and configuration', () => {
   it('a throwing listener is swallowed', async () => {
-    const policy = Resilience.default.with({ onEvent: () => { throw new Error('listener'); } });
+    const policy = Resilience.default.with({
+      onEvent: () => {
+        throw new Error('listener');
+      },
+    });
     await expect(policy.run(() => 7)).resolves.toBe(7);
   });
 
   it('withListener adds; onEvent in with() replaces', async () => {
     const seen: string[] = [];
-    const policy = Resilience.default.withListener(() => seen.push('a')).withListener(() => seen.push('b'));
+    const policy = Resilience.default
+      .withListener(() => seen.push('a'))
+      .withListener(() => seen.push('b'));
     await policy.run(() => 1);
     expect(seen).toEqual(['a', 'b', 'a', 'b']);
     seen.length = 0;
@@ -390,14 +456,21 @@ describe('events and configuration', () => {
   });
 
   it('presets carry the documented numbers', () => {
-    expect(Resilience.default.options).toMatchObject({ attempts: 3, deadline: undefined, budget: RetryBudget.automatic });
+    expect(Resilience.default.options).toMatchObject({
+      attempts: 3,
+      deadline: undefined,
+      budget: RetryBudget.automatic,
+    });
     expect(Resilience.http.options.deadline).toBe(30_000);
   });
 
   it.each([
     [{ attempts: 0 }, 'attempts: 0 is invalid: must be an integer >= 1'],
     [{ attempts: 2.5 }, 'attempts: 2.5 is invalid'],
-    [{ deadline: -1 }, 'deadline: -1 is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound)'],
+    [
+      { deadline: -1 },
+      'deadline: -1 is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound)',
+    ],
     [{ attemptTimeout: -10 }, 'attemptTimeout: -10 is invalid'],
     [{ retries: 3 }, 'retries: 3 is invalid: is not a known policy option'],
     [{ budget: 0.5 }, 'budget: 0.5 is invalid: must be a RetryBudget'],
@@ -413,7 +486,9 @@ describe('default classifier and network failures', () => {
     let calls = 0;
     const call = policy.tryRun(() => {
       calls++;
-      throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+      throw new TypeError('fetch failed', {
+        cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      });
     });
     await clock.runAll();
     expect([(await call).reason, calls]).toEqual(['attemptsExhausted', 3]);
@@ -422,16 +497,30 @@ describe('default classifier and network failures', () => {
 
 describe('robustness', () => {
   it('reports the deadline, not the attempt timeout, when both fall due together', async () => {
-    const { clock, policy } = setup({ deadline: 300, attemptTimeout: 100, attempts: 5, backoff: Backoff.none });
+    const { clock, policy } = setup({
+      deadline: 300,
+      attemptTimeout: 100,
+      attempts: 5,
+      backoff: Backoff.none,
+    });
     const call = policy.tryRun(() => new Promise(() => undefined));
     await clock.advance(400);
     const result = await call;
-    expect([result.reason, (result.error as Error).name, result.attempts.length, result.duration]).toEqual(['deadlineExceeded', 'DeadlineExceededError', 3, 300]);
+    expect([
+      result.reason,
+      (result.error as Error).name,
+      result.attempts.length,
+      result.duration,
+    ]).toEqual(['deadlineExceeded', 'DeadlineExceededError', 3, 300]);
   });
 
   it('a throwing classifier rule ends the call with its error and one terminal event', async () => {
     const bug = new Error('rule bug');
-    const { policy, events } = setup({ classifier: Classifier.of(() => { throw bug; }) });
+    const { policy, events } = setup({
+      classifier: Classifier.of(() => {
+        throw bug;
+      }),
+    });
     const result = await policy.tryRun(() => 1);
     expect([result.reason, result.error]).toEqual(['permanent', bug]);
     expect(events.filter((e) => e.isTerminal).map((e) => e.kind)).toEqual(['failed']);
@@ -439,7 +528,11 @@ describe('robustness', () => {
 
   it('a throwing custom backoff ends the call with its error and one terminal event', async () => {
     const bug = new Error('curve bug');
-    const { policy, events } = setup({ backoff: Backoff.custom(() => { throw bug; }) });
+    const { policy, events } = setup({
+      backoff: Backoff.custom(() => {
+        throw bug;
+      }),
+    });
     const result = await policy.tryRun(failing(1, 'ok').fn);
     expect([result.reason, result.error, result.attempts.length]).toEqual(['permanent', bug, 1]);
     expect(events.filter((e) => e.isTerminal)).toHaveLength(1);
@@ -448,7 +541,12 @@ describe('robustness', () => {
 
 describe('the unreported fast path (no listener, bound or breaker)', () => {
   const quiet = (extra: Parameters<typeof Resilience.default.with>[0] = {}) =>
-    Resilience.default.with({ clock: new FakeClock(), budget: RetryBudget.of({ minimumPerSecond: 1 }), backoff: Backoff.none, ...extra });
+    Resilience.default.with({
+      clock: new FakeClock(),
+      budget: RetryBudget.of({ minimumPerSecond: 1 }),
+      backoff: Backoff.none,
+      ...extra,
+    });
 
   it('carries a failed first attempt into the retry loop', async () => {
     const policy = quiet();
@@ -460,7 +558,11 @@ describe('the unreported fast path (no listener, bound or breaker)', () => {
 
   it('classifies a first value through custom rules and retries it', async () => {
     let n = 0;
-    const policy = quiet({ classifier: Classifier.of((outcome) => (outcome.ok && outcome.value === 'busy' ? Verdict.transient : undefined)) });
+    const policy = quiet({
+      classifier: Classifier.of((outcome) =>
+        outcome.ok && outcome.value === 'busy' ? Verdict.transient : undefined,
+      ),
+    });
     await expect(policy.run(() => (++n < 2 ? 'busy' : 'done'))).resolves.toBe('done');
     expect(n).toBe(2);
   });
@@ -471,7 +573,9 @@ describe('the unreported fast path (no listener, bound or breaker)', () => {
     const call = quiet().run(
       (ctx) => {
         calls++;
-        const done = new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+        const done = new Promise((_, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)),
+        );
         controller.abort(new Error('gone'));
         return done;
       },
@@ -486,10 +590,19 @@ describe('the unreported fast path (no listener, bound or breaker)', () => {
 describe('nested policies', () => {
   it("an inner policy's DeadlineExceededError is an ordinary failure of the outer call, classified and retried", async () => {
     const clock = new FakeClock();
-    const inner = Resilience.default.with({ clock, attempts: 1, deadline: 50, budget: RetryBudget.none });
-    const outer = Resilience.default.with({ clock, backoff: Backoff.none, budget: RetryBudget.none }).withListener(() => undefined);
+    const inner = Resilience.default.with({
+      clock,
+      attempts: 1,
+      deadline: 50,
+      budget: RetryBudget.none,
+    });
+    const outer = Resilience.default
+      .with({ clock, backoff: Backoff.none, budget: RetryBudget.none })
+      .withListener(() => undefined);
     let calls = 0;
-    const call = outer.tryRun(() => inner.run(() => (++calls < 3 ? new Promise(() => undefined) : 'ok')));
+    const call = outer.tryRun(() =>
+      inner.run(() => (++calls < 3 ? new Promise(() => undefined) : 'ok')),
+    );
     await clock.advance(100);
     const result = await call;
     expect([result.ok, result.value, calls]).toEqual([true, 'ok', 3]);

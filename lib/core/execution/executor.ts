@@ -23,14 +23,22 @@ export { GUARDED_PAUSE_MS } from './loop.js';
  * A policy that adds nothing to the call (`CallPlan.addsNothing`) and a call with nothing of its
  * own (no signal, log, hold or continuation) skip every rule: the work's own promise is the call's.
  */
-export function execute<T>(plan: CallPlan, work: Work<T>, request: CallRequest | undefined, log: CallLog | undefined): Promise<T> {
-  if (plan.addsNothing && log === undefined && (request === undefined || plain(request))) return passThrough(work, plan.options);
+export function execute<T>(
+  plan: CallPlan,
+  work: Work<T>,
+  request: CallRequest | undefined,
+  log: CallLog | undefined,
+): Promise<T> {
+  if (plan.addsNothing && log === undefined && (request === undefined || plain(request)))
+    return passThrough(work, plan.options);
   return loop(new Call(plan, work, request, log));
 }
 
 /** Whether a call's options ask for nothing (a cap on attempts never lowers a policy of one). */
 function plain(request: CallRequest): boolean {
-  return request.signal === undefined && request.hold === undefined && request.continuing === undefined;
+  return (
+    request.signal === undefined && request.hold === undefined && request.continuing === undefined
+  );
 }
 
 /**
@@ -47,6 +55,11 @@ function passThrough<T>(work: Work<T>, options: ResolvedPolicyOptions): Promise<
   }
   if (pending instanceof Promise) return pending as Promise<T>;
   // A stream returned as it is still waits for its first element, so `run` hands back a protected stream.
-  return isStreamSource(pending) ? (streamHead({ options, signal: undefined, attempts: 1 }, UNBOUND_FIRST_ATTEMPT, pending) as Promise<T>) : Promise.resolve(pending);
+  return isStreamSource(pending)
+    ? (streamHead(
+        { options, signal: undefined, attempts: 1 },
+        UNBOUND_FIRST_ATTEMPT,
+        pending,
+      ) as Promise<T>)
+    : Promise.resolve(pending);
 }
-

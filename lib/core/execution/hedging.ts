@@ -6,7 +6,14 @@ import { SlotOutcome } from '../limits/concurrency-limiter.js';
 import type { TimerHandle } from '../time/clock.js';
 import { Attempt, type AttemptHandle } from './attempt-context.js';
 import { type Call, Slot, Step } from './call.js';
-import { attemptContext, attemptWork, boundedAttempt, record, releaseSlot, timedOut } from './phases.js';
+import {
+  attemptContext,
+  attemptWork,
+  boundedAttempt,
+  record,
+  releaseSlot,
+  timedOut,
+} from './phases.js';
 import { streamHead } from '../streams/stream-head.js';
 import { isStreamSource } from '../streams/stream-source.js';
 import { BoundedAttempt } from './race.js';
@@ -81,11 +88,19 @@ class Race<T> {
   /** Starts the attempt the call's fields describe now. */
   private launch(handle: AttemptHandle): void {
     const call = this.call;
-    const entry: Entry = { handle, number: call.attempts, start: call.attemptStart, admission: call.admission, slot: call.slot, byAttemptTimeout: call.byAttemptTimeout };
+    const entry: Entry = {
+      handle,
+      number: call.attempts,
+      start: call.attemptStart,
+      admission: call.admission,
+      slot: call.slot,
+      byAttemptTimeout: call.byAttemptTimeout,
+    };
     this.entries.push(entry);
     // A bounded attempt races its own bound's timer: whichever of the two comes first settles the entry.
     const bounded = handle instanceof BoundedAttempt ? handle : undefined;
-    if (bounded !== undefined) boundedAttempt(call, bounded, () => this.boundPassed(entry, bounded));
+    if (bounded !== undefined)
+      boundedAttempt(call, bounded, () => this.boundPassed(entry, bounded));
     let pending: PromiseLike<unknown>;
     try {
       pending = Promise.resolve(attemptWork(call, handle));
@@ -95,13 +110,23 @@ class Race<T> {
     }
     pending.then(
       // A stream is refused under a hedge (streamHead rejects with PolicyConfigError and ends it).
-      (value) => (isStreamSource(value) ? void streamHead(call, handle, value).then(undefined, (refused: unknown) => this.workSettled(entry, bounded, refused, true)) : this.workSettled(entry, bounded, value, false)),
+      (value) =>
+        isStreamSource(value)
+          ? void streamHead(call, handle, value).then(undefined, (refused: unknown) =>
+              this.workSettled(entry, bounded, refused, true),
+            )
+          : this.workSettled(entry, bounded, value, false),
       (thrown) => this.workSettled(entry, bounded, thrown, true),
     );
   }
 
   /** The work of `entry` settled: recorded unless its bound passed first. */
-  private workSettled(entry: Entry, bounded: BoundedAttempt | undefined, outcome: unknown, threw: boolean): void {
+  private workSettled(
+    entry: Entry,
+    bounded: BoundedAttempt | undefined,
+    outcome: unknown,
+    threw: boolean,
+  ): void {
     if (bounded !== undefined) {
       if (bounded.timer === undefined) return;
       this.call.clock.clearTimer(bounded.timer);
@@ -120,7 +145,12 @@ class Race<T> {
   /** Arms the next hedge's timer, counted from `from`, when one may still start and the threshold is warm. */
   private arm(from: number): void {
     const call = this.call;
-    if (!this.hedgeable || this.entries.length >= this.state.settings.maximumConcurrent || this.started >= call.maxAttempts) return;
+    if (
+      !this.hedgeable ||
+      this.entries.length >= this.state.settings.maximumConcurrent ||
+      this.started >= call.maxAttempts
+    )
+      return;
     const threshold = this.state.threshold(from);
     if (threshold === undefined) return;
     this.threshold = threshold;
@@ -154,7 +184,14 @@ class Race<T> {
     call.admission = Admission.Closed;
     call.slot = slot;
     const handle = attemptContext(call);
-    if (call.listener !== undefined) call.emit({ kind: 'hedged', policy: call.options.name, attempt: number, duration: hedgedAfter, delay: this.threshold });
+    if (call.listener !== undefined)
+      call.emit({
+        kind: 'hedged',
+        policy: call.options.name,
+        attempt: number,
+        duration: hedgedAfter,
+        delay: this.threshold,
+      });
     this.launch(handle);
     if (!this.done) this.arm(now);
   }
@@ -166,7 +203,12 @@ class Race<T> {
    */
   private gatesOpen(now: number): boolean {
     const call = this.call;
-    if (call.signal?.aborted === true || call.options.drain?.draining === true || now >= call.deadlineAt) return false;
+    if (
+      call.signal?.aborted === true ||
+      call.options.drain?.draining === true ||
+      now >= call.deadlineAt
+    )
+      return false;
     const breaker = call.breaker;
     if (breaker !== undefined && !breaker.closed) return false;
     const floor = breaker?.settings.failureRateFloor;
@@ -215,7 +257,10 @@ class Race<T> {
       return;
     }
     if (verdict.kind === 'Transient') state.latency.fail(end);
-    const failedOver = (verdict.kind === 'Transient' || verdict.kind === 'Throttled') && call.signal?.aborted !== true && !call.deadlineHit;
+    const failedOver =
+      (verdict.kind === 'Transient' || verdict.kind === 'Throttled') &&
+      call.signal?.aborted !== true &&
+      !call.deadlineHit;
     if (failedOver && entries.length > 0) {
       // Another attempt is still running: it is this failure's follow-up (never two for one failure).
       call.attempts = this.started;
@@ -224,10 +269,16 @@ class Race<T> {
     if (failedOver && this.started !== entry.number) {
       // The last attempt in flight failed: whether to retry is decided on the attempts started.
       call.attempts = this.started;
-      const left = this.started < call.maxAttempts && verdict.final !== true && Ambient.current()?.singleShot !== true;
+      const left =
+        this.started < call.maxAttempts &&
+        verdict.final !== true &&
+        Ambient.current()?.singleShot !== true;
       if (left) step = Step.Go;
       else {
-        call.reason = verdict.final === true && this.started < call.maxAttempts ? 'notRepeatable' : 'attemptsExhausted';
+        call.reason =
+          verdict.final === true && this.started < call.maxAttempts
+            ? 'notRepeatable'
+            : 'attemptsExhausted';
         step = Step.Stop;
       }
     }

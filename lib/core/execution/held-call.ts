@@ -60,7 +60,16 @@ export class HeldCall {
       error === undefined
         ? terminal
         : new CallEvent(
-            { kind: 'failed', policy: terminal.policy, attempt: terminal.attempt, verdict: Verdict.permanent.kind, error: errorName(error), duration: this.clock!.now() - this.startedAt, reason: 'permanent', isTerminal: true },
+            {
+              kind: 'failed',
+              policy: terminal.policy,
+              attempt: terminal.attempt,
+              verdict: Verdict.permanent.kind,
+              error: errorName(error),
+              duration: this.clock!.now() - this.startedAt,
+              reason: 'permanent',
+              isTerminal: true,
+            },
             terminal.dependency,
           );
     ended(this.observer!, this.state, told);
@@ -73,7 +82,11 @@ export class HeldCall {
   report(init: Omit<CallEventInit, 'policy' | 'dependency'>): void {
     const terminal = this.terminal;
     if (terminal === undefined) return;
-    tell(this.observer!, CallEvent.of({ ...init, policy: terminal.policy }, terminal.dependency), this.state);
+    tell(
+      this.observer!,
+      CallEvent.of({ ...init, policy: terminal.policy }, terminal.dependency),
+      this.state,
+    );
   }
 
   /**

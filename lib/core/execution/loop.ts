@@ -6,7 +6,16 @@ import { isStreamSource } from '../streams/stream-source.js';
 import { type Call, REFUSAL_REASONS, Slot, Step, stopForDrain } from './call.js';
 import type { AttemptHandle } from './attempt-context.js';
 import { race } from './hedging.js';
-import { admit, attemptContext, attemptWork, begin, boundedAttempt, decideRetry, record, timedOut } from './phases.js';
+import {
+  admit,
+  attemptContext,
+  attemptWork,
+  begin,
+  boundedAttempt,
+  decideRetry,
+  record,
+  timedOut,
+} from './phases.js';
 import { BoundedAttempt, raceOutcome } from './race.js';
 
 // The executor's loop (DESIGN §3.2): the rules of phases.ts in order, waiting only for the attempt, a
@@ -87,7 +96,8 @@ function attempt<T>(call: Call<T>): Promise<T> {
   }
   const work = pending instanceof Promise ? (pending as Promise<T>) : Promise.resolve(pending);
   // Bound functions cost less than closures and their context; a retry binds anew.
-  if (bounded === undefined) return work.then((attempted<T>).bind(call), (attemptFailed<T>).bind(call)) as Promise<T>;
+  if (bounded === undefined)
+    return work.then((attempted<T>).bind(call), (attemptFailed<T>).bind(call)) as Promise<T>;
   work.then(won.bind(bounded), lost.bind(bounded));
   return raceOutcome<T>(bounded);
 }
@@ -101,7 +111,11 @@ function hedged<T>(call: Call<T>, context: AttemptHandle): Promise<T> {
 function attempted<T>(this: Call<T>, result: unknown): T | Promise<T> {
   const call = this;
   // A stream's attempt lasts until its first element.
-  if (isStreamSource(result)) return streamHead(call, call.attempt!, result).then((attempted<T>).bind(call), (attemptFailed<T>).bind(call));
+  if (isStreamSource(result))
+    return streamHead(call, call.attempt!, result).then(
+      (attempted<T>).bind(call),
+      (attemptFailed<T>).bind(call),
+    );
   call.value = result as T;
   call.attempt!.end();
   return recorded(call);
@@ -200,8 +214,19 @@ async function refuse<T>(call: Call<T>): Promise<T> {
     return drained(call);
   }
   // A breaker's refusal always has a hint, half-open ones included (see refusalRetryAfter).
-  const retryAfter = refusal === 'BudgetExhausted' ? call.plan.bucket!.retryAfter() : refusal === 'Limited' ? call.plan.limiter!.refusalRetryAfter() : call.plan.breaker!.refusalRetryAfter();
-  call.fail(REFUSAL_REASONS[refusal], new CallRejectedError(refusal, retryAfter, { cause: call.error, policy: call.plan.options.name || undefined }));
+  const retryAfter =
+    refusal === 'BudgetExhausted'
+      ? call.plan.bucket!.retryAfter()
+      : refusal === 'Limited'
+        ? call.plan.limiter!.refusalRetryAfter()
+        : call.plan.breaker!.refusalRetryAfter();
+  call.fail(
+    REFUSAL_REASONS[refusal],
+    new CallRejectedError(refusal, retryAfter, {
+      cause: call.error,
+      policy: call.plan.options.name || undefined,
+    }),
+  );
   return call.settle();
 }
 

@@ -27,7 +27,11 @@ class RecordingObserver implements CallObserver<string> {
     return state;
   }
 
-  runAttempt<T>(state: string, work: (context: AttemptContext) => T | PromiseLike<T>, context: AttemptContext): T | PromiseLike<T> {
+  runAttempt<T>(
+    state: string,
+    work: (context: AttemptContext) => T | PromiseLike<T>,
+    context: AttemptContext,
+  ): T | PromiseLike<T> {
     this.log.push(`runAttempt #${context.attempt} ${state}`);
     return work(context);
   }
@@ -95,7 +99,14 @@ describe('the telemetry seam: one observer per policy', () => {
     const clock = new FakeClock();
     const observer = new RecordingObserver();
     // Ten tokens and no refill: the eleventh call's retry is refused.
-    const policy = Resilience.default.with({ name: 'r', clock, attempts: 2, backoff: Backoff.none, budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }), onEvent: observer });
+    const policy = Resilience.default.with({
+      name: 'r',
+      clock,
+      attempts: 2,
+      backoff: Backoff.none,
+      budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }),
+      onEvent: observer,
+    });
     for (let i = 0; i < 11; i++) {
       const call = policy.tryRun(() => Promise.reject(new TransientError('down')));
       await clock.runAll();
@@ -122,7 +133,18 @@ describe('the telemetry seam: one observer per policy', () => {
     const clock = new FakeClock();
     const observer = new RecordingObserver();
     const policy = Resilience.default
-      .with({ name: 'inventory', clock, attempts: 1, budget: RetryBudget.none, breaker: Breaker.with({ consecutiveFailures: 2, failureRateFloor: 0, jitter: 'none', breakDuration: 5000 }) })
+      .with({
+        name: 'inventory',
+        clock,
+        attempts: 1,
+        budget: RetryBudget.none,
+        breaker: Breaker.with({
+          consecutiveFailures: 2,
+          failureRateFloor: 0,
+          jitter: 'none',
+          breakDuration: 5000,
+        }),
+      })
       .withListener(observer);
     for (let i = 0; i < 3; i++) {
       const call = policy.tryRun(() => Promise.reject(new TransientError('down')));
@@ -130,16 +152,44 @@ describe('the telemetry seam: one observer per policy', () => {
       await call;
     }
     const transitions = observer.events.filter((e) => e.kind.startsWith('breaker'));
-    expect(transitions).toEqual([expect.objectContaining({ kind: 'breakerOpened', policy: 'inventory', attempt: 0, delay: 5000, isTerminal: false, dependency: undefined })]);
-    expect(observer.log.filter((line) => line.startsWith('event breaker'))).toEqual(['event breakerOpened #0 -']);
+    expect(transitions).toEqual([
+      expect.objectContaining({
+        kind: 'breakerOpened',
+        policy: 'inventory',
+        attempt: 0,
+        delay: 5000,
+        isTerminal: false,
+        dependency: undefined,
+      }),
+    ]);
+    expect(observer.log.filter((line) => line.startsWith('event breaker'))).toEqual([
+      'event breakerOpened #0 -',
+    ]);
     // The third call was refused by the open breaker: no second opening.
-    expect(observer.log.filter((line) => line.startsWith('callEnded'))).toEqual(['callEnded failed call1', 'callEnded failed call2', 'callEnded rejected call3']);
+    expect(observer.log.filter((line) => line.startsWith('callEnded'))).toEqual([
+      'callEnded failed call1',
+      'callEnded failed call2',
+      'callEnded rejected call3',
+    ]);
   });
 
   it('a keyed instance carries its label on every event, breaker transitions included', async () => {
     const clock = new FakeClock();
     const observer = new RecordingObserver();
-    const template = Resilience.default.with({ name: 'api', clock, attempts: 1, budget: RetryBudget.none, breaker: Breaker.with({ consecutiveFailures: 1, failureRateFloor: 0, jitter: 'none', breakDuration: 1000 }) }).withListener(observer);
+    const template = Resilience.default
+      .with({
+        name: 'api',
+        clock,
+        attempts: 1,
+        budget: RetryBudget.none,
+        breaker: Breaker.with({
+          consecutiveFailures: 1,
+          failureRateFloor: 0,
+          jitter: 'none',
+          breakDuration: 1000,
+        }),
+      })
+      .withListener(observer);
     const scope = new PolicyScope<string>(template, { label: (host) => ({ host }) });
     await scope.for('a.example').tryRun(() => Promise.reject(new TransientError('down')));
     await scope.for('b.example').run(() => 1);
@@ -152,17 +202,35 @@ describe('the telemetry seam: one observer per policy', () => {
     ]);
     expect(scope.for('a.example').dependency).toEqual({ host: 'a.example' });
     expect(Object.isFrozen(scope.for('a.example').dependency)).toBe(true);
-    expect(() => new PolicyScope(template, { label: 'host' as never })).toThrow('label: "host" is invalid: must be a function (key) => { host?, service? }');
+    expect(() => new PolicyScope(template, { label: 'host' as never })).toThrow(
+      'label: "host" is invalid: must be a function (key) => { host?, service? }',
+    );
   });
 
   it('withListener composes observers: each keeps its own call state and runs its attempts nested', async () => {
     const first = new RecordingObserver('a');
     const second = new RecordingObserver('b');
     const plain: string[] = [];
-    const policy = Resilience.default.with({ name: 'c', backoff: Backoff.none }).withListener(first).withListener((e) => plain.push(e.kind)).withListener(second);
+    const policy = Resilience.default
+      .with({ name: 'c', backoff: Backoff.none })
+      .withListener(first)
+      .withListener((e) => plain.push(e.kind))
+      .withListener(second);
     await policy.run(() => 1);
-    expect(first.log).toEqual(['callStarted c -> acall1', 'runAttempt #1 acall1', 'event attempt #1 acall1', 'event succeeded #1 acall1', 'callEnded succeeded acall1']);
-    expect(second.log).toEqual(['callStarted c -> bcall1', 'runAttempt #1 bcall1', 'event attempt #1 bcall1', 'event succeeded #1 bcall1', 'callEnded succeeded bcall1']);
+    expect(first.log).toEqual([
+      'callStarted c -> acall1',
+      'runAttempt #1 acall1',
+      'event attempt #1 acall1',
+      'event succeeded #1 acall1',
+      'callEnded succeeded acall1',
+    ]);
+    expect(second.log).toEqual([
+      'callStarted c -> bcall1',
+      'runAttempt #1 bcall1',
+      'event attempt #1 bcall1',
+      'event succeeded #1 bcall1',
+      'callEnded succeeded bcall1',
+    ]);
     expect(plain).toEqual(['attempt', 'succeeded']);
   });
 
@@ -179,16 +247,23 @@ describe('the telemetry seam: one observer per policy', () => {
       },
     };
     const after = new RecordingObserver();
-    const policy = Resilience.default.with({ name: 'x', backoff: Backoff.none }).withListener(broken).withListener(after);
+    const policy = Resilience.default
+      .with({ name: 'x', backoff: Backoff.none })
+      .withListener(broken)
+      .withListener(after);
     await expect(policy.run(transientThenOk)).resolves.toBe('ok');
     expect(after.log.at(-1)).toBe('callEnded succeeded call1');
     expect(after.log).toHaveLength(8);
   });
 
   it('onEvent accepts a function or an observer and nothing else, naming the field', () => {
-    expect(() => Resilience.default.with({ onEvent: {} as never })).toThrow('onEvent: {} is invalid: must be a function (event) => void or a CallObserver');
+    expect(() => Resilience.default.with({ onEvent: {} as never })).toThrow(
+      'onEvent: {} is invalid: must be a function (event) => void or a CallObserver',
+    );
     expect(() => Resilience.default.with({ onEvent: { event: 3 } as never })).toThrow('onEvent:');
     expect(() => Resilience.default.withListener(3 as never)).toThrow('onEvent: 3 is invalid');
-    expect(() => (Resilience.default.with as (o: object) => unknown)({ around: () => undefined })).toThrow('around');
+    expect(() =>
+      (Resilience.default.with as (o: object) => unknown)({ around: () => undefined }),
+    ).toThrow('around');
   });
 });

@@ -19,19 +19,35 @@ export function composeObservers(first: CallObserver, second: CallObserver): Cal
   const a = first.callStarted !== undefined;
   const b = second.callStarted !== undefined;
   // The call state is the one starter's state, or a pair when both start calls.
-  const stateOf = a && b ? (s: unknown, i: 0 | 1) => (s as [unknown, unknown] | undefined)?.[i] : a ? (s: unknown, i: 0 | 1) => (i === 0 ? s : undefined) : (s: unknown, i: 0 | 1) => (i === 1 ? s : undefined);
+  const stateOf =
+    a && b
+      ? (s: unknown, i: 0 | 1) => (s as [unknown, unknown] | undefined)?.[i]
+      : a
+        ? (s: unknown, i: 0 | 1) => (i === 0 ? s : undefined)
+        : (s: unknown, i: 0 | 1) => (i === 1 ? s : undefined);
   const composed: CallObserver = {};
   if (a || b) {
-    composed.callStarted = a && b ? (policy) => [started(first, policy), started(second, policy)] : a ? (policy) => first.callStarted!(policy) : (policy) => second.callStarted!(policy);
+    composed.callStarted =
+      a && b
+        ? (policy) => [started(first, policy), started(second, policy)]
+        : a
+          ? (policy) => first.callStarted!(policy)
+          : (policy) => second.callStarted!(policy);
   }
   const r1 = first.runAttempt !== undefined;
   const r2 = second.runAttempt !== undefined;
   if (r1 && r2) {
-    composed.runAttempt = (state, work, context) => first.runAttempt!(stateOf(state, 0), (c) => second.runAttempt!(stateOf(state, 1), work, c), context);
+    composed.runAttempt = (state, work, context) =>
+      first.runAttempt!(
+        stateOf(state, 0),
+        (c) => second.runAttempt!(stateOf(state, 1), work, c),
+        context,
+      );
   } else if (r1 || r2) {
     const runner = r1 ? first : second;
     const i = r1 ? 0 : 1;
-    composed.runAttempt = (state, work, context) => runner.runAttempt!(stateOf(state, i), work, context);
+    composed.runAttempt = (state, work, context) =>
+      runner.runAttempt!(stateOf(state, i), work, context);
   }
   if (first.event !== undefined || second.event !== undefined) {
     composed.event = (event, state) => {
@@ -109,10 +125,17 @@ function retire(observer: CallObserver, policy: ExecutablePolicy): void {
  * Reports an event of `policy` that belongs to no call the executor runs (a transport's own refusal,
  * such as a quota): to its observer, with no call state. Nothing is built when it has none.
  */
-export function reportEvent(policy: ExecutablePolicy, init: Omit<CallEventInit, 'policy' | 'dependency'>): void {
+export function reportEvent(
+  policy: ExecutablePolicy,
+  init: Omit<CallEventInit, 'policy' | 'dependency'>,
+): void {
   const observer = policy.options.onEvent;
   if (observer?.event === undefined) return;
-  tell(observer, CallEvent.of({ ...init, policy: policy.name, dependency: policy.dependency }), undefined);
+  tell(
+    observer,
+    CallEvent.of({ ...init, policy: policy.name, dependency: policy.dependency }),
+    undefined,
+  );
 }
 
 /**
@@ -124,7 +147,12 @@ export function storeStateReporter(holder: () => ExecutablePolicy | undefined): 
   return (state, error) => {
     const policy = holder();
     if (policy === undefined) return;
-    reportEvent(policy, state === 'degraded' ? { kind: 'limiterDegraded', error: errorName(error) } : { kind: 'limiterRecovered' });
+    reportEvent(
+      policy,
+      state === 'degraded'
+        ? { kind: 'limiterDegraded', error: errorName(error) }
+        : { kind: 'limiterRecovered' },
+    );
   };
 }
 
@@ -133,11 +161,17 @@ export function storeStateReporter(holder: () => ExecutablePolicy | undefined): 
  * each state change to the observer of whatever policy `holder()` returns then (a policy's own
  * breaker: that policy; a breaker pinned to a registry name: the policy holding the name now).
  */
-export function breakerTransitionReporter(holder: () => ExecutablePolicy | undefined): BreakerTransitionListener {
+export function breakerTransitionReporter(
+  holder: () => ExecutablePolicy | undefined,
+): BreakerTransitionListener {
   return (_from, to, breakMs) => {
     const policy = holder();
     const observer = policy?.options.onEvent;
     if (observer?.event === undefined) return;
-    tell(observer, breakerTransitionEvent(policy!.name, to, breakMs, policy!.dependency), undefined);
+    tell(
+      observer,
+      breakerTransitionEvent(policy!.name, to, breakMs, policy!.dependency),
+      undefined,
+    );
   };
 }

@@ -34,7 +34,11 @@ export function begin<T>(call: Call<T>): Step {
       call.reason = 'attemptsExhausted';
       return Step.Stop;
     }
-  } else if (call.plan.listener !== undefined && call.maxAttempts > 1 && Ambient.current()?.nestedRetry === true) {
+  } else if (
+    call.plan.listener !== undefined &&
+    call.maxAttempts > 1 &&
+    Ambient.current()?.nestedRetry === true
+  ) {
     call.emit({ kind: 'nestedRetry', policy: call.plan.options.name });
   }
   return Step.Go;
@@ -51,7 +55,8 @@ export function decideRetry<T>(call: Call<T>): Step {
   if (o.drain?.draining) return stopForDrain(call);
   const verdict = call.verdict!;
   const next = call.attempts + 1;
-  const remaining = call.deadlineAt === Infinity ? Infinity : call.deadlineAt - call.plan.clock.now();
+  const remaining =
+    call.deadlineAt === Infinity ? Infinity : call.deadlineAt - call.plan.clock.now();
   let delay: number;
   try {
     const pushback = verdict.retryAfter;
@@ -59,7 +64,14 @@ export function decideRetry<T>(call: Call<T>): Step {
       delay = Math.min(pushback, o.backoff.maximumDelay);
       call.curveOffset = next - 1;
     } else {
-      delay = o.backoff.compute({ attempt: next - call.curveOffset, verdict, error: call.error, remaining, signal: call.signal, random: o.random });
+      delay = o.backoff.compute({
+        attempt: next - call.curveOffset,
+        verdict,
+        error: call.error,
+        remaining,
+        signal: call.signal,
+        random: o.random,
+      });
     }
   } catch (bug) {
     return call.fail('permanent', bug);
@@ -75,7 +87,10 @@ export function decideRetry<T>(call: Call<T>): Step {
     return Step.Refuse;
   }
   const bucket = call.plan.bucket;
-  if (bucket !== undefined && !bucket.tryAcquire(o.useAmbientCriticality && Ambient.criticality() === 'sheddable')) {
+  if (
+    bucket !== undefined &&
+    !bucket.tryAcquire(o.useAmbientCriticality && Ambient.criticality() === 'sheddable')
+  ) {
     call.refusal = 'BudgetExhausted';
     return Step.Refuse;
   }
@@ -83,7 +98,15 @@ export function decideRetry<T>(call: Call<T>): Step {
   const last = call.log?.attempts.at(-1);
   if (last !== undefined) last.delay = delay;
   if (call.plan.listener !== undefined) {
-    call.emit({ kind: 'retrying', policy: o.name, attempt: call.attempts, verdict: verdict.kind, error: errorName(call.error), duration: call.duration, delay });
+    call.emit({
+      kind: 'retrying',
+      policy: o.name,
+      attempt: call.attempts,
+      verdict: verdict.kind,
+      error: errorName(call.error),
+      duration: call.duration,
+      delay,
+    });
   }
   call.delay = delay;
   return Step.Go;
@@ -104,10 +127,18 @@ export function admit<T>(call: Call<T>): Step {
     return call.fail('cancelled', signal.reason);
   }
   // The first attempt starts when the call does (unless it queued for a slot); later ones after a wait.
-  const attemptStart = next === 1 && call.callTimed && call.slot !== Slot.Queued ? call.start : call.callTimed || call.timed || (next > 1 && call.plan.timesRetries) ? call.plan.clock.now() : 0;
+  const attemptStart =
+    next === 1 && call.callTimed && call.slot !== Slot.Queued
+      ? call.start
+      : call.callTimed || call.timed || (next > 1 && call.plan.timesRetries)
+        ? call.plan.clock.now()
+        : 0;
   if (attemptStart >= call.deadlineAt) {
     releaseSlot(call, 0, SlotOutcome.Ignored);
-    return call.fail('deadlineExceeded', new DeadlineExceededError(call.deadline!, { cause: call.error }));
+    return call.fail(
+      'deadlineExceeded',
+      new DeadlineExceededError(call.deadline!, { cause: call.error }),
+    );
   }
   // The limiter first: a queued caller is admitted by the breaker when its slot comes, not before.
   const limiter = call.plan.limiter;
@@ -157,7 +188,10 @@ export function attemptContext<T>(call: Call<T>): AttemptHandle {
   const byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
   call.clearOutcome(byAttemptTimeout);
   const bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
-  if (bound === Infinity) return call.signal === undefined && call.attempts === 1 ? UNBOUND_FIRST_ATTEMPT : new Attempt(call.attempts, call.signal);
+  if (bound === Infinity)
+    return call.signal === undefined && call.attempts === 1
+      ? UNBOUND_FIRST_ATTEMPT
+      : new Attempt(call.attempts, call.signal);
   return new BoundedAttempt(call.attempts, call.signal, bound, untilDeadline);
 }
 
@@ -167,15 +201,26 @@ export function attemptContext<T>(call: Call<T>): AttemptHandle {
  */
 export function attemptWork<T>(call: Call<T>, context: AttemptContext): T | PromiseLike<T> {
   const observer = call.plan.listener;
-  return observer?.runAttempt === undefined ? call.work(context) : observer.runAttempt(call.state, call.work, context);
+  return observer?.runAttempt === undefined
+    ? call.work(context)
+    : observer.runAttempt(call.state, call.work, context);
 }
 
 /**
  * Arms a bounded attempt's timer: `passed` runs when the bound passes before the work settles. The
  * timer counts from the attempt's start reading when the call has one.
  */
-export function boundedAttempt<T>(call: Call<T>, context: BoundedAttempt, passed: () => void): void {
-  context.timer = call.plan.clock.setTimer(context.bound, passed, false, call.callTimed ? call.attemptStart : undefined);
+export function boundedAttempt<T>(
+  call: Call<T>,
+  context: BoundedAttempt,
+  passed: () => void,
+): void {
+  context.timer = call.plan.clock.setTimer(
+    context.bound,
+    passed,
+    false,
+    call.callTimed ? call.attemptStart : undefined,
+  );
 }
 
 /**
@@ -184,7 +229,11 @@ export function boundedAttempt<T>(call: Call<T>, context: BoundedAttempt, passed
  * attempt's outcome.
  */
 export function timedOut<T>(call: Call<T>, context: AttemptHandle): void {
-  context.abort(call.byAttemptTimeout ? new AttemptTimeoutError(context.bound) : new DeadlineExceededError(call.deadline!));
+  context.abort(
+    call.byAttemptTimeout
+      ? new AttemptTimeoutError(context.bound)
+      : new DeadlineExceededError(call.deadline!),
+  );
   call.threw = true;
   call.error = context.reason;
   // Only this call's own timer decides that its deadline passed: a DeadlineExceededError thrown by
@@ -201,7 +250,13 @@ export function timedOut<T>(call: Call<T>, context: AttemptHandle): void {
 /** Whether the loop is saturated; the first attempt recorded in an episode reports `saturationDetected` (the delay, ms, as its duration). */
 function saturatedNow<T>(call: Call<T>, saturation: Saturation): boolean {
   if (!saturation.saturated) return false;
-  if (saturation.claimEpisode() && call.plan.listener !== undefined) call.emit({ kind: 'saturationDetected', policy: call.plan.options.name, attempt: call.attempts, duration: saturation.probe.delay });
+  if (saturation.claimEpisode() && call.plan.listener !== undefined)
+    call.emit({
+      kind: 'saturationDetected',
+      policy: call.plan.options.name,
+      attempt: call.attempts,
+      duration: saturation.probe.delay,
+    });
   return true;
 }
 
@@ -229,13 +284,37 @@ export function record<T>(call: Call<T>): Step {
   const n = call.attempts;
   call.verdict = verdict;
   call.duration = duration;
-  if (call.log !== undefined) call.log.attempts.push({ attempt: n, verdict: verdict.kind, duration, error: call.error, delay: 0 });
-  if (call.plan.listener !== undefined) call.emit({ kind: 'attempt', policy: o.name, attempt: n, verdict: verdict.kind, error: errorName(call.error), duration });
+  if (call.log !== undefined)
+    call.log.attempts.push({
+      attempt: n,
+      verdict: verdict.kind,
+      duration,
+      error: call.error,
+      delay: 0,
+    });
+  if (call.plan.listener !== undefined)
+    call.emit({
+      kind: 'attempt',
+      policy: o.name,
+      attempt: n,
+      verdict: verdict.kind,
+      error: errorName(call.error),
+      duration,
+    });
   // While the event loop is saturated, durations are the loop's: the breaker's latency terms learn nothing.
   const timely = o.saturation === undefined || !saturatedNow(call, o.saturation);
   call.plan.breaker?.record(call.admission, verdict.kind, duration, attemptEnd, timely);
   // Attempt timeouts and failures worth retrying are drops (signs of load); answers are latency samples.
-  if (call.slot !== Slot.None) releaseSlot(call, duration, callerAborted || verdict.kind === 'Permanent' || verdict.kind === 'Limited' ? SlotOutcome.Ignored : verdict.kind === 'Ok' ? SlotOutcome.Answered : SlotOutcome.Dropped);
+  if (call.slot !== Slot.None)
+    releaseSlot(
+      call,
+      duration,
+      callerAborted || verdict.kind === 'Permanent' || verdict.kind === 'Limited'
+        ? SlotOutcome.Ignored
+        : verdict.kind === 'Ok'
+          ? SlotOutcome.Answered
+          : SlotOutcome.Dropped,
+    );
   // The budget's one hook: every attempt's outcome (a token bucket deposits on Ok).
   call.plan.bucket?.recordAttempt(n, verdict, duration, call.threw ? call.error : undefined);
 
@@ -248,10 +327,17 @@ export function record<T>(call: Call<T>): Step {
     call.reason = 'deadlineExceeded';
     return Step.Stop;
   }
-  if (isRetryable(verdict) && n < call.maxAttempts && Ambient.current()?.singleShot !== true) return Step.Go;
+  if (isRetryable(verdict) && n < call.maxAttempts && Ambient.current()?.singleShot !== true)
+    return Step.Go;
   // A verdict marked final (a request that is not safe to repeat) names its own reason only when an
   // attempt was left: that is what stopped the call, not the attempt count.
   call.reason =
-    verdict.kind === 'Limited' ? 'limited' : verdict.kind === 'Permanent' ? 'permanent' : verdict.final === true && n < call.maxAttempts ? 'notRepeatable' : 'attemptsExhausted';
+    verdict.kind === 'Limited'
+      ? 'limited'
+      : verdict.kind === 'Permanent'
+        ? 'permanent'
+        : verdict.final === true && n < call.maxAttempts
+          ? 'notRepeatable'
+          : 'attemptsExhausted';
   return Step.Stop;
 }

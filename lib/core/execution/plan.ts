@@ -52,7 +52,8 @@ export class CallPlan {
       o.limit === undefined &&
       o.fallback === undefined &&
       this.bucket === undefined;
-    this.timesAttempts = o.onEvent !== undefined || this.breaker !== undefined || o.limit !== undefined;
+    this.timesAttempts =
+      o.onEvent !== undefined || this.breaker !== undefined || o.limit !== undefined;
     this.timesRetries = this.bucket?.timesRetries === true;
   }
 }

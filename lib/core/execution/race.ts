@@ -30,7 +30,12 @@ function capture(resolve: (outcome: unknown) => void, reject: (error: unknown) =
 
 /** A new promise for `attempt`'s race, its resolving functions kept on the attempt. */
 export function raceOutcome<T>(attempt: BoundedAttempt): Promise<T> {
-  const outcome = new Promise<T>(capture as (resolve: (value: T | PromiseLike<T>) => void, reject: (error: unknown) => void) => void);
+  const outcome = new Promise<T>(
+    capture as (
+      resolve: (value: T | PromiseLike<T>) => void,
+      reject: (error: unknown) => void,
+    ) => void,
+  );
   attempt.resolve = resolving!;
   attempt.reject = rejecting!;
   resolving = rejecting = undefined;

@@ -5,7 +5,8 @@ const reasons = new WeakMap<object, StopReason>();
 
 /** Records that a call stopped for `reason` with `error` (objects and functions only). @internal */
 export function recordStop(error: unknown, reason: StopReason): void {
-  if (error !== null && (typeof error === 'object' || typeof error === 'function')) reasons.set(error, reason);
+  if (error !== null && (typeof error === 'object' || typeof error === 'function'))
+    reasons.set(error, reason);
 }
 
 /**
@@ -18,5 +19,7 @@ export function recordStop(error: unknown, reason: StopReason): void {
  * @param error what `policy.run` rejected with
  */
 export function stopReasonOf(error: unknown): StopReason | undefined {
-  return error !== null && (typeof error === 'object' || typeof error === 'function') ? reasons.get(error) : undefined;
+  return error !== null && (typeof error === 'object' || typeof error === 'function')
+    ? reasons.get(error)
+    : undefined;
 }

@@ -36,7 +36,12 @@ export const FALLBACK_REASONS: readonly StopReason[] = Object.freeze([
   'limited',
 ]);
 
-const ALL_REASONS: readonly StopReason[] = [...FALLBACK_REASONS, 'permanent', 'cancelled', 'draining'];
+const ALL_REASONS: readonly StopReason[] = [
+  ...FALLBACK_REASONS,
+  'permanent',
+  'cancelled',
+  'draining',
+];
 
 /** Options of {@link Fallback.to}. */
 export interface FallbackOptions {
@@ -68,11 +73,21 @@ export class Fallback {
    *   is empty or lists an unknown stop reason
    */
   static to<T>(fn: FallbackFunction<T>, options?: FallbackOptions): Fallback {
-    if (typeof fn !== 'function') throw new PolicyConfigError('fallback', fn, 'must be a function (stop) => value, or Fallback.to(fn, { on })');
-    if (options !== undefined && !isPlainObject(options)) throw new PolicyConfigError('fallback', options, 'options must be { on? }');
+    if (typeof fn !== 'function')
+      throw new PolicyConfigError(
+        'fallback',
+        fn,
+        'must be a function (stop) => value, or Fallback.to(fn, { on })',
+      );
+    if (options !== undefined && !isPlainObject(options))
+      throw new PolicyConfigError('fallback', options, 'options must be { on? }');
     const on = options?.on ?? FALLBACK_REASONS;
     if (!Array.isArray(on) || on.length === 0 || !on.every((r) => ALL_REASONS.includes(r))) {
-      throw new PolicyConfigError('fallback.on', on, `must be a non-empty list of stop reasons (${ALL_REASONS.join(', ')})`);
+      throw new PolicyConfigError(
+        'fallback.on',
+        on,
+        `must be a non-empty list of stop reasons (${ALL_REASONS.join(', ')})`,
+      );
     }
     return new Fallback(fn as FallbackFunction, new Set(on));
   }

@@ -1,5 +1,11 @@
 import { PolicyConfigError } from '../errors.js';
-import { integerRule, isPlainObject, numberRule, optionProblems, sectionRule } from '../rules/value-rule.js';
+import {
+  integerRule,
+  isPlainObject,
+  numberRule,
+  optionProblems,
+  sectionRule,
+} from '../rules/value-rule.js';
 
 /** Options of `Hedge.at(quantile, options)`; every field is optional. */
 export interface HedgeOptions {
@@ -46,7 +52,11 @@ export const HEDGE_RULES = {
   winRate: numberRule('must be a number in [0, 1]', (v) => v >= 0 && v <= 1),
 } as const;
 
-const OPTION_RULES = { maximumConcurrent: HEDGE_RULES.maximumConcurrent, suppressAt: HEDGE_RULES.suppressAt, winRate: HEDGE_RULES.winRate };
+const OPTION_RULES = {
+  maximumConcurrent: HEDGE_RULES.maximumConcurrent,
+  suppressAt: HEDGE_RULES.suppressAt,
+  winRate: HEDGE_RULES.winRate,
+};
 const CONFIG_RULES = { quantile: HEDGE_RULES.quantile, ...OPTION_RULES };
 
 /**
@@ -54,9 +64,20 @@ const CONFIG_RULES = { quantile: HEDGE_RULES.quantile, ...OPTION_RULES };
  * @param field the path the errors name (`hedge` from `with()`, `policies.x.hedge` from config)
  * @throws PolicyConfigError naming `<field>.<key>`, the value and the rule
  */
-export function hedgeSettings(quantile: unknown, options: unknown, field: string): ResolvedHedgeSettings {
-  if (!HEDGE_RULES.quantile.accepts(quantile)) throw new PolicyConfigError(`${field}.quantile`, quantile, HEDGE_RULES.quantile.rule);
-  const o = checkSection(options ?? {}, OPTION_RULES, field, 'hedge option', '{ maximumConcurrent?, suppressAt?, winRate? }');
+export function hedgeSettings(
+  quantile: unknown,
+  options: unknown,
+  field: string,
+): ResolvedHedgeSettings {
+  if (!HEDGE_RULES.quantile.accepts(quantile))
+    throw new PolicyConfigError(`${field}.quantile`, quantile, HEDGE_RULES.quantile.rule);
+  const o = checkSection(
+    options ?? {},
+    OPTION_RULES,
+    field,
+    'hedge option',
+    '{ maximumConcurrent?, suppressAt?, winRate? }',
+  );
   return freeze(quantile, o);
 }
 
@@ -65,24 +86,42 @@ export function hedgeSettings(quantile: unknown, options: unknown, field: string
  * @returns the settings, `undefined` for `false`/`undefined` (none)
  * @throws PolicyConfigError naming the path, the value and the rule (an unknown key, a missing quantile)
  */
-export function hedgeSettingsFrom(value: unknown, field: string): ResolvedHedgeSettings | undefined {
+export function hedgeSettingsFrom(
+  value: unknown,
+  field: string,
+): ResolvedHedgeSettings | undefined {
   if (value === undefined || value === false) return undefined;
-  const o = checkSection(value, CONFIG_RULES, field, 'hedge setting', '{ quantile, maximumConcurrent?, suppressAt?, winRate? }, or false');
-  if (o.quantile === undefined) throw new PolicyConfigError(`${field}.quantile`, undefined, HEDGE_RULES.quantile.rule);
+  const o = checkSection(
+    value,
+    CONFIG_RULES,
+    field,
+    'hedge setting',
+    '{ quantile, maximumConcurrent?, suppressAt?, winRate? }, or false',
+  );
+  if (o.quantile === undefined)
+    throw new PolicyConfigError(`${field}.quantile`, undefined, HEDGE_RULES.quantile.rule);
   return freeze(o.quantile as number, o);
 }
 
 function freeze(quantile: number, o: Record<string, unknown>): ResolvedHedgeSettings {
   return Object.freeze({
     quantile,
-    maximumConcurrent: (o.maximumConcurrent as number | undefined) ?? HEDGE_DEFAULTS.maximumConcurrent,
+    maximumConcurrent:
+      (o.maximumConcurrent as number | undefined) ?? HEDGE_DEFAULTS.maximumConcurrent,
     suppressAt: (o.suppressAt as number | undefined) ?? HEDGE_DEFAULTS.suppressAt,
     winRate: o.winRate as number | undefined,
   });
 }
 
-function checkSection(value: unknown, rules: Record<string, (typeof HEDGE_RULES)[keyof typeof HEDGE_RULES]>, field: string, what: string, shape: string): Record<string, unknown> {
-  if (!isPlainObject(value)) throw new PolicyConfigError(field, value, sectionRule(value, `must be ${shape}`));
+function checkSection(
+  value: unknown,
+  rules: Record<string, (typeof HEDGE_RULES)[keyof typeof HEDGE_RULES]>,
+  field: string,
+  what: string,
+  shape: string,
+): Record<string, unknown> {
+  if (!isPlainObject(value))
+    throw new PolicyConfigError(field, value, sectionRule(value, `must be ${shape}`));
   const problems = optionProblems(value, rules, field, what);
   if (problems.length > 0) throw problems[0];
   return value;

@@ -1,5 +1,9 @@
 import { RecentLatency } from '../estimators/recent-latency.js';
-import { HEDGE_WARM_SAMPLES, HEDGE_WINDOW_MS, type ResolvedHedgeSettings } from './hedge-settings.js';
+import {
+  HEDGE_WARM_SAMPLES,
+  HEDGE_WINDOW_MS,
+  type ResolvedHedgeSettings,
+} from './hedge-settings.js';
 
 /** Hedges the share cap lets start back to back (its bucket's capacity). */
 export const HEDGE_BURST = 3;
@@ -57,9 +61,17 @@ export class HedgeState {
   mayHedge(now: number, tripPoint: number): boolean {
     if (this.tokens < 1) return false;
     const latency = this.latency;
-    if (latency.outcomes(now) >= SUPPRESS_MINIMUM_OUTCOMES && latency.failureRate(now) >= this.settings.suppressAt * tripPoint) return false;
+    if (
+      latency.outcomes(now) >= SUPPRESS_MINIMUM_OUTCOMES &&
+      latency.failureRate(now) >= this.settings.suppressAt * tripPoint
+    )
+      return false;
     const winRate = this.settings.winRate;
-    if (winRate !== undefined && this.hedges >= WIN_RATE_SAMPLES && this.wins < winRate * this.hedges) {
+    if (
+      winRate !== undefined &&
+      this.hedges >= WIN_RATE_SAMPLES &&
+      this.wins < winRate * this.hedges
+    ) {
       return ++this.opportunities % RETREAT_PROBE_EVERY === 0;
     }
     return true;

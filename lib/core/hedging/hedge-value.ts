@@ -1,5 +1,10 @@
 import { HedgeState } from './hedge-state.js';
-import { type HedgeOptions, type ResolvedHedgeSettings, hedgeSettings, hedgeSettingsFrom } from './hedge-settings.js';
+import {
+  type HedgeOptions,
+  type ResolvedHedgeSettings,
+  hedgeSettings,
+  hedgeSettingsFrom,
+} from './hedge-settings.js';
 
 /**
  * A policy's `hedge` option as a value (DESIGN §3.8): a second attempt of a repeatable call starts

@@ -34,14 +34,31 @@ function gate() {
 }
 
 /** A hedged policy whose threshold is warm near 100 ms (20 successes of 100 ms in its window); `T` is it, rounded up. */
-function hedged(extra: PolicyOptions = {}, warm = true): { clock: FakeClock; events: CallEvent[]; policy: Policy; T: number } {
+function hedged(
+  extra: PolicyOptions = {},
+  warm = true,
+): { clock: FakeClock; events: CallEvent[]; policy: Policy; T: number } {
   const clock = new FakeClock();
   const events: CallEvent[] = [];
   const policy = Resilience.default
-    .with({ name: 'prices', clock, random: () => 0.5, budget: RetryBudget.none, backoff: Backoff.constant(50), hedge: Hedge.at(0.95), repeatable: true, ...extra })
+    .with({
+      name: 'prices',
+      clock,
+      random: () => 0.5,
+      budget: RetryBudget.none,
+      backoff: Backoff.constant(50),
+      hedge: Hedge.at(0.95),
+      repeatable: true,
+      ...extra,
+    })
     .withListener((e) => events.push(e));
   if (warm) for (let i = 0; i < 20; i++) policy.hedger()!.latency.add(0, 100);
-  return { clock, events, policy, T: warm ? Math.ceil(policy.hedger()!.threshold(0)!) : Number.NaN };
+  return {
+    clock,
+    events,
+    policy,
+    T: warm ? Math.ceil(policy.hedger()!.threshold(0)!) : Number.NaN,
+  };
 }
 
 const kinds = (events: CallEvent[]) => events.map((e) => `${e.kind}#${e.attempt}`);
@@ -129,7 +146,14 @@ describe('hedging (Hedge.at)', () => {
     expect(g.pending.map((p) => p.attempt)).toEqual([1, 2, 3]);
     g.pending[2].resolve('third');
     expect(await call).toBe('third');
-    expect(kinds(events)).toEqual(['hedged#2', 'attempt#2', 'attempt#1', 'retrying#2', 'attempt#3', 'succeeded#3']);
+    expect(kinds(events)).toEqual([
+      'hedged#2',
+      'attempt#2',
+      'attempt#1',
+      'retrying#2',
+      'attempt#3',
+      'succeeded#3',
+    ]);
   });
 
   it('hedges count against attempts: with 2 attempts a failed race ends attemptsExhausted', async () => {
@@ -145,7 +169,10 @@ describe('hedging (Hedge.at)', () => {
   });
 
   it('runs at most maximumConcurrent attempts at once, each hedge one threshold after the last', async () => {
-    const { clock, policy, T } = hedged({ attempts: 5, hedge: Hedge.at(0.95, { maximumConcurrent: 3 }) });
+    const { clock, policy, T } = hedged({
+      attempts: 5,
+      hedge: Hedge.at(0.95, { maximumConcurrent: 3 }),
+    });
     for (let i = 0; i < 20; i++) policy.hedger()!.latency.add(0, 100);
     const g = gate();
     const call = policy.run(g.work);
@@ -221,7 +248,9 @@ describe('hedging (Hedge.at)', () => {
   });
 
   it('a retry budget that says no stops the hedge, never the original', async () => {
-    const { clock, policy } = hedged({ budget: RetryBudget.of({ fraction: 0.1, minimumPerSecond: 0 }) });
+    const { clock, policy } = hedged({
+      budget: RetryBudget.of({ fraction: 0.1, minimumPerSecond: 0 }),
+    });
     const bucket = policy.bucket()!;
     while (bucket.tryAcquire()) {
       // Spend every token the bucket holds.
@@ -349,7 +378,7 @@ describe('hedging (Hedge.at)', () => {
     const { clock, policy } = hedged();
     // 600 calls at 10 ms, then the whole distribution moves to 40 ms (±25 %); each call a fresh draw.
     let seed = 1;
-    const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+    const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
     let adapting = 0;
     let after = 0;
     for (let i = 0; i < 2100; i++) {
@@ -371,12 +400,26 @@ describe('hedging (Hedge.at)', () => {
   });
 
   it('refuses bad settings naming the field, the value and the rule', () => {
-    expect(() => Hedge.at(1)).toThrow('hedge.quantile: 1 is invalid: must be a number in (0, 1), e.g. 0.95');
-    expect(() => Hedge.at(0.95, { maximumConcurrent: 1 })).toThrow('hedge.maximumConcurrent: 1 is invalid: must be an integer in [2, 10]');
-    expect(() => Hedge.at(0.95, { suppressAt: 0 })).toThrow('hedge.suppressAt: 0 is invalid: must be a number in (0, 1]');
-    expect(() => Hedge.at(0.95, { winRate: 2 })).toThrow('hedge.winRate: 2 is invalid: must be a number in [0, 1]');
-    expect(() => Hedge.at(0.95, { delay: 5 } as never)).toThrow('hedge.delay: 5 is invalid: is not a known hedge option');
-    expect(() => Resilience.default.with({ hedge: { quantile: 0.95 } as never })).toThrow('must be a Hedge');
-    expect(() => Resilience.default.run(() => 1, { repeatable: 'yes' as never })).toThrow('repeatable: "yes" is invalid: must be true or false');
+    expect(() => Hedge.at(1)).toThrow(
+      'hedge.quantile: 1 is invalid: must be a number in (0, 1), e.g. 0.95',
+    );
+    expect(() => Hedge.at(0.95, { maximumConcurrent: 1 })).toThrow(
+      'hedge.maximumConcurrent: 1 is invalid: must be an integer in [2, 10]',
+    );
+    expect(() => Hedge.at(0.95, { suppressAt: 0 })).toThrow(
+      'hedge.suppressAt: 0 is invalid: must be a number in (0, 1]',
+    );
+    expect(() => Hedge.at(0.95, { winRate: 2 })).toThrow(
+      'hedge.winRate: 2 is invalid: must be a number in [0, 1]',
+    );
+    expect(() => Hedge.at(0.95, { delay: 5 } as never)).toThrow(
+      'hedge.delay: 5 is invalid: is not a known hedge option',
+    );
+    expect(() => Resilience.default.with({ hedge: { quantile: 0.95 } as never })).toThrow(
+      'must be a Hedge',
+    );
+    expect(() => Resilience.default.run(() => 1, { repeatable: 'yes' as never })).toThrow(
+      'repeatable: "yes" is invalid: must be true or false',
+    );
   });
 });

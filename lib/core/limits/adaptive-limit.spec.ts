@@ -21,7 +21,12 @@ function primed(latency = 20): { limit: AdaptiveLimit; now: number } {
 }
 
 /** Feeds `windows` windows of 20 samples over 250 ms each; `drops` of each window's samples are drops. */
-function feed(limit: AdaptiveLimit, start: number, windows: number, { inflight, latency, drops = 0, bound = false }: Window): number {
+function feed(
+  limit: AdaptiveLimit,
+  start: number,
+  windows: number,
+  { inflight, latency, drops = 0, bound = false }: Window,
+): number {
   let now = start;
   for (let w = 0; w < windows; w++) {
     limit.admitted(inflight);
@@ -114,7 +119,11 @@ describe('ConcurrencyLimiter (adaptive)', () => {
   it('learns nothing while paused (a saturated event loop)', async () => {
     const clock = new FakeClock();
     let paused = true;
-    const limiter = new ConcurrencyLimiter(adaptiveSettings({ initial: 4, maximum: 50 }, 'limit'), clock, () => paused);
+    const limiter = new ConcurrencyLimiter(
+      adaptiveSettings({ initial: 4, maximum: 50 }, 'limit'),
+      clock,
+      () => paused,
+    );
     const cycle = async (): Promise<void> => {
       for (let i = 0; i < 40; i++) {
         for (let j = 0; j < 4; j++) limiter.tryAcquire();

@@ -124,7 +124,8 @@ export class AdaptiveLimit {
     this.samples++;
     // The first window closes at its 10th sample: measured before the limit's own load can build a
     // queue in front of the work, it gives the no-load latency a start that is no queueing latency.
-    if (this.samples < WINDOW_SAMPLES || (now - this.windowStart < WINDOW_MS && this.opened)) return false;
+    if (this.samples < WINDOW_SAMPLES || (now - this.windowStart < WINDOW_MS && this.opened))
+      return false;
     this.opened = true;
     return this.closeWindow(now);
   }
@@ -148,7 +149,10 @@ export class AdaptiveLimit {
     // standard errors, from the spread of its log-latencies): the lowest of 40 plain medians would be
     // biased low by their noise (≈ 0.6 × the true one for windows of 30 samples), and latency would
     // always seem to have risen.
-    const spread = (Math.log(Math.max(quantile(sorted, 0.75), 0.1)) - Math.log(Math.max(quantile(sorted, 0.25), 0.1))) / 1.349;
+    const spread =
+      (Math.log(Math.max(quantile(sorted, 0.75), 0.1)) -
+        Math.log(Math.max(quantile(sorted, 0.25), 0.1))) /
+      1.349;
     const vouched = median * Math.exp((2 * 1.2533 * spread) / Math.sqrt(sorted.length));
     const noLoad = Math.min(this.noLoadLatency ?? Infinity, vouched);
     this.medians[this.nextMedian] = vouched;
@@ -165,12 +169,18 @@ export class AdaptiveLimit {
     const congested = moreDrops && ratio > TOLERANCE;
     const b = this.bounds;
     if (congested) {
-      if (this.bound) this.estimate = Math.max(b.minimum, this.estimate * Math.min(BACKOFF_RATIO, Math.max(GRADIENT_FLOOR, TOLERANCE / ratio)));
+      if (this.bound)
+        this.estimate = Math.max(
+          b.minimum,
+          this.estimate * Math.min(BACKOFF_RATIO, Math.max(GRADIENT_FLOOR, TOLERANCE / ratio)),
+        );
     } else if (!moreDrops && this.answered > 0 && this.peak * 2 >= this.estimate) {
       this.estimate = Math.min(b.maximum, this.estimate + Math.max(1, Math.sqrt(this.estimate)));
     }
     if (!congested) {
-      this.usualDrops = this.learnedDrops ? this.usualDrops + DROP_WEIGHT * (dropShare - this.usualDrops) : dropShare;
+      this.usualDrops = this.learnedDrops
+        ? this.usualDrops + DROP_WEIGHT * (dropShare - this.usualDrops)
+        : dropShare;
       this.learnedDrops = true;
     }
     this.discard(now);

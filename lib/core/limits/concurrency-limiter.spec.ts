@@ -31,7 +31,14 @@ describe('ConcurrencyLimiter (bulkhead)', () => {
     expect(order).toEqual([`a:${QueueExit.Granted}`, `b:${QueueExit.Granted}`]);
     limiter.release(10, SlotOutcome.Answered);
     limiter.release(10, SlotOutcome.Answered);
-    expect(limiter.snapshot()).toEqual({ kind: 'concurrency', limit: 2, inflight: 0, queued: 0, queue: 2, noLoadLatency: undefined });
+    expect(limiter.snapshot()).toEqual({
+      kind: 'concurrency',
+      limit: 2,
+      inflight: 0,
+      queued: 0,
+      queue: 2,
+      noLoadLatency: undefined,
+    });
   });
 
   it('a queued caller whose signal aborts leaves at once with the reason, keeping nobody else waiting', async () => {
@@ -84,7 +91,11 @@ describe('ConcurrencyLimiter (bulkhead)', () => {
     for (let i = 0; i < 3; i++) limiter.tryAcquire();
     limiter.reconfigure(fixed(1, 10));
     expect(limiter.inflight).toBe(3);
-    const waiting = [limiter.wait(Infinity, undefined), limiter.wait(Infinity, undefined), limiter.wait(Infinity, undefined)];
+    const waiting = [
+      limiter.wait(Infinity, undefined),
+      limiter.wait(Infinity, undefined),
+      limiter.wait(Infinity, undefined),
+    ];
     limiter.release(1, SlotOutcome.Answered);
     limiter.release(1, SlotOutcome.Answered);
     expect(limiter.inflight).toBe(1);
@@ -92,7 +103,11 @@ describe('ConcurrencyLimiter (bulkhead)', () => {
     limiter.reconfigure(fixed(4, 10));
     expect(limiter.inflight).toBe(4);
     expect(limiter.queued).toBe(0);
-    await expect(Promise.all(waiting)).resolves.toEqual([QueueExit.Granted, QueueExit.Granted, QueueExit.Granted]);
+    await expect(Promise.all(waiting)).resolves.toEqual([
+      QueueExit.Granted,
+      QueueExit.Granted,
+      QueueExit.Granted,
+    ]);
   });
 
   it('a smaller queue keeps the callers already waiting and turns newcomers away', () => {
@@ -122,8 +137,18 @@ describe('ConcurrencyLimiter (bulkhead)', () => {
         fc.integer({ min: 0, max: 4 }),
         fc.array(
           fc.oneof(
-            fc.record({ op: fc.constant('call' as const), hold: fc.integer({ min: 0, max: 50 }), deadline: fc.option(fc.integer({ min: 0, max: 80 })), abortAt: fc.option(fc.integer({ min: 0, max: 60 })), outcome: fc.constantFrom(0, 1, 2) }),
-            fc.record({ op: fc.constant('resize' as const), limit: fc.integer({ min: 1, max: 5 }), queue: fc.integer({ min: 0, max: 5 }) }),
+            fc.record({
+              op: fc.constant('call' as const),
+              hold: fc.integer({ min: 0, max: 50 }),
+              deadline: fc.option(fc.integer({ min: 0, max: 80 })),
+              abortAt: fc.option(fc.integer({ min: 0, max: 60 })),
+              outcome: fc.constantFrom(0, 1, 2),
+            }),
+            fc.record({
+              op: fc.constant('resize' as const),
+              limit: fc.integer({ min: 1, max: 5 }),
+              queue: fc.integer({ min: 0, max: 5 }),
+            }),
             fc.record({ op: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 30 }) }),
           ),
           { maxLength: 40 },
@@ -131,16 +156,30 @@ describe('ConcurrencyLimiter (bulkhead)', () => {
         fc.boolean(),
         async (limit, queue, ops, adaptive) => {
           const clock = new FakeClock();
-          const limiter = new ConcurrencyLimiter(adaptive ? adaptiveSettings({ initial: limit, maximum: 8, queue }, 'limit') : fixed(limit, queue), clock);
+          const limiter = new ConcurrencyLimiter(
+            adaptive
+              ? adaptiveSettings({ initial: limit, maximum: 8, queue }, 'limit')
+              : fixed(limit, queue),
+            clock,
+          );
           const calls: Promise<string>[] = [];
-          const call = async (hold: number, deadline: number | null, abortAt: number | null, outcome: SlotOutcome): Promise<string> => {
+          const call = async (
+            hold: number,
+            deadline: number | null,
+            abortAt: number | null,
+            outcome: SlotOutcome,
+          ): Promise<string> => {
             const controller = new AbortController();
-            if (abortAt !== null) clock.setTimer(abortAt, () => controller.abort(new Error('abort')));
+            if (abortAt !== null)
+              clock.setTimer(abortAt, () => controller.abort(new Error('abort')));
             if (!limiter.tryAcquire()) {
               if (!limiter.canWait) return 'refused';
               let exit: QueueExit;
               try {
-                exit = await limiter.wait(deadline === null ? Infinity : clock.now() + deadline, controller.signal);
+                exit = await limiter.wait(
+                  deadline === null ? Infinity : clock.now() + deadline,
+                  controller.signal,
+                );
               } catch {
                 return 'aborted';
               }
@@ -154,7 +193,12 @@ describe('ConcurrencyLimiter (bulkhead)', () => {
                 if (controller.signal.aborted) {
                   clock.clearTimer(timer);
                   reject(new Error('aborted'));
-                } else controller.signal.addEventListener('abort', () => (clock.clearTimer(timer), reject(new Error('aborted'))), { once: true });
+                } else
+                  controller.signal.addEventListener(
+                    'abort',
+                    () => (clock.clearTimer(timer), reject(new Error('aborted'))),
+                    { once: true },
+                  );
               });
               return 'done';
             } catch {
@@ -164,8 +208,14 @@ describe('ConcurrencyLimiter (bulkhead)', () => {
             }
           };
           for (const op of ops) {
-            if (op.op === 'call') calls.push(call(op.hold, op.deadline, op.abortAt, op.outcome as SlotOutcome));
-            else if (op.op === 'resize') limiter.reconfigure(adaptive ? adaptiveSettings({ initial: op.limit, maximum: 8, queue: op.queue }, 'limit') : fixed(op.limit, op.queue));
+            if (op.op === 'call')
+              calls.push(call(op.hold, op.deadline, op.abortAt, op.outcome as SlotOutcome));
+            else if (op.op === 'resize')
+              limiter.reconfigure(
+                adaptive
+                  ? adaptiveSettings({ initial: op.limit, maximum: 8, queue: op.queue }, 'limit')
+                  : fixed(op.limit, op.queue),
+              );
             else await clock.advance(op.ms);
             expect(limiter.inflight).toBeLessThanOrEqual(Math.max(limiter.limit, 8));
           }
@@ -185,26 +235,86 @@ describe('ConcurrencyLimiter (bulkhead)', () => {
 
 describe('Limit', () => {
   it('validates with the field, the value and the rule', () => {
-    expect(() => Limit.concurrency(0)).toThrow(new PolicyConfigError('limit.concurrency', 0, 'must be an integer in [1, 100000] (calls in flight at once)'));
+    expect(() => Limit.concurrency(0)).toThrow(
+      new PolicyConfigError(
+        'limit.concurrency',
+        0,
+        'must be an integer in [1, 100000] (calls in flight at once)',
+      ),
+    );
     expect(() => Limit.concurrency(2.5)).toThrow(PolicyConfigError);
-    expect(() => Limit.concurrency(5, { queue: -1 })).toThrow(new PolicyConfigError('limit.queue', -1, 'must be an integer >= 0 (or Infinity)'));
-    expect(() => Limit.concurrency(5, { queue: 1, size: 3 } as never)).toThrow("limit.size: 3 is invalid: is not a known concurrency limit option (queue)");
-    expect(() => Limit.adaptive({ minimum: 10, maximum: 5 })).toThrow(new PolicyConfigError('limit.minimum', 10, 'must be <= maximum (5)'));
-    expect(() => Limit.adaptive({ initial: 500, maximum: 200 })).toThrow(new PolicyConfigError('limit.initial', 500, 'must be in [minimum, maximum] ([1, 200])'));
-    expect(Limit.adaptive().settings).toEqual({ kind: 'adaptive', initial: 20, minimum: 1, maximum: 200, queue: 0 });
-    expect(Limit.adaptive({ maximum: 10 }).settings).toEqual({ kind: 'adaptive', initial: 10, minimum: 1, maximum: 10, queue: 0 });
+    expect(() => Limit.concurrency(5, { queue: -1 })).toThrow(
+      new PolicyConfigError('limit.queue', -1, 'must be an integer >= 0 (or Infinity)'),
+    );
+    expect(() => Limit.concurrency(5, { queue: 1, size: 3 } as never)).toThrow(
+      'limit.size: 3 is invalid: is not a known concurrency limit option (queue)',
+    );
+    expect(() => Limit.adaptive({ minimum: 10, maximum: 5 })).toThrow(
+      new PolicyConfigError('limit.minimum', 10, 'must be <= maximum (5)'),
+    );
+    expect(() => Limit.adaptive({ initial: 500, maximum: 200 })).toThrow(
+      new PolicyConfigError('limit.initial', 500, 'must be in [minimum, maximum] ([1, 200])'),
+    );
+    expect(Limit.adaptive().settings).toEqual({
+      kind: 'adaptive',
+      initial: 20,
+      minimum: 1,
+      maximum: 200,
+      queue: 0,
+    });
+    expect(Limit.adaptive({ maximum: 10 }).settings).toEqual({
+      kind: 'adaptive',
+      initial: 10,
+      minimum: 1,
+      maximum: 10,
+      queue: 0,
+    });
   });
 
   it('reads the config form', () => {
-    expect(Limit.settingsFrom({ concurrency: 20, queue: 50 }, 'policies.p.limit')).toEqual({ kind: 'concurrency', limit: 20, queue: 50 });
-    expect(Limit.settingsFrom({ adaptive: { initial: 20, maximum: 200 } })).toEqual({ kind: 'adaptive', initial: 20, minimum: 1, maximum: 200, queue: 0 });
-    expect(Limit.settingsFrom({ adaptive: true, queue: 5 })).toEqual({ kind: 'adaptive', initial: 20, minimum: 1, maximum: 200, queue: 5 });
+    expect(Limit.settingsFrom({ concurrency: 20, queue: 50 }, 'policies.p.limit')).toEqual({
+      kind: 'concurrency',
+      limit: 20,
+      queue: 50,
+    });
+    expect(Limit.settingsFrom({ adaptive: { initial: 20, maximum: 200 } })).toEqual({
+      kind: 'adaptive',
+      initial: 20,
+      minimum: 1,
+      maximum: 200,
+      queue: 0,
+    });
+    expect(Limit.settingsFrom({ adaptive: true, queue: 5 })).toEqual({
+      kind: 'adaptive',
+      initial: 20,
+      minimum: 1,
+      maximum: 200,
+      queue: 5,
+    });
     expect(Limit.settingsFrom(false)).toBeUndefined();
-    expect(() => Limit.settingsFrom({ concurrency: 0 }, 'policies.p.limit')).toThrow(new PolicyConfigError('policies.p.limit.concurrency', 0, 'must be an integer in [1, 100000] (calls in flight at once)'));
-    expect(() => Limit.settingsFrom({ concurrency: 2, adaptive: true }, 'policies.p.limit')).toThrow(/exactly one of concurrency, adaptive/);
-    expect(() => Limit.settingsFrom({ conccurency: 2 }, 'policies.p.limit')).toThrow('policies.p.limit.conccurency: 2 is invalid: is not a known limit setting (concurrency, adaptive, queue, rate)');
-    expect(() => Limit.settingsFrom({ adaptive: { minimum: 0 } }, 'policies.p.limit')).toThrow(new PolicyConfigError('policies.p.limit.minimum', 0, 'must be an integer in [1, 100000] (the lowest limit)'));
-    expect(() => Limit.settingsFrom(20, 'policies.p.limit')).toThrow(/policies\.p\.limit: 20 is invalid: must be \{ concurrency, queue\? \}/);
+    expect(() => Limit.settingsFrom({ concurrency: 0 }, 'policies.p.limit')).toThrow(
+      new PolicyConfigError(
+        'policies.p.limit.concurrency',
+        0,
+        'must be an integer in [1, 100000] (calls in flight at once)',
+      ),
+    );
+    expect(() =>
+      Limit.settingsFrom({ concurrency: 2, adaptive: true }, 'policies.p.limit'),
+    ).toThrow(/exactly one of concurrency, adaptive/);
+    expect(() => Limit.settingsFrom({ conccurency: 2 }, 'policies.p.limit')).toThrow(
+      'policies.p.limit.conccurency: 2 is invalid: is not a known limit setting (concurrency, adaptive, queue, rate)',
+    );
+    expect(() => Limit.settingsFrom({ adaptive: { minimum: 0 } }, 'policies.p.limit')).toThrow(
+      new PolicyConfigError(
+        'policies.p.limit.minimum',
+        0,
+        'must be an integer in [1, 100000] (the lowest limit)',
+      ),
+    );
+    expect(() => Limit.settingsFrom(20, 'policies.p.limit')).toThrow(
+      /policies\.p\.limit: 20 is invalid: must be \{ concurrency, queue\? \}/,
+    );
   });
 
   it('resolves one limiter per owner; using() always the pinned one', () => {

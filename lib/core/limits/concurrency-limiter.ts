@@ -96,7 +96,14 @@ export class ConcurrencyLimiter {
 
   /** A reading for health and telemetry. */
   snapshot(): LimiterSnapshot {
-    return { kind: this.kindName, limit: this.current, inflight: this.held, queued: this.waiting.size, queue: this.queueCapacity, noLoadLatency: this.adaptive?.noLoadLatency };
+    return {
+      kind: this.kindName,
+      limit: this.current,
+      inflight: this.held,
+      queued: this.waiting.size,
+      queue: this.queueCapacity,
+      noLoadLatency: this.adaptive?.noLoadLatency,
+    };
   }
 
   /**
@@ -150,7 +157,8 @@ export class ConcurrencyLimiter {
     if (adaptive !== undefined && outcome !== SlotOutcome.Ignored) {
       const now = this.clock.now();
       if (this.paused()) adaptive.discard(now);
-      else if (adaptive.sample(now, heldFor, outcome === SlotOutcome.Dropped)) this.current = adaptive.limit;
+      else if (adaptive.sample(now, heldFor, outcome === SlotOutcome.Dropped))
+        this.current = adaptive.limit;
     }
     this.grant();
   }
@@ -166,7 +174,8 @@ export class ConcurrencyLimiter {
     this.configured = settings;
     this.queueCapacity = settings.queue;
     if (settings.kind === 'adaptive') {
-      if (this.adaptive === undefined) this.adaptive = new AdaptiveLimit(settings, this.clock.now());
+      if (this.adaptive === undefined)
+        this.adaptive = new AdaptiveLimit(settings, this.clock.now());
       else this.adaptive.rebound(settings);
       this.current = this.adaptive.limit;
     } else {

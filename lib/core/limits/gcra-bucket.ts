@@ -97,11 +97,20 @@ export interface LeaseDecision {
  * @param tat the bucket's theoretical arrival time (ms, `now`'s clock; anything <= now for a full bucket)
  * @param now the store's clock reading, ms
  */
-export function reserveLease(tat: number, now: number, count: number, limit: number, per: number, burst: number, horizon: number): LeaseDecision {
+export function reserveLease(
+  tat: number,
+  now: number,
+  count: number,
+  limit: number,
+  per: number,
+  burst: number,
+  horizon: number,
+): LeaseDecision {
   const interval = per / limit;
   const base = tat > now ? tat : now;
   const next = base + count * interval;
   const validIn = next - burst * interval - now;
-  if (validIn > horizon + EPSILON) return { tat, granted: 0, validIn: 0, retryAfter: validIn - horizon };
+  if (validIn > horizon + EPSILON)
+    return { tat, granted: 0, validIn: 0, retryAfter: validIn - horizon };
   return { tat: next, granted: count, validIn: validIn > EPSILON ? validIn : 0, retryAfter: 0 };
 }

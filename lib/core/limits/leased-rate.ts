@@ -76,7 +76,8 @@ export class LeasedRate {
   available(now: number): number {
     if (this.degraded) return this.local.available(now);
     let count = 0;
-    for (const lease of this.leases) if (lease.validAt <= now && lease.expiresAt > now) count += lease.count;
+    for (const lease of this.leases)
+      if (lease.validAt <= now && lease.expiresAt > now) count += lease.count;
     return count;
   }
 
@@ -118,7 +119,11 @@ export class LeasedRate {
    * at most `maximumWait`; never past `deadlineAt`. An abort of `signal` rejects with its reason.
    * @returns whether the caller holds a token; false when none came in time (the caller is refused)
    */
-  async acquire(maximumWait: number, deadlineAt: number, signal: AbortSignal | undefined): Promise<boolean> {
+  async acquire(
+    maximumWait: number,
+    deadlineAt: number,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
     let now = this.clock.now();
     if (this.take(now)) return true;
     if (this.waitingOnStore(now)) {
@@ -149,7 +154,8 @@ export class LeasedRate {
   /** The first lease not expired (dropping expired ones). */
   private current(now: number): Lease | undefined {
     const leases = this.leases;
-    while (leases.length > 0 && (leases[0]!.expiresAt <= now || leases[0]!.count === 0)) leases.shift();
+    while (leases.length > 0 && (leases[0]!.expiresAt <= now || leases[0]!.count === 0))
+      leases.shift();
     return leases[0];
   }
 
@@ -175,30 +181,43 @@ export class LeasedRate {
     let timer: TimerHandle | undefined;
     let settled = false;
     const timeout = new Promise<RateGrant>((_resolve, reject) => {
-      timer = this.clock.setTimer(s.storeTimeout, () => reject(new StoreTimeoutError(this.store.name, s.storeTimeout)));
+      timer = this.clock.setTimer(s.storeTimeout, () =>
+        reject(new StoreTimeoutError(this.store.name, s.storeTimeout)),
+      );
     });
     let asked: Promise<RateGrant>;
     try {
-      asked = Promise.resolve(this.store.take({ key: this.key, count: s.lease, limit: s.limit, per: s.per, burst: s.burst, horizon: s.per }));
+      asked = Promise.resolve(
+        this.store.take({
+          key: this.key,
+          count: s.lease,
+          limit: s.limit,
+          per: s.per,
+          burst: s.burst,
+          horizon: s.per,
+        }),
+      );
     } catch (error) {
       asked = Promise.reject(error);
     }
     // A late answer after the timeout is observed and dropped.
     asked.catch(() => undefined);
-    this.pending = Promise.race([asked, timeout]).then(
-      (grant) => {
-        settled = true;
-        this.granted(grant, now);
-      },
-      (error: unknown) => {
-        settled = true;
-        this.failed(error);
-      },
-    ).finally(() => {
-      if (timer !== undefined) this.clock.clearTimer(timer);
-      this.pending = undefined;
-      if (settled) this.wake();
-    });
+    this.pending = Promise.race([asked, timeout])
+      .then(
+        (grant) => {
+          settled = true;
+          this.granted(grant, now);
+        },
+        (error: unknown) => {
+          settled = true;
+          this.failed(error);
+        },
+      )
+      .finally(() => {
+        if (timer !== undefined) this.clock.clearTimer(timer);
+        this.pending = undefined;
+        if (settled) this.wake();
+      });
   }
 
   private granted(grant: RateGrant, askedAt: number): void {

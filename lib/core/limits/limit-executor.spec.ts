@@ -15,7 +15,11 @@ class Down extends Error {
 
 /** Work that settles when told: `release(i)` resolves call i's current attempt, `fail(i)` rejects it. */
 function gate(clock: FakeClock) {
-  const pending: { resolve: (v: string) => void; reject: (e: unknown) => void; signal: AbortSignal }[] = [];
+  const pending: {
+    resolve: (v: string) => void;
+    reject: (e: unknown) => void;
+    signal: AbortSignal;
+  }[] = [];
   let started = 0;
   const work = ({ signal }: { signal: AbortSignal }) =>
     new Promise<string>((resolve, reject) => {
@@ -36,7 +40,17 @@ function gate(clock: FakeClock) {
 function policyWith(limit: Limit, extra: Parameters<typeof Resilience.default.with>[0] = {}) {
   const clock = new FakeClock();
   const events: CallEvent[] = [];
-  const policy = Resilience.default.with({ name: 'prices', clock, random: () => 0.5, budget: RetryBudget.none, backoff: Backoff.none, limit, ...extra }).withListener((e) => events.push(e));
+  const policy = Resilience.default
+    .with({
+      name: 'prices',
+      clock,
+      random: () => 0.5,
+      budget: RetryBudget.none,
+      backoff: Backoff.none,
+      limit,
+      ...extra,
+    })
+    .withListener((e) => events.push(e));
   return { clock, events, policy, limiter: policy.limiter() as ConcurrencyLimiter };
 }
 
@@ -59,7 +73,9 @@ describe('executor with a concurrency limit (bulkhead)', () => {
     expect((refused.error as CallRejectedError).reason).toBe('Limited');
     // No slot has come back yet: nothing is known about when one will.
     expect((refused.error as CallRejectedError).retryAfter).toBeUndefined();
-    expect(events.filter((e) => e.isTerminal).map((e) => `${e.kind}:${e.reason}`)).toEqual(['rejected:limited']);
+    expect(events.filter((e) => e.isTerminal).map((e) => `${e.kind}:${e.reason}`)).toEqual([
+      'rejected:limited',
+    ]);
     await clock.advance(40);
     g.pending[0]!.resolve('a');
     g.pending[1]!.resolve('b');
@@ -80,7 +96,9 @@ describe('executor with a concurrency limit (bulkhead)', () => {
     const { clock, policy, limiter } = policyWith(Limit.concurrency(1, { queue: 2 }));
     const g = gate(clock);
     const order: string[] = [];
-    const calls = ['a', 'b', 'c'].map((name) => policy.tryRun(async (ctx) => (order.push(name), g.work(ctx))));
+    const calls = ['a', 'b', 'c'].map((name) =>
+      policy.tryRun(async (ctx) => (order.push(name), g.work(ctx))),
+    );
     const d = policy.tryRun(g.work);
     await clock.advance(100);
     expect((await d).reason).toBe('limited'); // the queue was full
@@ -143,7 +161,10 @@ describe('executor with a concurrency limit (bulkhead)', () => {
   });
 
   it('holds a slot per attempt: a call waiting in backoff holds none', async () => {
-    const { clock, policy, limiter } = policyWith(Limit.concurrency(1), { backoff: Backoff.constant(1000), attempts: 2 });
+    const { clock, policy, limiter } = policyWith(Limit.concurrency(1), {
+      backoff: Backoff.constant(1000),
+      attempts: 2,
+    });
     const g = gate(clock);
     const retried = policy.tryRun(g.work);
     g.pending[0]!.reject(new Down('down'));
@@ -160,7 +181,12 @@ describe('executor with a concurrency limit (bulkhead)', () => {
 
   it('gives the slot back on every outcome: success, Permanent, exhausted Transient, attempt timeout, caller abort, drain', async () => {
     const drain = new Drain();
-    const { clock, policy, limiter } = policyWith(Limit.concurrency(1), { attempts: 2, attemptTimeout: 50, drain, backoff: Backoff.constant(10) });
+    const { clock, policy, limiter } = policyWith(Limit.concurrency(1), {
+      attempts: 2,
+      attemptTimeout: 50,
+      drain,
+      backoff: Backoff.constant(10),
+    });
     expect((await policy.tryRun(async () => 1)).reason).toBe('succeeded');
     expect(limiter.inflight).toBe(0);
     const permanent = await policy.tryRun(async () => {
@@ -211,13 +237,24 @@ describe('executor with a concurrency limit (bulkhead)', () => {
         fc.boolean(),
         async (plan, n, queue, adaptive) => {
           const clock = new FakeClock();
-          const limit = adaptive ? Limit.adaptive({ initial: n, maximum: 5, queue }) : Limit.concurrency(n, { queue });
-          const policy = Resilience.default.with({ clock, random: () => 0.3, limit, attemptTimeout: 100, deadline: 400, budget: RetryBudget.none, backoff: Backoff.constant(20) });
+          const limit = adaptive
+            ? Limit.adaptive({ initial: n, maximum: 5, queue })
+            : Limit.concurrency(n, { queue });
+          const policy = Resilience.default.with({
+            clock,
+            random: () => 0.3,
+            limit,
+            attemptTimeout: 100,
+            deadline: 400,
+            budget: RetryBudget.none,
+            backoff: Backoff.constant(20),
+          });
           const limiter = policy.limiter() as ConcurrencyLimiter;
           const results: Promise<unknown>[] = [];
           for (const step of plan) {
             const controller = new AbortController();
-            if (step.abortAt !== null) clock.setTimer(step.abortAt, () => controller.abort(new Error('abort')));
+            if (step.abortAt !== null)
+              clock.setTimer(step.abortAt, () => controller.abort(new Error('abort')));
             clock.setTimer(step.at, () => {
               results.push(
                 policy.tryRun(
@@ -225,7 +262,13 @@ describe('executor with a concurrency limit (bulkhead)', () => {
                     new Promise((resolve, reject) => {
                       signal.addEventListener('abort', () => reject(signal.reason), { once: true });
                       if (step.outcome === 'hang') return;
-                      clock.setTimer(step.duration, () => (step.outcome === 'ok' ? resolve(1) : reject(step.outcome === 'permanent' ? new TypeError('p') : new Down('t'))));
+                      clock.setTimer(step.duration, () =>
+                        step.outcome === 'ok'
+                          ? resolve(1)
+                          : reject(
+                              step.outcome === 'permanent' ? new TypeError('p') : new Down('t'),
+                            ),
+                      );
                     }),
                   { signal: controller.signal },
                 ),
@@ -246,14 +289,19 @@ describe('executor with a concurrency limit (bulkhead)', () => {
 
 describe('fallback', () => {
   it('answers a Limited refusal with its value, told the reason, the error and the attempts; one terminal event says fallback', async () => {
-    const { clock, policy, events } = policyWith(Limit.concurrency(1), { fallback: (stop) => `cached (${stop.reason}, ${(stop.error as CallRejectedError).reason}, ${stop.attempts})` });
+    const { clock, policy, events } = policyWith(Limit.concurrency(1), {
+      fallback: (stop) =>
+        `cached (${stop.reason}, ${(stop.error as CallRejectedError).reason}, ${stop.attempts})`,
+    });
     const g = gate(clock);
     const first = policy.run(g.work);
     const second = policy.run(g.work);
     await clock.advance(100);
     await expect(second).resolves.toBe('cached (limited, Limited, 0)');
     const terminal = events.filter((e) => e.isTerminal);
-    expect(terminal.map((e) => [e.kind, e.reason, e.error, e.fallback])).toEqual([['rejected', 'limited', 'CallRejectedError', true]]);
+    expect(terminal.map((e) => [e.kind, e.reason, e.error, e.fallback])).toEqual([
+      ['rejected', 'limited', 'CallRejectedError', true],
+    ]);
     g.pending[0]!.resolve('fresh');
     await expect(first).resolves.toBe('fresh');
     expect(events.filter((e) => e.isTerminal).map((e) => e.fallback)).toEqual([true, false]);
@@ -261,9 +309,17 @@ describe('fallback', () => {
 
   it('answers attempts exhausted on Transient failures and the deadline; never a Permanent answer unless listed', async () => {
     const clock = new FakeClock();
-    const base = Resilience.default.with({ clock, random: () => 0.5, budget: RetryBudget.none, backoff: Backoff.none });
+    const base = Resilience.default.with({
+      clock,
+      random: () => 0.5,
+      budget: RetryBudget.none,
+      backoff: Backoff.none,
+    });
     const seen: string[] = [];
-    const fallback = (stop: { reason: string; attempts: number }) => (seen.push(`${stop.reason}/${stop.attempts}`), 'stand-in');
+    const fallback = (stop: { reason: string; attempts: number }) => (
+      seen.push(`${stop.reason}/${stop.attempts}`),
+      'stand-in'
+    );
     let calls = 0;
     const down = async () => {
       calls++;
@@ -272,12 +328,18 @@ describe('fallback', () => {
     await expect(base.with({ fallback }).run(down)).resolves.toBe('stand-in');
     expect(calls).toBe(3);
     const notFound = new TypeError('404');
-    await expect(base.with({ fallback }).run(async () => Promise.reject(notFound))).rejects.toBe(notFound);
+    await expect(base.with({ fallback }).run(async () => Promise.reject(notFound))).rejects.toBe(
+      notFound,
+    );
     const slow = base.with({ fallback, deadline: 50 }).run(() => new Promise(() => {}));
     await clock.advance(50);
     await expect(slow).resolves.toBe('stand-in');
     const { Fallback, FALLBACK_REASONS } = await import('../fallback/fallback.js');
-    await expect(base.with({ fallback: Fallback.to(fallback, { on: [...FALLBACK_REASONS, 'permanent'] }) }).run(async () => Promise.reject(notFound))).resolves.toBe('stand-in');
+    await expect(
+      base
+        .with({ fallback: Fallback.to(fallback, { on: [...FALLBACK_REASONS, 'permanent'] }) })
+        .run(async () => Promise.reject(notFound)),
+    ).resolves.toBe('stand-in');
     expect(seen).toEqual(['attemptsExhausted/3', 'deadlineExceeded/1', 'permanent/1']);
   });
 
@@ -298,7 +360,14 @@ describe('fallback', () => {
     expect(own.cause).toBe(original);
     expect(result.fallback).toBe(true);
     expect(result.reason).toBe('attemptsExhausted');
-    const served = await Resilience.default.with({ clock, attempts: 1, budget: RetryBudget.none, fallback: async () => 'later' }).tryRun(async () => Promise.reject(original));
-    expect([served.ok, served.value, served.error, served.fallback]).toEqual([false, 'later', undefined, true]);
+    const served = await Resilience.default
+      .with({ clock, attempts: 1, budget: RetryBudget.none, fallback: async () => 'later' })
+      .tryRun(async () => Promise.reject(original));
+    expect([served.ok, served.value, served.error, served.fallback]).toEqual([
+      false,
+      'later',
+      undefined,
+      true,
+    ]);
   });
 });

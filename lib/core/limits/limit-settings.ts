@@ -1,5 +1,11 @@
 import { PolicyConfigError } from '../errors.js';
-import { integerRule, isPlainObject, optionProblems, sectionRule, unboundedIntegerRule } from '../rules/value-rule.js';
+import {
+  integerRule,
+  isPlainObject,
+  optionProblems,
+  sectionRule,
+  unboundedIntegerRule,
+} from '../rules/value-rule.js';
 import type { AdaptiveBounds } from './adaptive-limit.js';
 import type { ResolvedRateSettings } from './rate-settings.js';
 
@@ -49,16 +55,32 @@ export const LIMIT_RULES = {
 } as const;
 
 const CONCURRENCY_OPTION_RULES = { queue: LIMIT_RULES.queue };
-const ADAPTIVE_OPTION_RULES = { initial: LIMIT_RULES.initial, minimum: LIMIT_RULES.minimum, maximum: LIMIT_RULES.maximum, queue: LIMIT_RULES.queue };
+const ADAPTIVE_OPTION_RULES = {
+  initial: LIMIT_RULES.initial,
+  minimum: LIMIT_RULES.minimum,
+  maximum: LIMIT_RULES.maximum,
+  queue: LIMIT_RULES.queue,
+};
 
 /**
  * Validates `Limit.concurrency(n, options)`.
  * @param field the path the errors name (`limit` from `with()`, `policies.x.limit` from config)
  * @throws PolicyConfigError naming `<field>.concurrency` or `<field>.queue`, the value and the rule
  */
-export function concurrencySettings(limit: unknown, options: unknown, field: string): ResolvedConcurrencySettings {
-  if (!LIMIT_RULES.limit.accepts(limit)) throw new PolicyConfigError(`${field}.concurrency`, limit, LIMIT_RULES.limit.rule);
-  const o = checkSection(options ?? {}, CONCURRENCY_OPTION_RULES, field, 'concurrency limit option', '{ queue? }');
+export function concurrencySettings(
+  limit: unknown,
+  options: unknown,
+  field: string,
+): ResolvedConcurrencySettings {
+  if (!LIMIT_RULES.limit.accepts(limit))
+    throw new PolicyConfigError(`${field}.concurrency`, limit, LIMIT_RULES.limit.rule);
+  const o = checkSection(
+    options ?? {},
+    CONCURRENCY_OPTION_RULES,
+    field,
+    'concurrency limit option',
+    '{ queue? }',
+  );
   return Object.freeze({ kind: 'concurrency', limit, queue: (o.queue as number | undefined) ?? 0 });
 }
 
@@ -67,18 +89,43 @@ export function concurrencySettings(limit: unknown, options: unknown, field: str
  * @throws PolicyConfigError naming `<field>.<key>`, the value and the rule
  */
 export function adaptiveSettings(options: unknown, field: string): ResolvedConcurrencySettings {
-  const o = checkSection(options ?? {}, ADAPTIVE_OPTION_RULES, field, 'adaptive limit option', '{ initial?, minimum?, maximum?, queue? }');
+  const o = checkSection(
+    options ?? {},
+    ADAPTIVE_OPTION_RULES,
+    field,
+    'adaptive limit option',
+    '{ initial?, minimum?, maximum?, queue? }',
+  );
   const minimum = (o.minimum as number | undefined) ?? ADAPTIVE_DEFAULTS.minimum;
   const maximum = (o.maximum as number | undefined) ?? Math.max(ADAPTIVE_DEFAULTS.maximum, minimum);
-  if (minimum > maximum) throw new PolicyConfigError(`${field}.minimum`, minimum, `must be <= maximum (${maximum})`);
+  if (minimum > maximum)
+    throw new PolicyConfigError(`${field}.minimum`, minimum, `must be <= maximum (${maximum})`);
   const given = o.initial as number | undefined;
   const initial = given ?? Math.min(maximum, Math.max(minimum, ADAPTIVE_DEFAULTS.initial));
-  if (initial < minimum || initial > maximum) throw new PolicyConfigError(`${field}.initial`, initial, `must be in [minimum, maximum] ([${minimum}, ${maximum}])`);
-  return Object.freeze({ kind: 'adaptive', initial, minimum, maximum, queue: (o.queue as number | undefined) ?? 0 });
+  if (initial < minimum || initial > maximum)
+    throw new PolicyConfigError(
+      `${field}.initial`,
+      initial,
+      `must be in [minimum, maximum] ([${minimum}, ${maximum}])`,
+    );
+  return Object.freeze({
+    kind: 'adaptive',
+    initial,
+    minimum,
+    maximum,
+    queue: (o.queue as number | undefined) ?? 0,
+  });
 }
 
-function checkSection(value: unknown, rules: Record<string, (typeof LIMIT_RULES)[keyof typeof LIMIT_RULES]>, field: string, what: string, shape: string): Record<string, unknown> {
-  if (!isPlainObject(value)) throw new PolicyConfigError(field, value, sectionRule(value, `must be ${shape}`));
+function checkSection(
+  value: unknown,
+  rules: Record<string, (typeof LIMIT_RULES)[keyof typeof LIMIT_RULES]>,
+  field: string,
+  what: string,
+  shape: string,
+): Record<string, unknown> {
+  if (!isPlainObject(value))
+    throw new PolicyConfigError(field, value, sectionRule(value, `must be ${shape}`));
   const problems = optionProblems(value, rules, field, what);
   if (problems.length > 0) throw problems[0];
   return value;

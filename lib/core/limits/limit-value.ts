@@ -2,7 +2,13 @@ import { PolicyConfigError } from '../errors.js';
 import { isPlainObject, sectionRule } from '../rules/value-rule.js';
 import type { Clock } from '../time/clock.js';
 import { ConcurrencyLimiter } from './concurrency-limiter.js';
-import { type AdaptiveLimitOptions, type ConcurrencyLimitOptions, type ResolvedLimitSettings, adaptiveSettings, concurrencySettings } from './limit-settings.js';
+import {
+  type AdaptiveLimitOptions,
+  type ConcurrencyLimitOptions,
+  type ResolvedLimitSettings,
+  adaptiveSettings,
+  concurrencySettings,
+} from './limit-settings.js';
 import { RateLimiter, type RateLimiterContext } from './rate-limiter.js';
 import { type RateLimitOptions, rateSettings } from './rate-settings.js';
 
@@ -11,12 +17,16 @@ import { type RateLimitOptions, rateSettings } from './rate-settings.js';
  * or `{ rate: { limit, per, burst?, maximumWait? } }` (`per` and `maximumWait` in ms, or a duration
  * string such as `'1s'` in a config file).
  */
-export type LimitConfig = { concurrency: number; queue?: number } | { adaptive: AdaptiveLimitOptions | true; queue?: number } | { rate: RateLimitOptions };
+export type LimitConfig =
+  | { concurrency: number; queue?: number }
+  | { adaptive: AdaptiveLimitOptions | true; queue?: number }
+  | { rate: RateLimitOptions };
 
 /** What a policy's `limit` resolves to: a concurrency limiter or a rate limiter. */
 export type Limiter = ConcurrencyLimiter | RateLimiter;
 
-const CONFIG_SHAPE = 'must be { concurrency, queue? }, { adaptive: { initial?, minimum?, maximum? } | true, queue? } or { rate: { limit, per, burst?, maximumWait? } }, a Limit, or false';
+const CONFIG_SHAPE =
+  'must be { concurrency, queue? }, { adaptive: { initial?, minimum?, maximum? } | true, queue? } or { rate: { limit, per, burst?, maximumWait? } }, a Limit, or false';
 
 /**
  * A policy's `limit` option as a value (DESIGN §3.8), resolved to a {@link ConcurrencyLimiter} or a
@@ -77,7 +87,12 @@ export class Limit {
    */
   static rate(options: RateLimitOptions): Limit {
     const settings = rateSettings(options, 'limit');
-    if (settings.shared && settings.store === undefined) throw new PolicyConfigError('limit.rate.shared', true, 'needs a store in code: pass store (e.g. new RedisRateStore(client)); shared: true is config\'s way to use the application\'s store');
+    if (settings.shared && settings.store === undefined)
+      throw new PolicyConfigError(
+        'limit.rate.shared',
+        true,
+        "needs a store in code: pass store (e.g. new RedisRateStore(client)); shared: true is config's way to use the application's store",
+      );
     return new Limit(settings);
   }
 
@@ -97,25 +112,50 @@ export class Limit {
   static settingsFrom(value: unknown, field = 'limit'): ResolvedLimitSettings | undefined {
     if (value === undefined || value === false) return undefined;
     if (value instanceof Limit) return value.settings;
-    if (!isPlainObject(value)) throw new PolicyConfigError(field, value, sectionRule(value, CONFIG_SHAPE));
+    if (!isPlainObject(value))
+      throw new PolicyConfigError(field, value, sectionRule(value, CONFIG_SHAPE));
     const hasConcurrency = Object.hasOwn(value, 'concurrency');
     const hasAdaptive = Object.hasOwn(value, 'adaptive');
     for (const key of Object.keys(value)) {
-      if (key !== 'concurrency' && key !== 'adaptive' && key !== 'queue' && key !== 'rate') throw new PolicyConfigError(`${field}.${key}`, value[key], 'is not a known limit setting (concurrency, adaptive, queue, rate)');
+      if (key !== 'concurrency' && key !== 'adaptive' && key !== 'queue' && key !== 'rate')
+        throw new PolicyConfigError(
+          `${field}.${key}`,
+          value[key],
+          'is not a known limit setting (concurrency, adaptive, queue, rate)',
+        );
     }
     if (Object.hasOwn(value, 'rate')) {
       if (hasConcurrency || hasAdaptive || Object.hasOwn(value, 'queue')) {
         const other = hasConcurrency ? 'concurrency' : hasAdaptive ? 'adaptive' : 'queue';
-        throw new PolicyConfigError(`${field}.${other}`, value[other], 'cannot be combined with rate: a policy has one limit, a concurrency limit or a rate limit (a rate limit waits up to rate.maximumWait instead of queueing)');
+        throw new PolicyConfigError(
+          `${field}.${other}`,
+          value[other],
+          'cannot be combined with rate: a policy has one limit, a concurrency limit or a rate limit (a rate limit waits up to rate.maximumWait instead of queueing)',
+        );
       }
       return rateSettings(value.rate, field);
     }
-    if (hasConcurrency === hasAdaptive) throw new PolicyConfigError(field, value, `${CONFIG_SHAPE} (exactly one of concurrency, adaptive, rate)`);
+    if (hasConcurrency === hasAdaptive)
+      throw new PolicyConfigError(
+        field,
+        value,
+        `${CONFIG_SHAPE} (exactly one of concurrency, adaptive, rate)`,
+      );
     const queue = value.queue === undefined ? {} : { queue: value.queue };
     if (hasConcurrency) return concurrencySettings(value.concurrency, queue, field);
     const adaptive = value.adaptive === true ? {} : value.adaptive;
-    if (!isPlainObject(adaptive)) throw new PolicyConfigError(`${field}.adaptive`, adaptive, sectionRule(adaptive, 'must be true or { initial?, minimum?, maximum? }'));
-    if (Object.hasOwn(adaptive, 'queue')) throw new PolicyConfigError(`${field}.adaptive.queue`, adaptive.queue, `is not a known adaptive limit setting here (initial, minimum, maximum): write the queue beside it, as ${field}.queue`);
+    if (!isPlainObject(adaptive))
+      throw new PolicyConfigError(
+        `${field}.adaptive`,
+        adaptive,
+        sectionRule(adaptive, 'must be true or { initial?, minimum?, maximum? }'),
+      );
+    if (Object.hasOwn(adaptive, 'queue'))
+      throw new PolicyConfigError(
+        `${field}.adaptive.queue`,
+        adaptive.queue,
+        `is not a known adaptive limit setting here (initial, minimum, maximum): write the queue beside it, as ${field}.queue`,
+      );
     return adaptiveSettings({ ...adaptive, ...queue }, field);
   }
 
@@ -132,12 +172,20 @@ export class Limit {
    * @param context a rate limit's shared key (the policy's name) and store-state listener
    * @throws PolicyConfigError (field `limit.rate.key`) for a shared rate limit with no key and no name
    */
-  resolve(owner: object, clock: Clock, paused?: () => boolean, context?: RateLimiterContext): Limiter {
+  resolve(
+    owner: object,
+    clock: Clock,
+    paused?: () => boolean,
+    context?: RateLimiterContext,
+  ): Limiter {
     if (this.instance !== undefined) return this.instance;
     let limiter = this.perOwner!.get(owner);
     if (limiter === undefined) {
       const settings = this.settings;
-      limiter = settings.kind === 'rate' ? new RateLimiter(settings, clock, context) : new ConcurrencyLimiter(settings, clock, paused);
+      limiter =
+        settings.kind === 'rate'
+          ? new RateLimiter(settings, clock, context)
+          : new ConcurrencyLimiter(settings, clock, paused);
       this.perOwner!.set(owner, limiter);
     }
     return limiter;

@@ -34,7 +34,13 @@ function script(clock: FakeClock) {
 
 function bulkhead(limit: number, queue = 0) {
   const clock = new FakeClock();
-  const policy = Resilience.default.with({ clock, attempts: 1, budget: RetryBudget.none, backoff: Backoff.none, limit: Limit.concurrency(limit, { queue }) });
+  const policy = Resilience.default.with({
+    clock,
+    attempts: 1,
+    budget: RetryBudget.none,
+    backoff: Backoff.none,
+    limit: Limit.concurrency(limit, { queue }),
+  });
   return { clock, policy, limiter: policy.limiter() as ConcurrencyLimiter };
 }
 
@@ -64,8 +70,19 @@ describe('cockatiel: Bulkhead', () => {
     await s.finish(1);
     await s.finish(2);
     await s.finish(3);
-    expect(await Promise.all(out.slice(0, 4).map(async (call) => (await call).value))).toEqual([0, 1, 2, 3]);
-    expect(s.order).toEqual(['0: enter', '1: enter', '0: exit', '2: enter', '1: exit', '3: enter', '2: exit', '3: exit']);
+    expect(await Promise.all(out.slice(0, 4).map(async (call) => (await call).value))).toEqual([
+      0, 1, 2, 3,
+    ]);
+    expect(s.order).toEqual([
+      '0: enter',
+      '1: enter',
+      '0: exit',
+      '2: enter',
+      '1: exit',
+      '3: enter',
+      '2: exit',
+      '3: exit',
+    ]);
   });
 
   it('maintains its state: slots in flight and callers queued (ours reads inflight/queued, cockatiel free slots)', async () => {
@@ -84,7 +101,17 @@ describe('cockatiel: Bulkhead', () => {
       await out[n];
       read();
     }
-    expect(readings).toEqual([[0, 0], [1, 0], [2, 0], [2, 1], [2, 2], [2, 1], [2, 0], [1, 0], [0, 0]]);
+    expect(readings).toEqual([
+      [0, 0],
+      [1, 0],
+      [2, 0],
+      [2, 1],
+      [2, 2],
+      [2, 1],
+      [2, 0],
+      [1, 0],
+      [0, 0],
+    ]);
   });
 
   it('an aborted signal: never started; aborted while queued: leaves the queue at once, its place not consumed', async () => {
@@ -137,34 +164,60 @@ describe('Polly: concurrency limiter (PermitLimit, QueueLimit)', () => {
 
 describe('Polly: fallback', () => {
   const failing = (clock: FakeClock, fallback: Fallback) =>
-    Resilience.default.with({ clock, attempts: 2, budget: RetryBudget.none, backoff: Backoff.none, fallback });
+    Resilience.default.with({
+      clock,
+      attempts: 2,
+      budget: RetryBudget.none,
+      backoff: Backoff.none,
+      fallback,
+    });
 
   it('is not called when the call succeeds', async () => {
     let called = 0;
-    const policy = failing(new FakeClock(), Fallback.to(() => ++called));
+    const policy = failing(
+      new FakeClock(),
+      Fallback.to(() => ++called),
+    );
     await expect(policy.run(() => 'ok')).resolves.toBe('ok');
     expect(called).toBe(0);
   });
 
   it('handles a failed outcome: the fallback value is the result, told why and after how many attempts', async () => {
-    const policy = failing(new FakeClock(), Fallback.to((stop) => `fallback after ${stop.attempts} (${stop.reason}, ${(stop.error as Error).message})`));
-    await expect(policy.run(() => Promise.reject(new Error('down')))).resolves.toBe('fallback after 2 (attemptsExhausted, down)');
+    const policy = failing(
+      new FakeClock(),
+      Fallback.to(
+        (stop) =>
+          `fallback after ${stop.attempts} (${stop.reason}, ${(stop.error as Error).message})`,
+      ),
+    );
+    await expect(policy.run(() => Promise.reject(new Error('down')))).resolves.toBe(
+      'fallback after 2 (attemptsExhausted, down)',
+    );
   });
 
   it('ShouldHandle: an outcome it does not handle passes through (ours: a Permanent answer is never handled unless listed in on)', async () => {
     const answer = Object.assign(new Error('not found'), { status: 404 });
     const classifier = Resilience.http.options.classifier;
     const clock = new FakeClock();
-    const plain = failing(clock, Fallback.to(() => 'stand-in')).with({ classifier });
+    const plain = failing(
+      clock,
+      Fallback.to(() => 'stand-in'),
+    ).with({ classifier });
     await expect(plain.run(() => Promise.reject(answer))).rejects.toBe(answer);
-    const listed = failing(clock, Fallback.to(() => 'stand-in', { on: [...FALLBACK_REASONS, 'permanent'] })).with({ classifier });
+    const listed = failing(
+      clock,
+      Fallback.to(() => 'stand-in', { on: [...FALLBACK_REASONS, 'permanent'] }),
+    ).with({ classifier });
     await expect(listed.run(() => Promise.reject(answer))).resolves.toBe('stand-in');
   });
 
   it('a fallback that throws: its own error propagates (ours keeps the original as its cause)', async () => {
-    const policy = failing(new FakeClock(), Fallback.to(() => {
-      throw new Error('fallback failed');
-    }));
+    const policy = failing(
+      new FakeClock(),
+      Fallback.to(() => {
+        throw new Error('fallback failed');
+      }),
+    );
     const down = new Error('down');
     const error = (await policy.tryRun(() => Promise.reject(down))).error as Error;
     expect(error.message).toBe('fallback failed');
@@ -175,8 +228,15 @@ describe('Polly: fallback', () => {
 describe('resilience4j: Bulkhead (maxConcurrentCalls, maxWaitDuration)', () => {
   it('a caller waits for a permit at most until its deadline (ours: the call deadline bounds the wait; resilience4j: maxWaitDuration)', async () => {
     const clock = new FakeClock();
-    const limiter = Resilience.default.with({ clock, limit: Limit.concurrency(1, { queue: 1 }) }).limiter() as ConcurrencyLimiter;
-    const patient = Resilience.default.with({ clock, attempts: 1, budget: RetryBudget.none, limit: Limit.using(limiter) });
+    const limiter = Resilience.default
+      .with({ clock, limit: Limit.concurrency(1, { queue: 1 }) })
+      .limiter() as ConcurrencyLimiter;
+    const patient = Resilience.default.with({
+      clock,
+      attempts: 1,
+      budget: RetryBudget.none,
+      limit: Limit.using(limiter),
+    });
     const bounded = patient.with({ deadline: 50 });
     const s = script(clock);
     const held = patient.run(s.work(0));

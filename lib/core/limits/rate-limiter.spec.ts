@@ -12,7 +12,17 @@ import { rateSettings } from './rate-settings.js';
 function policyWith(limit: Limit, extra: Parameters<typeof Resilience.default.with>[0] = {}) {
   const clock = new FakeClock();
   const events: CallEvent[] = [];
-  const policy = Resilience.default.with({ name: 'payments', clock, random: () => 0.5, budget: RetryBudget.none, backoff: Backoff.none, limit, ...extra }).withListener((e) => events.push(e));
+  const policy = Resilience.default
+    .with({
+      name: 'payments',
+      clock,
+      random: () => 0.5,
+      budget: RetryBudget.none,
+      backoff: Backoff.none,
+      limit,
+      ...extra,
+    })
+    .withListener((e) => events.push(e));
   return { clock, events, policy, limiter: policy.limiter() as RateLimiter };
 }
 
@@ -34,7 +44,9 @@ const error = (result: { error?: unknown }) => result.error as CallRejectedError
 describe('Limit.rate (GCRA, one process)', () => {
   it('lets `burst` calls through at once, then one per interval; the call beyond is refused after the guarded pause, its work never started, retryAfter the exact ms to the next token', async () => {
     // 2 per second, burst 2: a token every 500 ms.
-    const { clock, policy, events, limiter } = policyWith(Limit.rate({ limit: 2, per: 1000, burst: 2 }));
+    const { clock, policy, events, limiter } = policyWith(
+      Limit.rate({ limit: 2, per: 1000, burst: 2 }),
+    );
     const w = counter();
     await expect(policy.run(w.work)).resolves.toBe('ok');
     await expect(policy.run(w.work)).resolves.toBe('ok');
@@ -50,9 +62,21 @@ describe('Limit.rate (GCRA, one process)', () => {
     // Refused at 0 ms, hint read after the 100 ms pause: the next token is due at 500 ms.
     expect(error(refused).retryAfter).toBe(400);
     expect(w.started).toBe(2);
-    expect(events.filter((e) => e.isTerminal).map((e) => `${e.kind}:${e.reason}`)).toEqual(['succeeded:succeeded', 'succeeded:succeeded', 'rejected:limited']);
+    expect(events.filter((e) => e.isTerminal).map((e) => `${e.kind}:${e.reason}`)).toEqual([
+      'succeeded:succeeded',
+      'succeeded:succeeded',
+      'rejected:limited',
+    ]);
     await clock.advance(399);
-    expect(limiter.snapshot()).toMatchObject({ kind: 'rate', limit: 2, per: 1000, burst: 2, available: 0, granted: 2, refused: 1 });
+    expect(limiter.snapshot()).toMatchObject({
+      kind: 'rate',
+      limit: 2,
+      per: 1000,
+      burst: 2,
+      available: 0,
+      granted: 2,
+      refused: 1,
+    });
     await clock.advance(1);
     expect(limiter.snapshot().available).toBe(1);
     await expect(policy.run(w.work)).resolves.toBe('ok');
@@ -71,14 +95,18 @@ describe('Limit.rate (GCRA, one process)', () => {
       await clock.advance(10);
     }
     await clock.advance(200);
-    const perSecond = [0, 1, 2].map((s) => admitted.filter((t) => t >= s * 1000 && t < (s + 1) * 1000).length);
+    const perSecond = [0, 1, 2].map(
+      (s) => admitted.filter((t) => t >= s * 1000 && t < (s + 1) * 1000).length,
+    );
     // 5 at once, then one every 100 ms: 5 + 10 in the first second (at 100..900 ms... and 1000 ms starts the next).
     expect(perSecond).toEqual([14, 10, 10]);
     expect(admitted.slice(0, 7)).toEqual([0, 10, 20, 30, 40, 100, 200]);
   });
 
   it('every attempt takes a token: a retry finding none is refused as Limited', async () => {
-    const { clock, policy } = policyWith(Limit.rate({ limit: 1, per: 1000, burst: 1 }), { attempts: 3 });
+    const { clock, policy } = policyWith(Limit.rate({ limit: 1, per: 1000, burst: 1 }), {
+      attempts: 3,
+    });
     let calls = 0;
     const result = policy.tryRun(() => {
       calls++;
@@ -92,30 +120,47 @@ describe('Limit.rate (GCRA, one process)', () => {
   });
 
   it('with maximumWait, a call waits for its token when it comes that soon, in arrival order', async () => {
-    const { clock, policy } = policyWith(Limit.rate({ limit: 10, per: 1000, burst: 1, maximumWait: 250 }));
+    const { clock, policy } = policyWith(
+      Limit.rate({ limit: 10, per: 1000, burst: 1, maximumWait: 250 }),
+    );
     const w = counter();
     const order: string[] = [];
-    const calls = ['a', 'b', 'c', 'd'].map((name) => policy.tryRun(async () => (await w.work(), order.push(`${name}@${clock.now()}`), name)));
+    const calls = ['a', 'b', 'c', 'd'].map((name) =>
+      policy.tryRun(async () => (await w.work(), order.push(`${name}@${clock.now()}`), name)),
+    );
     // a now; b at 100, c at 200 (within 250); d's token would come at 300: refused after the pause.
     await clock.advance(100);
     await clock.advance(100);
     const results = await Promise.all(calls);
     expect(order).toEqual(['a@0', 'b@100', 'c@200']);
-    expect(results.map((r) => r.reason)).toEqual(['succeeded', 'succeeded', 'succeeded', 'limited']);
+    expect(results.map((r) => r.reason)).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
+      'limited',
+    ]);
     // Read at 100 ms, after the pause: b's token (100) and c's (200) are reserved, the next is due at 300.
     expect(error(results[3]!).retryAfter).toBe(200);
   });
 
   it('a waiting call leaves at once when its signal aborts: its token goes back, the listener is removed, no timer is left', async () => {
-    const { clock, policy } = policyWith(Limit.rate({ limit: 10, per: 1000, burst: 1, maximumWait: 500 }));
+    const { clock, policy } = policyWith(
+      Limit.rate({ limit: 10, per: 1000, burst: 1, maximumWait: 500 }),
+    );
     const w = counter();
     await policy.run(w.work);
     const controller = new AbortController();
     let listeners = 0;
     const add = controller.signal.addEventListener.bind(controller.signal);
     const remove = controller.signal.removeEventListener.bind(controller.signal);
-    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => (listeners++, add(...args))) as typeof add;
-    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => (listeners--, remove(...args))) as typeof remove;
+    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => (
+      listeners++,
+      add(...args)
+    )) as typeof add;
+    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => (
+      listeners--,
+      remove(...args)
+    )) as typeof remove;
     const waiting = policy.tryRun(w.work, { signal: controller.signal });
     await clock.advance(50);
     controller.abort(new Error('gone'));
@@ -132,7 +177,10 @@ describe('Limit.rate (GCRA, one process)', () => {
   });
 
   it('does not wait past the deadline: a token due after it is refused at once (pause cut by the deadline)', async () => {
-    const { clock, policy } = policyWith(Limit.rate({ limit: 1, per: 1000, burst: 1, maximumWait: 5000 }), { deadline: 300 });
+    const { clock, policy } = policyWith(
+      Limit.rate({ limit: 1, per: 1000, burst: 1, maximumWait: 5000 }),
+      { deadline: 300 },
+    );
     const w = counter();
     await policy.run(w.work);
     const result = policy.tryRun(w.work);
@@ -155,7 +203,10 @@ describe('Limit.rate (GCRA, one process)', () => {
 
   it('reconfigure adopts a new rate keeping the tokens owed (no refill, no reset)', () => {
     const clock = new FakeClock();
-    const limiter = new RateLimiter(rateSettings({ limit: 10, per: 1000, burst: 10 }, 'limit'), clock);
+    const limiter = new RateLimiter(
+      rateSettings({ limit: 10, per: 1000, burst: 10 }, 'limit'),
+      clock,
+    );
     for (let i = 0; i < 10; i++) expect(limiter.tryAcquire()).toBe(true);
     expect(limiter.tryAcquire()).toBe(false);
     expect(limiter.refusalRetryAfter()).toBe(100);
@@ -176,15 +227,42 @@ describe('Limit.rate (GCRA, one process)', () => {
       }
       return 'accepted';
     };
-    expect(problem({ limit: 0, per: 1000 })).toBe('limit.rate.limit: 0 is invalid: must be an integer in [1, 1000000] (calls per period)');
-    expect(problem({ limit: 5 })).toBe('limit.rate.per: undefined is invalid: is required: must be a duration in ms > 0 and at most a day (86400000)');
-    expect(problem({ limit: 5, per: -1 })).toBe('limit.rate.per: -1 is invalid: must be a duration in ms > 0 and at most a day (86400000)');
-    expect(problem({ limit: 5, per: 1000, burst: 1.5 })).toBe('limit.rate.burst: 1.5 is invalid: must be an integer in [1, 1000000] (calls that may start at once)');
-    expect(problem({ limit: 5, per: 1000, rate: 3 })).toBe('limit.rate.rate: 3 is invalid: is not a known rate limit option (limit, per, burst, maximumWait, store, shared, key, expectedInstances, lease, storeWait, storeTimeout)');
-    expect(problem({ limit: 5, per: 1000, burst: 5, lease: 6 })).toBe('limit.rate.lease: 6 is invalid: must be <= burst (5): a lease larger than the bucket is never granted whole');
-    expect(problem({ limit: 5, per: 1000, shared: true })).toBe("limit.rate.shared: true is invalid: needs a store in code: pass store (e.g. new RedisRateStore(client)); shared: true is config's way to use the application's store");
-    expect(problem({ limit: 5, per: 1000, store: {} })).toBe('limit.rate.store: {} is invalid: must be a RateStore ({ name, take(request) }), e.g. new RedisRateStore(client)');
+    expect(problem({ limit: 0, per: 1000 })).toBe(
+      'limit.rate.limit: 0 is invalid: must be an integer in [1, 1000000] (calls per period)',
+    );
+    expect(problem({ limit: 5 })).toBe(
+      'limit.rate.per: undefined is invalid: is required: must be a duration in ms > 0 and at most a day (86400000)',
+    );
+    expect(problem({ limit: 5, per: -1 })).toBe(
+      'limit.rate.per: -1 is invalid: must be a duration in ms > 0 and at most a day (86400000)',
+    );
+    expect(problem({ limit: 5, per: 1000, burst: 1.5 })).toBe(
+      'limit.rate.burst: 1.5 is invalid: must be an integer in [1, 1000000] (calls that may start at once)',
+    );
+    expect(problem({ limit: 5, per: 1000, rate: 3 })).toBe(
+      'limit.rate.rate: 3 is invalid: is not a known rate limit option (limit, per, burst, maximumWait, store, shared, key, expectedInstances, lease, storeWait, storeTimeout)',
+    );
+    expect(problem({ limit: 5, per: 1000, burst: 5, lease: 6 })).toBe(
+      'limit.rate.lease: 6 is invalid: must be <= burst (5): a lease larger than the bucket is never granted whole',
+    );
+    expect(problem({ limit: 5, per: 1000, shared: true })).toBe(
+      "limit.rate.shared: true is invalid: needs a store in code: pass store (e.g. new RedisRateStore(client)); shared: true is config's way to use the application's store",
+    );
+    expect(problem({ limit: 5, per: 1000, store: {} })).toBe(
+      'limit.rate.store: {} is invalid: must be a RateStore ({ name, take(request) }), e.g. new RedisRateStore(client)',
+    );
     expect(problem({ limit: 5, per: 1000 })).toBe('accepted');
-    expect(Limit.rate({ limit: 5, per: 1000 }).settings).toMatchObject({ kind: 'rate', limit: 5, per: 1000, burst: 5, maximumWait: 0, lease: 5, shared: false, expectedInstances: 1, storeWait: 5, storeTimeout: 250 });
+    expect(Limit.rate({ limit: 5, per: 1000 }).settings).toMatchObject({
+      kind: 'rate',
+      limit: 5,
+      per: 1000,
+      burst: 5,
+      maximumWait: 0,
+      lease: 5,
+      shared: false,
+      expectedInstances: 1,
+      storeWait: 5,
+      storeTimeout: 250,
+    });
   });
 });

@@ -80,7 +80,12 @@ export class RateLimiter {
     this.bucket = new GcraBucket(settings.limit, settings.per, settings.burst, clock.now());
     if (settings.store !== undefined) {
       const key = settings.key ?? context.name;
-      if (key === undefined || key === '') throw new PolicyConfigError('limit.rate.key', settings.key, 'is required for a rate limit shared through a store when the policy has no name');
+      if (key === undefined || key === '')
+        throw new PolicyConfigError(
+          'limit.rate.key',
+          settings.key,
+          'is required for a rate limit shared through a store when the policy has no name',
+        );
       this.key = key;
       this.leased = new LeasedRate(settings, settings.store, key, clock, context.onStoreState);
     }
@@ -104,8 +109,24 @@ export class RateLimiter {
     const shared =
       leased === undefined
         ? undefined
-        : { store: s.store!.name, key: this.key!, state: leased.storeState(), degraded: leased.isDegraded, roundTrips: leased.counters.roundTrips, degradedEpisodes: leased.counters.degradedEpisodes };
-    return { kind: 'rate', limit: s.limit, per: s.per, burst: s.burst, available: leased === undefined ? this.bucket.available(now) : leased.available(now), granted: this.grantedCount, refused: this.refusedCount, shared };
+        : {
+            store: s.store!.name,
+            key: this.key!,
+            state: leased.storeState(),
+            degraded: leased.isDegraded,
+            roundTrips: leased.counters.roundTrips,
+            degradedEpisodes: leased.counters.degradedEpisodes,
+          };
+    return {
+      kind: 'rate',
+      limit: s.limit,
+      per: s.per,
+      burst: s.burst,
+      available: leased === undefined ? this.bucket.available(now) : leased.available(now),
+      granted: this.grantedCount,
+      refused: this.refusedCount,
+      shared,
+    };
   }
 
   /** Takes a token when one is there now (shared: a leased one, no store round trip). @returns true when the attempt may start */

@@ -1,5 +1,12 @@
 import { PolicyConfigError } from '../errors.js';
-import { integerRule, isPlainObject, numberRule, optionProblems, sectionRule, valueRule } from '../rules/value-rule.js';
+import {
+  integerRule,
+  isPlainObject,
+  numberRule,
+  optionProblems,
+  sectionRule,
+  valueRule,
+} from '../rules/value-rule.js';
 import type { RateStore } from './rate-store.js';
 
 /** Options of `Limit.rate(options)`. */
@@ -68,24 +75,40 @@ export interface ResolvedRateSettings {
 export const MAXIMUM_RATE = 1_000_000;
 
 /** Defaults of the optional {@link RateLimitOptions} (burst defaults to `limit`). */
-export const RATE_DEFAULTS = Object.freeze({ maximumWait: 0, expectedInstances: 1, lease: 10, storeWait: 5, storeTimeout: 250 });
+export const RATE_DEFAULTS = Object.freeze({
+  maximumWait: 0,
+  expectedInstances: 1,
+  lease: 10,
+  storeWait: 5,
+  storeTimeout: 250,
+});
 
 /** Rules of the rate settings, each written once (`Limit.rate` and config). */
 export const RATE_RULES = {
   limit: integerRule(1, MAXIMUM_RATE, 'calls per period'),
-  per: numberRule('must be a duration in ms > 0 and at most a day (86400000)', (v) => v > 0 && v <= 86_400_000),
+  per: numberRule(
+    'must be a duration in ms > 0 and at most a day (86400000)',
+    (v) => v > 0 && v <= 86_400_000,
+  ),
   burst: integerRule(1, MAXIMUM_RATE, 'calls that may start at once'),
   maximumWait: numberRule('must be a finite duration in ms >= 0', (v) => v >= 0),
-  store: valueRule<RateStore>('must be a RateStore ({ name, take(request) }), e.g. new RedisRateStore(client)', (v) => typeof v === 'object' && v !== null && typeof (v as RateStore).take === 'function'),
+  store: valueRule<RateStore>(
+    'must be a RateStore ({ name, take(request) }), e.g. new RedisRateStore(client)',
+    (v) => typeof v === 'object' && v !== null && typeof (v as RateStore).take === 'function',
+  ),
   shared: valueRule<boolean>('must be true or false', (v) => typeof v === 'boolean'),
-  key: valueRule<string>('must be a non-empty string', (v) => typeof v === 'string' && v.length > 0),
+  key: valueRule<string>(
+    'must be a non-empty string',
+    (v) => typeof v === 'string' && v.length > 0,
+  ),
   expectedInstances: integerRule(1, 10_000, 'processes sharing the limit'),
   lease: integerRule(1, 1000, 'tokens asked of the store at a time'),
   storeWait: numberRule('must be a duration in ms in [0, 1000]', (v) => v >= 0 && v <= 1000),
   storeTimeout: numberRule('must be a duration in ms in [1, 60000]', (v) => v >= 1 && v <= 60_000),
 } as const;
 
-const SHAPE = '{ limit, per, burst?, maximumWait?, store?, shared?, key?, expectedInstances?, lease?, storeWait?, storeTimeout? }';
+const SHAPE =
+  '{ limit, per, burst?, maximumWait?, store?, shared?, key?, expectedInstances?, lease?, storeWait?, storeTimeout? }';
 
 /**
  * Validates `Limit.rate(options)`.
@@ -95,15 +118,27 @@ const SHAPE = '{ limit, per, burst?, maximumWait?, store?, shared?, key?, expect
  */
 export function rateSettings(options: unknown, field: string): ResolvedRateSettings {
   const path = `${field}.rate`;
-  if (!isPlainObject(options)) throw new PolicyConfigError(path, options, sectionRule(options, `must be ${SHAPE}`));
+  if (!isPlainObject(options))
+    throw new PolicyConfigError(path, options, sectionRule(options, `must be ${SHAPE}`));
   const problems = optionProblems(options, RATE_RULES, path, 'rate limit option');
   if (problems.length > 0) throw problems[0];
-  if (options.limit === undefined) throw new PolicyConfigError(`${path}.limit`, undefined, `is required: ${RATE_RULES.limit.rule}`);
-  if (options.per === undefined) throw new PolicyConfigError(`${path}.per`, undefined, `is required: ${RATE_RULES.per.rule}`);
+  if (options.limit === undefined)
+    throw new PolicyConfigError(
+      `${path}.limit`,
+      undefined,
+      `is required: ${RATE_RULES.limit.rule}`,
+    );
+  if (options.per === undefined)
+    throw new PolicyConfigError(`${path}.per`, undefined, `is required: ${RATE_RULES.per.rule}`);
   const o = options as unknown as RateLimitOptions;
   const burst = o.burst ?? o.limit;
   const lease = o.lease ?? Math.min(RATE_DEFAULTS.lease, burst);
-  if (lease > burst) throw new PolicyConfigError(`${path}.lease`, lease, `must be <= burst (${burst}): a lease larger than the bucket is never granted whole`);
+  if (lease > burst)
+    throw new PolicyConfigError(
+      `${path}.lease`,
+      lease,
+      `must be <= burst (${burst}): a lease larger than the bucket is never granted whole`,
+    );
   return Object.freeze({
     kind: 'rate',
     limit: o.limit,

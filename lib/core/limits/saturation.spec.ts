@@ -86,7 +86,13 @@ describe('EventLoopProbe', () => {
 
 describe('Saturation', () => {
   it('refuses a multiple that is not a finite number > 1', () => {
-    expect(() => Saturation.above(1)).toThrow(new PolicyConfigError('saturation', 1, "must be a finite number > 1 (a multiple of the event loop's normal delay, e.g. 5)"));
+    expect(() => Saturation.above(1)).toThrow(
+      new PolicyConfigError(
+        'saturation',
+        1,
+        "must be a finite number > 1 (a multiple of the event loop's normal delay, e.g. 5)",
+      ),
+    );
     expect(() => Saturation.above(Number.NaN)).toThrow(PolicyConfigError);
     expect(Saturation.above(5).multiple).toBe(5);
   });
@@ -109,7 +115,12 @@ describe('a policy with saturation: measured terms stop learning, one saturation
       clock,
       attempts: 1,
       budget: RetryBudget.none,
-      breaker: Breaker.with({ latencyBaselineSamples: 5, slowCallMultiple: 3, tripWindow: 1_000, baselineWindow: 100_000 }),
+      breaker: Breaker.with({
+        latencyBaselineSamples: 5,
+        slowCallMultiple: 3,
+        tripWindow: 1_000,
+        baselineWindow: 100_000,
+      }),
       saturation: Saturation.above(5, probe),
       onEvent: (event) => void (event.kind === 'saturationDetected' && events.push(event)),
     });
@@ -131,7 +142,9 @@ describe('a policy with saturation: measured terms stop learning, one saturation
     await clock.advance(10_000);
     expect(policy.breaker()!.snapshot().latencyMedian).toBe(10); // 20 slow successes, none learned
     expect(policy.breaker()!.state).toBe('closed'); // and none counted slow
-    expect(events.map((event) => [event.kind, event.policy, event.duration])).toEqual([['saturationDetected', '', 60]]);
+    expect(events.map((event) => [event.kind, event.policy, event.duration])).toEqual([
+      ['saturationDetected', '', 60],
+    ]);
 
     for (let i = 0; i < 4; i++) await loop(2); // the episode ends
     await call(12);

@@ -15,7 +15,10 @@ const NORMAL_WEIGHT = 0.05;
 const RESOLUTION_MS = 10;
 
 /** `saturation` (`Saturation.above(multiple)` and config): a multiple of the loop's normal delay. */
-export const SATURATION_RULE = numberRule("must be a finite number > 1 (a multiple of the event loop's normal delay, e.g. 5)", (v) => v > 1);
+export const SATURATION_RULE = numberRule(
+  "must be a finite number > 1 (a multiple of the event loop's normal delay, e.g. 5)",
+  (v) => v > 1,
+);
 
 /** Where the probe reads the loop's delay: the largest delay seen since the last reset, in nanoseconds. */
 export interface DelaySource {
@@ -81,7 +84,9 @@ export class EventLoopProbe {
 
   private over(multiple: number): boolean {
     const normal = this.normalMs;
-    return this.delayMs > SATURATION_FLOOR_MS && normal === normal && this.delayMs > multiple * normal;
+    return (
+      this.delayMs > SATURATION_FLOOR_MS && normal === normal && this.delayMs > multiple * normal
+    );
   }
 
   private read(): void {
@@ -103,7 +108,11 @@ export class EventLoopProbe {
     for (const r of this.readings) if (r > delay) delay = r;
     this.delayMs = delay;
     const saturated = this.over(this.multiple);
-    if (!saturated) this.normalMs = this.normalMs === this.normalMs ? this.normalMs + NORMAL_WEIGHT * (reading - this.normalMs) : reading;
+    if (!saturated)
+      this.normalMs =
+        this.normalMs === this.normalMs
+          ? this.normalMs + NORMAL_WEIGHT * (reading - this.normalMs)
+          : reading;
     if (saturated && !this.inEpisode) this.episodes++;
     this.inEpisode = saturated;
   }
@@ -154,7 +163,8 @@ export class Saturation {
    * @throws PolicyConfigError naming `saturation` unless `multiple` is a finite number > 1
    */
   static above(multiple: number, probe: EventLoopProbe = processProbe): Saturation {
-    if (!SATURATION_RULE.accepts(multiple)) throw new PolicyConfigError('saturation', multiple, SATURATION_RULE.rule);
+    if (!SATURATION_RULE.accepts(multiple))
+      throw new PolicyConfigError('saturation', multiple, SATURATION_RULE.rule);
     return new Saturation(multiple, probe);
   }
 

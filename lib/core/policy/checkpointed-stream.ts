@@ -34,16 +34,29 @@ export interface CheckpointedSource<T, C> {
    */
   readonly checkpoint: (item: T) => C;
   /** Opens the stream at `from` (an AsyncIterable or an Observable, or a promise of one). */
-  readonly source: (from: C, context: AttemptContext) => StreamSource<T> | PromiseLike<StreamSource<T>>;
+  readonly source: (
+    from: C,
+    context: AttemptContext,
+  ) => StreamSource<T> | PromiseLike<StreamSource<T>>;
   /** At most this many restarts for this stream, an integer in [0, 100]. Default: the policy's `restarts` (3). */
   readonly restarts?: number;
 }
 
 /** What {@link runCheckpointed} needs of `policy.run`: a run with the call's options. */
-export type SegmentRunner = (work: (context: AttemptContext) => unknown, options: { signal?: AbortSignal; attempts?: number; hold: HeldCall; continuing?: { attempts: number; error: unknown; deadlineAt: number; held: HeldCall } }) => Promise<unknown>;
+export type SegmentRunner = (
+  work: (context: AttemptContext) => unknown,
+  options: {
+    signal?: AbortSignal;
+    attempts?: number;
+    hold: HeldCall;
+    continuing?: { attempts: number; error: unknown; deadlineAt: number; held: HeldCall };
+  },
+) => Promise<unknown>;
 
 /** Whether `value` is given in the checkpointed form `{ start, checkpoint, source }`. */
-export function isCheckpointedSource(value: unknown): value is CheckpointedSource<unknown, unknown> {
+export function isCheckpointedSource(
+  value: unknown,
+): value is CheckpointedSource<unknown, unknown> {
   return typeof value === 'object' && value !== null && 'source' in value;
 }
 
@@ -52,13 +65,35 @@ export function isCheckpointedSource(value: unknown): value is CheckpointedSourc
  * any stream), then a {@link CheckpointedStream} that re-opens it after a mid-stream failure.
  * @throws PolicyConfigError naming the field for a bad `checkpoint`, `source` or `restarts`, or a hedged policy
  */
-export async function runCheckpointed<T, C>(policy: ExecutablePolicy, spec: CheckpointedSource<T, C>, run: SegmentRunner, signal: AbortSignal | undefined, attempts: number | undefined): Promise<CheckpointedStream<T>> {
+export async function runCheckpointed<T, C>(
+  policy: ExecutablePolicy,
+  spec: CheckpointedSource<T, C>,
+  run: SegmentRunner,
+  signal: AbortSignal | undefined,
+  attempts: number | undefined,
+): Promise<CheckpointedStream<T>> {
   checkStreamable(policy.options);
-  if (typeof spec.source !== 'function') throw new PolicyConfigError('source', spec.source, 'must be a function (from, ctx) => AsyncIterable or Observable');
-  if (typeof spec.checkpoint !== 'function') throw new PolicyConfigError('checkpoint', spec.checkpoint, 'must be a function (item) => the position after it');
+  if (typeof spec.source !== 'function')
+    throw new PolicyConfigError(
+      'source',
+      spec.source,
+      'must be a function (from, ctx) => AsyncIterable or Observable',
+    );
+  if (typeof spec.checkpoint !== 'function')
+    throw new PolicyConfigError(
+      'checkpoint',
+      spec.checkpoint,
+      'must be a function (item) => the position after it',
+    );
   const restarts = spec.restarts ?? policy.options.restarts;
   checkValue(RESTARTS_RULE, 'restarts', restarts);
-  const stream = new CheckpointedStream<T>(policy, spec as CheckpointedSource<T, unknown>, run, signal, restarts);
+  const stream = new CheckpointedStream<T>(
+    policy,
+    spec as CheckpointedSource<T, unknown>,
+    run,
+    signal,
+    restarts,
+  );
   await stream.open(attempts);
   return stream;
 }
@@ -120,7 +155,9 @@ export class CheckpointedStream<T> implements AsyncIterableIterator<T> {
    * @internal
    */
   async open(attempts: number | undefined): Promise<void> {
-    this.segment = this.accept(await this.run(this.work, { signal: this.signal, attempts, hold: this.held }));
+    this.segment = this.accept(
+      await this.run(this.work, { signal: this.signal, attempts, hold: this.held }),
+    );
   }
 
   /** The next element; rejects with the failure that could not be restarted. */
@@ -157,18 +194,27 @@ export class CheckpointedStream<T> implements AsyncIterableIterator<T> {
     if (!this.ended) {
       const segment = this.segment;
       this.end(undefined);
-      this.restarting?.abort(new DOMException('The stream was stopped by its consumer', 'AbortError'));
+      this.restarting?.abort(
+        new DOMException('The stream was stopped by its consumer', 'AbortError'),
+      );
       await segment?.return();
     }
     return { done: true, value: undefined };
   }
 
   /** Each attempt's work: the source opened at the last checkpoint. */
-  private readonly work = (context: AttemptContext): unknown => this.spec.source(this.position, context);
+  private readonly work = (context: AttemptContext): unknown =>
+    this.spec.source(this.position, context);
 
   private accept(value: unknown): ProtectedStream<T> {
     if (value instanceof ProtectedStream) return value as ProtectedStream<T>;
-    throw this.end(new PolicyConfigError('source', value, 'must return an AsyncIterable or an Observable (or a promise of one)'));
+    throw this.end(
+      new PolicyConfigError(
+        'source',
+        value,
+        'must return an AsyncIterable or an Observable (or a promise of one)',
+      ),
+    );
   }
 
   /** Whether a mid-stream `error` may re-open the stream: a restart left, a verdict worth retrying, the caller still there. */
@@ -194,10 +240,17 @@ export class CheckpointedStream<T> implements AsyncIterableIterator<T> {
     // The consumer may stop while the restart waits (backoff, first element): nothing re-opens then.
     const restarting = (this.restarting = new AbortController());
     const caller = this.signal;
-    const link = caller === undefined ? undefined : subscribeAbort(caller, () => restarting.abort(caller.reason));
+    const link =
+      caller === undefined
+        ? undefined
+        : subscribeAbort(caller, () => restarting.abort(caller.reason));
     let value: unknown;
     try {
-      value = await this.run(this.work, { signal: restarting.signal, hold: this.held, continuing: { attempts: 1, error, deadlineAt, held: this.held } });
+      value = await this.run(this.work, {
+        signal: restarting.signal,
+        hold: this.held,
+        continuing: { attempts: 1, error, deadlineAt, held: this.held },
+      });
     } catch (final) {
       if (this.ended) return;
       throw this.end(final);

@@ -4,7 +4,12 @@ describe('ClockSweepCache', () => {
   it('holds at most capacity entries; get marks, peek does not; new entries start unreferenced', () => {
     const cache = new ClockSweepCache<string, number>(2);
     expect([cache.set('a', 1), cache.set('b', 2)]).toEqual([undefined, undefined]);
-    expect([cache.get('a'), cache.peek('b'), cache.get('zz'), cache.peek('zz')]).toEqual([1, 2, undefined, undefined]);
+    expect([cache.get('a'), cache.peek('b'), cache.get('zz'), cache.peek('zz')]).toEqual([
+      1,
+      2,
+      undefined,
+      undefined,
+    ]);
     expect(cache.set('c', 3)).toEqual({ key: 'b', value: 2 }); // a had its bit: passed over
     expect(cache.set('d', 4)).toEqual({ key: 'a', value: 1 }); // a's bit was cleared by the previous sweep
     expect([cache.size, cache.keys()]).toEqual([2, ['c', 'd']]);
@@ -22,7 +27,13 @@ describe('ClockSweepCache', () => {
 
   it('sweeps at most sweepLimit entries, then evicts the one under the hand', () => {
     const cache = new ClockSweepCache<string, number>(4, 2);
-    for (const [k, v] of [['a', 1], ['b', 2], ['c', 3], ['d', 4]] as const) cache.set(k, v);
+    for (const [k, v] of [
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+      ['d', 4],
+    ] as const)
+      cache.set(k, v);
     for (const k of ['a', 'b', 'c', 'd']) cache.get(k);
     expect(cache.set('e', 5)).toEqual({ key: 'c', value: 3 }); // a, b cleared; c evicted though referenced
     expect(cache.set('f', 6)).toEqual({ key: 'a', value: 1 }); // d cleared (1 step), a already cleared
@@ -41,6 +52,11 @@ describe('ClockSweepCache', () => {
     expect(seen).toEqual(['a=1', 'c=3']);
     cache.clear();
     expect([cache.size, cache.keys()]).toEqual([0, []]);
-    expect([cache.set('x', 1), cache.set('y', 2), cache.set('z', 3), cache.set('w', 4)]).toEqual([undefined, undefined, undefined, { key: 'x', value: 1 }]);
+    expect([cache.set('x', 1), cache.set('y', 2), cache.set('z', 3), cache.set('w', 4)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      { key: 'x', value: 1 },
+    ]);
   });
 });

@@ -73,7 +73,12 @@ export class ClockSweepCache<K, V> {
   set(key: K, value: V): { key: K; value: V } | undefined {
     const existing = this.map.get(key);
     if (existing !== undefined) {
-      const slot: Slot<K, V> = { key, value, referenced: existing.referenced, index: existing.index };
+      const slot: Slot<K, V> = {
+        key,
+        value,
+        referenced: existing.referenced,
+        index: existing.index,
+      };
       this.ring[slot.index] = slot;
       this.map.set(key, slot);
       return undefined;

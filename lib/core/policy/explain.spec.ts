@@ -10,7 +10,12 @@ class Down extends Error {}
 
 describe('policy.explain()', () => {
   it('a policy with every feature off: the constants warm, the rest not configured', () => {
-    const policy = Resilience.default.with({ name: 'plain', attempts: 1, budget: RetryBudget.none, backoff: Backoff.none });
+    const policy = Resilience.default.with({
+      name: 'plain',
+      attempts: 1,
+      budget: RetryBudget.none,
+      backoff: Backoff.none,
+    });
     expect(policy.explain().toString()).toBe(
       [
         'policy plain',
@@ -30,31 +35,61 @@ describe('policy.explain()', () => {
 
   it('live readings: the budget spent by retries, the breaker cold until it has seen attempts, then warm', async () => {
     const clock = new FakeClock();
-    const policy = Resilience.http.with({ name: 'payments', clock, backoff: Backoff.constant(10), budget: RetryBudget.of({ fraction: 0.1, minimumPerSecond: 1 }), limit: Limit.concurrency(4), hedge: Hedge.at(0.9) });
+    const policy = Resilience.http.with({
+      name: 'payments',
+      clock,
+      backoff: Backoff.constant(10),
+      budget: RetryBudget.of({ fraction: 0.1, minimumPerSecond: 1 }),
+      limit: Limit.concurrency(4),
+      hedge: Hedge.at(0.9),
+    });
     const cold = policy.explain();
     expect(cold.term('breaker')).toEqual({
       term: 'breaker',
-      configured: 'trips on a run of Transient failures improbable at the error rate seen (5 from cold), never while ≥ 50 % of recent attempts succeeded; breaks of 1000 ms',
+      configured:
+        'trips on a run of Transient failures improbable at the error rate seen (5 from cold), never while ≥ 50 % of recent attempts succeeded; breaks of 1000 ms',
       reading: 'closed; 0 of 0 attempts failed in the trip window, a run of 0',
       state: 'cold',
     });
-    expect(cold.term('budget')).toEqual({ term: 'budget', configured: 'retries funded from 10 tokens', reading: '10 tokens left (0 % spent)', state: 'warm' });
-    expect(cold.term('hedge')).toEqual({ term: 'hedge', configured: 'a second attempt after the p90 of recent latency, at most 2 at once', reading: 'threshold not armed (fewer than 20 successes seen)', state: 'cold' });
+    expect(cold.term('budget')).toEqual({
+      term: 'budget',
+      configured: 'retries funded from 10 tokens',
+      reading: '10 tokens left (0 % spent)',
+      state: 'warm',
+    });
+    expect(cold.term('hedge')).toEqual({
+      term: 'hedge',
+      configured: 'a second attempt after the p90 of recent latency, at most 2 at once',
+      reading: 'threshold not armed (fewer than 20 successes seen)',
+      state: 'cold',
+    });
 
     const failing = policy.run(() => Promise.reject(new Down('down')));
     const settled = failing.catch(() => undefined);
     await clock.advance(100);
     await settled;
     const warm = policy.explain();
-    expect(warm.term('breaker')!.reading).toBe('closed; 3 of 3 attempts failed in the trip window, a run of 3');
+    expect(warm.term('breaker')!.reading).toBe(
+      'closed; 3 of 3 attempts failed in the trip window, a run of 3',
+    );
     expect(warm.term('breaker')!.state).toBe('warm');
     expect(warm.term('budget')!.reading).toBe('8.1 tokens left (19 % spent)');
-    expect(warm.term('limit')).toEqual({ term: 'limit', configured: 'concurrency, queue of 0', reading: 'limit 4, 0 in flight, 0 queued', state: 'warm' });
+    expect(warm.term('limit')).toEqual({
+      term: 'limit',
+      configured: 'concurrency, queue of 0',
+      reading: 'limit 4, 0 in flight, 0 queued',
+      state: 'warm',
+    });
     expect(warm.toString().split('\n')[0]).toBe('policy payments');
   });
 
   it('an explicit consecutiveFailures is explained as the literal run it is', () => {
-    const policy = Resilience.default.with({ name: 'b', breaker: Breaker.with({ consecutiveFailures: 7, breakDuration: 2500 }) });
-    expect(policy.explain().term('breaker')!.configured).toBe('trips on 7 consecutive Transient failures; breaks of 2500 ms');
+    const policy = Resilience.default.with({
+      name: 'b',
+      breaker: Breaker.with({ consecutiveFailures: 7, breakDuration: 2500 }),
+    });
+    expect(policy.explain().term('breaker')!.configured).toBe(
+      'trips on 7 consecutive Transient failures; breaks of 2500 ms',
+    );
   });
 });

@@ -47,7 +47,10 @@ export class PolicyExplanation {
     const width = Math.max(...this.terms.map((t) => t.term.length));
     const lines = [`policy ${this.policy === '' ? '(unnamed)' : this.policy}`];
     for (const t of this.terms) {
-      const text = t.state === 'not configured' ? t.state : `${t.configured}${t.reading === '' ? '' : ` — ${t.reading}`} [${t.state}]`;
+      const text =
+        t.state === 'not configured'
+          ? t.state
+          : `${t.configured}${t.reading === '' ? '' : ` — ${t.reading}`} [${t.state}]`;
       lines.push(`  ${t.term.padEnd(width)}  ${text}`);
     }
     if (this.keys.length > 0) {
@@ -65,23 +68,46 @@ const OFF = 'not configured';
  * limiter resolves them for the instance, as its first call would.
  * @param keys per-key summary lines of a keyed family, see {@link PolicyExplanation}
  */
-export function explainPolicy(policy: ExecutablePolicy, keys: readonly string[] = []): PolicyExplanation {
+export function explainPolicy(
+  policy: ExecutablePolicy,
+  keys: readonly string[] = [],
+): PolicyExplanation {
   const o = policy.options;
   const terms: ExplainedTerm[] = [
-    { term: 'attempts', configured: `${o.attempts} in total (${o.attempts - 1} ${o.attempts === 2 ? 'retry' : 'retries'})`, reading: '', state: 'warm' },
+    {
+      term: 'attempts',
+      configured: `${o.attempts} in total (${o.attempts - 1} ${o.attempts === 2 ? 'retry' : 'retries'})`,
+      reading: '',
+      state: 'warm',
+    },
     o.deadline === undefined
       ? { term: 'deadline', configured: OFF, reading: '', state: OFF }
-      : { term: 'deadline', configured: `${o.deadline} ms for the whole call (attempts, backoff, pauses)`, reading: '', state: 'warm' },
+      : {
+          term: 'deadline',
+          configured: `${o.deadline} ms for the whole call (attempts, backoff, pauses)`,
+          reading: '',
+          state: 'warm',
+        },
     o.attemptTimeout === undefined
       ? { term: 'attemptTimeout', configured: OFF, reading: '', state: OFF }
-      : { term: 'attemptTimeout', configured: `${o.attemptTimeout} ms per attempt (a stream: to its first element, then each silence)`, reading: '', state: 'warm' },
+      : {
+          term: 'attemptTimeout',
+          configured: `${o.attemptTimeout} ms per attempt (a stream: to its first element, then each silence)`,
+          reading: '',
+          state: 'warm',
+        },
     { term: 'backoff', configured: backoffText(policy), reading: '', state: 'warm' },
     budgetTerm(policy),
     breakerTerm(policy),
     limitTerm(policy),
     hedgeTerm(policy),
     { term: 'attemptCeiling', configured: OFF, reading: '', state: OFF },
-    { term: 'restarts', configured: `${o.restarts} re-opens of a checkpointed stream`, reading: '', state: 'warm' },
+    {
+      term: 'restarts',
+      configured: `${o.restarts} re-opens of a checkpointed stream`,
+      reading: '',
+      state: 'warm',
+    },
   ];
   return new PolicyExplanation(o.name, terms, keys);
 }
@@ -105,7 +131,12 @@ function budgetTerm(policy: ExecutablePolicy): ExplainedTerm {
   if (bucket === undefined) return { term: 'budget', configured: OFF, reading: '', state: OFF };
   const level = Math.round(bucket.level * 10) / 10;
   const spent = Math.round(bucket.utilization * 100);
-  return { term: 'budget', configured: `retries funded from ${round(bucket.capacity)} tokens`, reading: `${level} tokens left (${spent} % spent)`, state: 'warm' };
+  return {
+    term: 'budget',
+    configured: `retries funded from ${round(bucket.capacity)} tokens`,
+    reading: `${level} tokens left (${spent} % spent)`,
+    state: 'warm',
+  };
 }
 
 function breakerTerm(policy: ExecutablePolicy): ExplainedTerm {
@@ -114,11 +145,22 @@ function breakerTerm(policy: ExecutablePolicy): ExplainedTerm {
   const s = breaker.settings;
   const snapshot = breaker.snapshot();
   // A streak significance of 1 takes the run literally; below it, the run lengthens with the error rate seen.
-  const run = s.streakSignificance >= 1 ? `${s.consecutiveFailures} consecutive Transient failures` : `a run of Transient failures improbable at the error rate seen (${s.consecutiveFailures} from cold)`;
-  const floor = s.failureRateFloor > 0 ? `, never while ≥ ${Math.round(s.failureRateFloor * 100)} % of recent attempts succeeded` : '';
+  const run =
+    s.streakSignificance >= 1
+      ? `${s.consecutiveFailures} consecutive Transient failures`
+      : `a run of Transient failures improbable at the error rate seen (${s.consecutiveFailures} from cold)`;
+  const floor =
+    s.failureRateFloor > 0
+      ? `, never while ≥ ${Math.round(s.failureRateFloor * 100)} % of recent attempts succeeded`
+      : '';
   const configured = `trips on ${run}${floor}; breaks of ${s.breakDuration} ms`;
   const reading = `${snapshot.state}; ${snapshot.tripWindowFailures} of ${snapshot.tripWindowCalls} attempts failed in the trip window, a run of ${snapshot.consecutiveFailures}`;
-  return { term: 'breaker', configured, reading, state: snapshot.tripWindowCalls > 0 || snapshot.state !== 'closed' ? 'warm' : 'cold' };
+  return {
+    term: 'breaker',
+    configured,
+    reading,
+    state: snapshot.tripWindowCalls > 0 || snapshot.state !== 'closed' ? 'warm' : 'cold',
+  };
 }
 
 function limitTerm(policy: ExecutablePolicy): ExplainedTerm {
@@ -126,12 +168,25 @@ function limitTerm(policy: ExecutablePolicy): ExplainedTerm {
   if (limiter === undefined) return { term: 'limit', configured: OFF, reading: '', state: OFF };
   const l = limiter.snapshot();
   if (l.kind === 'rate') {
-    const store = l.shared === undefined ? '' : `, shared through ${l.shared.store} (${l.shared.degraded ? 'degraded: on the local share' : l.shared.state})`;
-    return { term: 'limit', configured: `rate, ${l.limit} per ${l.per} ms, burst ${l.burst}${store}`, reading: `${l.available} tokens now, ${l.granted} granted, ${l.refused} refused`, state: 'warm' };
+    const store =
+      l.shared === undefined
+        ? ''
+        : `, shared through ${l.shared.store} (${l.shared.degraded ? 'degraded: on the local share' : l.shared.state})`;
+    return {
+      term: 'limit',
+      configured: `rate, ${l.limit} per ${l.per} ms, burst ${l.burst}${store}`,
+      reading: `${l.available} tokens now, ${l.granted} granted, ${l.refused} refused`,
+      state: 'warm',
+    };
   }
   const reading = `limit ${l.limit}, ${l.inflight} in flight, ${l.queued} queued`;
   const cold = l.kind === 'adaptive' && l.noLoadLatency === undefined;
-  return { term: 'limit', configured: `${l.kind}, queue of ${l.queue}`, reading: cold ? `${reading} (no latency measured yet)` : reading, state: cold ? 'cold' : 'warm' };
+  return {
+    term: 'limit',
+    configured: `${l.kind}, queue of ${l.queue}`,
+    reading: cold ? `${reading} (no latency measured yet)` : reading,
+    state: cold ? 'cold' : 'warm',
+  };
 }
 
 function hedgeTerm(policy: ExecutablePolicy): ExplainedTerm {
@@ -141,7 +196,12 @@ function hedgeTerm(policy: ExecutablePolicy): ExplainedTerm {
   const threshold = hedger.threshold(policy.options.clock.now());
   const configured = `a second attempt after the p${round(s.quantile * 100)} of recent latency, at most ${s.maximumConcurrent} at once`;
   return threshold === undefined
-    ? { term: 'hedge', configured, reading: 'threshold not armed (fewer than 20 successes seen)', state: 'cold' }
+    ? {
+        term: 'hedge',
+        configured,
+        reading: 'threshold not armed (fewer than 20 successes seen)',
+        state: 'cold',
+      }
     : { term: 'hedge', configured, reading: `threshold ${round(threshold)} ms`, state: 'warm' };
 }
 

@@ -1,7 +1,11 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { Resilience } from './policy.js';
 import { FakeClock } from '../time/fake-clock.js';
-import { type ResilienceWarningCode, ResilienceWarningCodes, setWarningSink } from '../diagnostics/warnings.js';
+import {
+  type ResilienceWarningCode,
+  ResilienceWarningCodes,
+  setWarningSink,
+} from '../diagnostics/warnings.js';
 
 const warnings: [ResilienceWarningCode, string][] = [];
 const previous = setWarningSink((code, message) => warnings.push([code, message]));
@@ -12,7 +16,12 @@ const clock = new FakeClock();
 
 describe('deadline that cannot hold the attempts (warned at first use)', () => {
   it('attemptTimeout at the deadline: one warning naming the policy, the values and the fix', async () => {
-    const policy = Resilience.default.with({ name: 'checks-a', attemptTimeout: 5000, deadline: 5000, clock });
+    const policy = Resilience.default.with({
+      name: 'checks-a',
+      attemptTimeout: 5000,
+      deadline: 5000,
+      clock,
+    });
     expect(warnings).toEqual([]);
     await policy.run(() => 'ok');
     await policy.run(() => 'ok');
@@ -26,7 +35,9 @@ describe('deadline that cannot hold the attempts (warned at first use)', () => {
   });
 
   it('timeouts alone pass the deadline before the last attempt: says how many fit', async () => {
-    await Resilience.default.with({ name: 'checks-b', attempts: 5, attemptTimeout: 2000, deadline: 3000, clock }).run(() => 1);
+    await Resilience.default
+      .with({ name: 'checks-b', attempts: 5, attemptTimeout: 2000, deadline: 3000, clock })
+      .run(() => 1);
     expect(warnings.map(([, message]) => message)).toEqual([
       "policy 'checks-b': deadline 3000 ms passes before attempt 5 can start when attempts time out (4 × attemptTimeout 2000 ms, backoff not counted): " +
         'at most 2 of the 5 attempts can run. Raise deadline above 8000 ms, shorten attemptTimeout, or set attempts to 2.',
@@ -34,12 +45,18 @@ describe('deadline that cannot hold the attempts (warned at first use)', () => {
   });
 
   it('once per name, however many instances; judged on the finished chain, not its steps', async () => {
-    for (let i = 0; i < 3; i++) await Resilience.http.with({ name: 'checks-c', attemptTimeout: 40_000, clock }).run(() => i);
+    for (let i = 0; i < 3; i++)
+      await Resilience.http.with({ name: 'checks-c', attemptTimeout: 40_000, clock }).run(() => i);
     expect(warnings).toHaveLength(1);
     // The intermediate value (30 s preset deadline, 40 s timeout) is never run: no warning.
-    await Resilience.http.with({ name: 'checks-d', attemptTimeout: 40_000, clock }).with({ deadline: 200_000 }).run(() => 1);
+    await Resilience.http
+      .with({ name: 'checks-d', attemptTimeout: 40_000, clock })
+      .with({ deadline: 200_000 })
+      .run(() => 1);
     // 2 × 1000 < 3000 fits; no deadline or no attemptTimeout says nothing.
-    await Resilience.default.with({ name: 'checks-e', attempts: 3, attemptTimeout: 1000, deadline: 3000, clock }).run(() => 1);
+    await Resilience.default
+      .with({ name: 'checks-e', attempts: 3, attemptTimeout: 1000, deadline: 3000, clock })
+      .run(() => 1);
     await Resilience.http.with({ name: 'checks-f', attempts: 9, clock }).run(() => 1);
     expect(warnings).toHaveLength(1);
   });
@@ -73,7 +90,9 @@ describe('listeners replaced by with({ onEvent })', () => {
       throw new Error('sink down');
     });
     try {
-      expect(() => Resilience.default.with({ name: 'checks-i', onEvent: log }).with({ onEvent: log })).not.toThrow();
+      expect(() =>
+        Resilience.default.with({ name: 'checks-i', onEvent: log }).with({ onEvent: log }),
+      ).not.toThrow();
     } finally {
       setWarningSink(mine);
     }

@@ -8,9 +8,19 @@ import { Fallback, type FallbackFunction } from '../fallback/fallback.js';
 import { Hedge } from '../hedging/hedge-value.js';
 import { Limit } from '../limits/limit-value.js';
 import { Saturation } from '../limits/saturation.js';
-import { ATTEMPTS_RULE, BOOLEAN_RULE, RESTARTS_RULE, CALL_BOUND_RULE, RANDOM_RULE } from '../rules/option-rules.js';
+import {
+  ATTEMPTS_RULE,
+  BOOLEAN_RULE,
+  RESTARTS_RULE,
+  CALL_BOUND_RULE,
+  RANDOM_RULE,
+} from '../rules/option-rules.js';
 import { CLOCK_RULE } from '../time/clock-rule.js';
-import { type CallEventSink, type ResolvedPolicyOptions, toObserver } from '../execution/executable-policy.js';
+import {
+  type CallEventSink,
+  type ResolvedPolicyOptions,
+  toObserver,
+} from '../execution/executable-policy.js';
 import { type ValueRule, checkOptions, valueRule } from '../rules/value-rule.js';
 
 /**
@@ -145,20 +155,44 @@ function instance(type: string, test: (value: unknown) => boolean): ValueRule {
 const OPTION_RULES: Record<keyof PolicyOptions, ValueRule> = {
   name: instance('a string', (v) => typeof v === 'string'),
   attempts: ATTEMPTS_RULE,
-  backoff: instance('a Backoff (Backoff.exponential(), .constant(ms), .none, .custom(fn))', (v) => typeof (v as Backoff)?.compute === 'function'),
-  budget: instance('a RetryBudget (RetryBudget.automatic, .none, .of(), .shared(), .slidingWindow())', (v) => v instanceof RetryBudget),
-  breaker: instance('a Breaker (Breaker.default, Breaker.with({...}), Breaker.using(instance))', (v) => v instanceof Breaker),
+  backoff: instance(
+    'a Backoff (Backoff.exponential(), .constant(ms), .none, .custom(fn))',
+    (v) => typeof (v as Backoff)?.compute === 'function',
+  ),
+  budget: instance(
+    'a RetryBudget (RetryBudget.automatic, .none, .of(), .shared(), .slidingWindow())',
+    (v) => v instanceof RetryBudget,
+  ),
+  breaker: instance(
+    'a Breaker (Breaker.default, Breaker.with({...}), Breaker.using(instance))',
+    (v) => v instanceof Breaker,
+  ),
   deadline: CALL_BOUND_RULE,
   attemptTimeout: CALL_BOUND_RULE,
   restarts: RESTARTS_RULE,
   useAmbientDeadline: BOOLEAN_RULE,
   useAmbientCriticality: BOOLEAN_RULE,
   drain: instance('a Drain (new Drain())', (v) => v instanceof Drain),
-  classifier: instance('a Classifier (Classifier.default or Classifier.of(...rules))', (v) => v instanceof Classifier),
-  onEvent: instance('a function (event) => void or a CallObserver { callStarted?, runAttempt?, event?, callEnded? }', isEventSink),
-  limit: instance('a Limit (Limit.concurrency(n, { queue }), Limit.adaptive({ initial, minimum, maximum, queue }), Limit.rate({ limit, per, burst }))', (v) => v instanceof Limit),
-  fallback: instance('a function (stop) => value, or Fallback.to(fn, { on })', (v) => typeof v === 'function' || v instanceof Fallback),
-  hedge: instance('a Hedge (Hedge.at(quantile, { maximumConcurrent, suppressAt, winRate }))', (v) => v instanceof Hedge),
+  classifier: instance(
+    'a Classifier (Classifier.default or Classifier.of(...rules))',
+    (v) => v instanceof Classifier,
+  ),
+  onEvent: instance(
+    'a function (event) => void or a CallObserver { callStarted?, runAttempt?, event?, callEnded? }',
+    isEventSink,
+  ),
+  limit: instance(
+    'a Limit (Limit.concurrency(n, { queue }), Limit.adaptive({ initial, minimum, maximum, queue }), Limit.rate({ limit, per, burst }))',
+    (v) => v instanceof Limit,
+  ),
+  fallback: instance(
+    'a function (stop) => value, or Fallback.to(fn, { on })',
+    (v) => typeof v === 'function' || v instanceof Fallback,
+  ),
+  hedge: instance(
+    'a Hedge (Hedge.at(quantile, { maximumConcurrent, suppressAt, winRate }))',
+    (v) => v instanceof Hedge,
+  ),
   repeatable: BOOLEAN_RULE,
   saturation: instance('a Saturation (Saturation.above(multiple))', (v) => v instanceof Saturation),
   clock: CLOCK_RULE,
@@ -169,23 +203,42 @@ const OPTION_RULES: Record<keyof PolicyOptions, ValueRule> = {
  * Merges `changes` over `base`, validating every given field.
  * @throws PolicyConfigError naming the field, the value and the rule for any invalid value or unknown key.
  */
-export function mergeOptions(base: ResolvedPolicyOptions, changes: PolicyOptions): ResolvedPolicyOptions {
+export function mergeOptions(
+  base: ResolvedPolicyOptions,
+  changes: PolicyOptions,
+): ResolvedPolicyOptions {
   checkOptions(changes, OPTION_RULES, '', 'policy option');
   const merged = { ...base };
   for (const [key, value] of Object.entries(changes)) {
     // `deadline: undefined` (or `breaker`, …) explicitly removes it; other undefined values keep the base.
     if (value !== undefined || REMOVABLE.has(key)) {
       // An unbounded `deadline` / `attemptTimeout` (Infinity) is stored as no bound, as leaving it out.
-      const stored = value === Infinity && (key === 'deadline' || key === 'attemptTimeout') ? undefined : value;
+      const stored =
+        value === Infinity && (key === 'deadline' || key === 'attemptTimeout') ? undefined : value;
       (merged as Record<string, unknown>)[key] =
-        value === undefined ? value : key === 'onEvent' ? toObserver(value as CallEventSink) : key === 'fallback' ? Fallback.from(value as FallbackFunction) : stored;
+        value === undefined
+          ? value
+          : key === 'onEvent'
+            ? toObserver(value as CallEventSink)
+            : key === 'fallback'
+              ? Fallback.from(value as FallbackFunction)
+              : stored;
     }
   }
   return Object.freeze(merged);
 }
 
 /** Options that `undefined` explicitly removes (other undefined values keep the base). */
-const REMOVABLE: ReadonlySet<string> = new Set(['deadline', 'attemptTimeout', 'onEvent', 'breaker', 'limit', 'fallback', 'hedge', 'saturation']);
+const REMOVABLE: ReadonlySet<string> = new Set([
+  'deadline',
+  'attemptTimeout',
+  'onEvent',
+  'breaker',
+  'limit',
+  'fallback',
+  'hedge',
+  'saturation',
+]);
 
 const OBSERVER_MEMBERS = ['callStarted', 'runAttempt', 'event', 'callEnded', 'retired'] as const;
 
@@ -193,5 +246,8 @@ function isEventSink(value: unknown): boolean {
   if (typeof value === 'function') return true;
   if (value === null || typeof value !== 'object') return false;
   const members = OBSERVER_MEMBERS.map((name) => (value as Record<string, unknown>)[name]);
-  return members.some((m) => m !== undefined) && members.every((m) => m === undefined || typeof m === 'function');
+  return (
+    members.some((m) => m !== undefined) &&
+    members.every((m) => m === undefined || typeof m === 'function')
+  );
 }

@@ -28,7 +28,13 @@ function breakerTemplate(clock: FakeClock): Policy {
 }
 
 function budgetTemplate(clock: FakeClock, budget = RetryBudget.automatic): Policy {
-  return Resilience.default.with({ name: 'billing', clock, attempts: 3, budget, backoff: Backoff.none });
+  return Resilience.default.with({
+    name: 'billing',
+    clock,
+    attempts: 3,
+    budget,
+    backoff: Backoff.none,
+  });
 }
 
 /** Inserts each key in turn (`for`) and returns the key each insertion evicted ('-' when none). */
@@ -38,7 +44,13 @@ function evictions(scope: PolicyScope<string>, steps: string[]): string[] {
     const before = scope.keys();
     scope.for(step);
     const gone = before.filter((k) => !scope.has(k));
-    out.push(before.includes(step) ? `hit ${step}` : gone.length === 0 ? `+${step}` : `+${step} -${gone.join(',')}`);
+    out.push(
+      before.includes(step)
+        ? `hit ${step}`
+        : gone.length === 0
+          ? `+${step}`
+          : `+${step} -${gone.join(',')}`,
+    );
   }
   return out;
 }
@@ -54,7 +66,10 @@ describe('PolicyScope tells observers an instance it let go (CallObserver.retire
           throw new Error('observer bug');
         },
       });
-    const scope = new PolicyScope<string>(template, { maximumKeys: 2, label: (key) => ({ host: key }) });
+    const scope = new PolicyScope<string>(template, {
+      maximumKeys: 2,
+      label: (key) => ({ host: key }),
+    });
     scope.for('a');
     scope.for('b');
     expect(told).toEqual([]);
@@ -63,7 +78,16 @@ describe('PolicyScope tells observers an instance it let go (CallObserver.retire
     expect([scope.delete('b'), scope.delete('b')]).toEqual([true, false]);
     scope.for('d');
     scope.clear();
-    expect(told).toEqual(['first a', 'second a', 'first b', 'second b', 'first c', 'second c', 'first d', 'second d']);
+    expect(told).toEqual([
+      'first a',
+      'second a',
+      'first b',
+      'second b',
+      'first c',
+      'second c',
+      'first d',
+      'second d',
+    ]);
     expect(scope.size).toBe(0);
   });
 });
@@ -91,9 +115,22 @@ describe('PolicyScope', () => {
       await clock.advance(100);
       const result = await refused;
       expect(result.reason).toBe('dependencyUnavailable');
-      expect([(result.error as CallRejectedError).reason, (result.error as CallRejectedError).retryAfter]).toEqual(['DependencyUnavailable', 14_900]);
-      expect(b.breaker()!.snapshot()).toMatchObject({ state: 'closed', consecutiveFailures: 0, tripWindowCalls: 1, tripWindowFailures: 0 });
-      expect(a.breaker()!.snapshot()).toMatchObject({ state: 'open', breakMs: 15_000, breakRemaining: 14_900, consecutiveOpens: 1 });
+      expect([
+        (result.error as CallRejectedError).reason,
+        (result.error as CallRejectedError).retryAfter,
+      ]).toEqual(['DependencyUnavailable', 14_900]);
+      expect(b.breaker()!.snapshot()).toMatchObject({
+        state: 'closed',
+        consecutiveFailures: 0,
+        tripWindowCalls: 1,
+        tripWindowFailures: 0,
+      });
+      expect(a.breaker()!.snapshot()).toMatchObject({
+        state: 'open',
+        breakMs: 15_000,
+        breakRemaining: 14_900,
+        consecutiveOpens: 1,
+      });
       // The template's own breaker was never used by a key.
       expect(template.breaker()!.snapshot()).toMatchObject({ state: 'closed', tripWindowCalls: 0 });
       expect(a.breaker()).not.toBe(b.breaker());
@@ -123,14 +160,20 @@ describe('PolicyScope', () => {
 
     it('keeps explicitly shared state shared by every key: RetryBudget.of, .shared, .using and Breaker.using', async () => {
       const clock = new FakeClock();
-      for (const budget of [RetryBudget.of(), RetryBudget.shared('policy-scope-spec'), RetryBudget.using(RetryBudget.of().resolve({}, clock)!)]) {
+      for (const budget of [
+        RetryBudget.of(),
+        RetryBudget.shared('policy-scope-spec'),
+        RetryBudget.using(RetryBudget.of().resolve({}, clock)!),
+      ]) {
         const scope = new PolicyScope<string>(budgetTemplate(clock, budget));
         await scope.for('a').tryRun(fail);
         expect(scope.for('b').bucket()).toBe(scope.for('a').bucket());
         expect(scope.for('b').bucket()!.level).toBe(28);
       }
       const pinned = new CircuitBreaker(BREAKER_DEFAULTS, { clock, random: () => 0.5 });
-      const scope = new PolicyScope<string>(breakerTemplate(clock).with({ breaker: Breaker.using(pinned) }));
+      const scope = new PolicyScope<string>(
+        breakerTemplate(clock).with({ breaker: Breaker.using(pinned) }),
+      );
       expect(scope.for('a').breaker()).toBe(pinned);
       expect(scope.for('b').breaker()).toBe(pinned);
     });
@@ -150,7 +193,9 @@ describe('PolicyScope', () => {
 
     it('never allocates a new policy or calls shape again for a cached key', () => {
       const seen: string[] = [];
-      const scope = new PolicyScope<string>(Resilience.default, { shape: (key, p) => (seen.push(key), p) });
+      const scope = new PolicyScope<string>(Resilience.default, {
+        shape: (key, p) => (seen.push(key), p),
+      });
       const a = scope.for('a');
       let other = 0;
       for (let i = 0; i < 10_000; i++) if (scope.for('a') !== a) other++;
@@ -169,7 +214,11 @@ describe('PolicyScope', () => {
           return key.startsWith('premium-') ? premium : policy.with({ attempts: 2 });
         },
       });
-      expect([scope.for('premium-1').options.attempts, scope.for('free-1').options.attempts, scope.for('premium-2').options.attempts]).toEqual([5, 2, 5]);
+      expect([
+        scope.for('premium-1').options.attempts,
+        scope.for('free-1').options.attempts,
+        scope.for('premium-2').options.attempts,
+      ]).toEqual([5, 2, 5]);
       scope.for('premium-1');
       scope.for('free-1');
       expect(calls.map(([key]) => key)).toEqual(['premium-1', 'free-1', 'premium-2']);
@@ -190,7 +239,9 @@ describe('PolicyScope', () => {
         },
       });
       expect(() => scope.for('bad')).toThrow(PolicyConfigError);
-      expect(() => scope.for('bad')).toThrow('shape: {"attempts":2} is invalid: must return a Policy for key bad (e.g. policy.with({ attempts: 5 }) or policy)');
+      expect(() => scope.for('bad')).toThrow(
+        'shape: {"attempts":2} is invalid: must return a Policy for key bad (e.g. policy.with({ attempts: 5 }) or policy)',
+      );
       expect(() => scope.for('x')).toThrow('no plan for this tenant');
       expect(scope.size).toBe(0);
       throwing = false;
@@ -207,8 +258,12 @@ describe('PolicyScope', () => {
     });
 
     it('refuses an undefined or null key', () => {
-      const scope = new PolicyScope<string | undefined | null>(Resilience.default.with({ name: 'billing' }));
-      expect(() => scope.for(undefined)).toThrow(new TypeError('PolicyScope "billing": a key must not be undefined'));
+      const scope = new PolicyScope<string | undefined | null>(
+        Resilience.default.with({ name: 'billing' }),
+      );
+      expect(() => scope.for(undefined)).toThrow(
+        new TypeError('PolicyScope "billing": a key must not be undefined'),
+      );
       expect(() => scope.for(null)).toThrow(TypeError);
       expect(scope.size).toBe(0);
     });
@@ -245,7 +300,15 @@ describe('PolicyScope', () => {
 
     it('with every entry referenced, a sweep within the bound clears them all and evicts where it started', () => {
       const scope = new PolicyScope<string>(Resilience.default, { maximumKeys: 3 });
-      expect(evictions(scope, ['a', 'b', 'c', 'a', 'b', 'c', 'd'])).toEqual(['+a', '+b', '+c', 'hit a', 'hit b', 'hit c', '+d -a']);
+      expect(evictions(scope, ['a', 'b', 'c', 'a', 'b', 'c', 'd'])).toEqual([
+        '+a',
+        '+b',
+        '+c',
+        'hit a',
+        'hit b',
+        'hit c',
+        '+d -a',
+      ]);
       expect(scope.size).toBe(3);
     });
 
@@ -254,9 +317,19 @@ describe('PolicyScope', () => {
       for (let k = 0; k < 100; k++) scope.for(k);
       for (let k = 0; k < 100; k++) scope.for(k); // all referenced
       scope.for(100); // clears 0..63, evicts 64 (referenced) at the bound
-      expect([scope.has(64), scope.has(63), scope.has(65), scope.size]).toEqual([false, true, true, 100]);
+      expect([scope.has(64), scope.has(63), scope.has(65), scope.size]).toEqual([
+        false,
+        true,
+        true,
+        100,
+      ]);
       scope.for(101); // clears 65..99 (35 entries), reaches 0 (cleared by the first sweep): evicts it
-      expect([scope.has(0), scope.has(1), scope.has(99), scope.size]).toEqual([false, true, true, 100]);
+      expect([scope.has(0), scope.has(1), scope.has(99), scope.size]).toEqual([
+        false,
+        true,
+        true,
+        100,
+      ]);
     });
 
     it('stays within maximumKeys, consistent, and close to exact LRU under a long mixed workload', () => {
@@ -280,7 +353,9 @@ describe('PolicyScope', () => {
           if (lru.size > 50) lru.delete(lru.keys().next().value!);
         }
       }
-      expect([inconsistent, oversize, scope.size, new Set(scope.keys()).size]).toEqual([0, 0, 50, 50]);
+      expect([inconsistent, oversize, scope.size, new Set(scope.keys()).size]).toEqual([
+        0, 0, 50, 50,
+      ]);
       // Pinned for this seed: the sweep misses less than exact LRU here (one-off keys enter unreferenced
       // and go first), and most hot keys are cached at the end.
       expect([misses, lruMisses]).toEqual([1521, 1736]);
@@ -290,10 +365,13 @@ describe('PolicyScope', () => {
     it('an evicted key comes back fresh: a new instance, a closed breaker, a full budget', async () => {
       const clock = new FakeClock();
       const shaped: string[] = [];
-      const scope = new PolicyScope<string>(breakerTemplate(clock).with({ budget: RetryBudget.automatic, attempts: 3 }), {
-        maximumKeys: 1,
-        shape: (key, p) => (shaped.push(key), p),
-      });
+      const scope = new PolicyScope<string>(
+        breakerTemplate(clock).with({ budget: RetryBudget.automatic, attempts: 3 }),
+        {
+          maximumKeys: 1,
+          shape: (key, p) => (shaped.push(key), p),
+        },
+      );
       const a = scope.for('a');
       await a.tryRun(fail); // 3 attempts, 2 retries spent
       const second = a.tryRun(fail); // 2 more attempts (1 more retry spent), the 5th failure opens the breaker
@@ -305,7 +383,11 @@ describe('PolicyScope', () => {
       expect(scope.keys()).toEqual(['b']);
       const again = scope.for('a'); // evicts b
       expect(again).not.toBe(a);
-      expect(again.breaker()!.snapshot()).toMatchObject({ state: 'closed', consecutiveOpens: 0, tripWindowCalls: 0 });
+      expect(again.breaker()!.snapshot()).toMatchObject({
+        state: 'closed',
+        consecutiveOpens: 0,
+        tripWindowCalls: 0,
+      });
       expect(again.bucket()!.level).toBe(30);
       expect(shaped).toEqual(['a', 'b', 'a']);
       // The old instance keeps its state for calls still holding it.
@@ -333,7 +415,9 @@ describe('PolicyScope', () => {
 
     it('entries(limit) reads each key breaker and budget, capped at limit', async () => {
       const clock = new FakeClock();
-      const scope = new PolicyScope<string>(breakerTemplate(clock).with({ budget: RetryBudget.automatic, attempts: 3 }));
+      const scope = new PolicyScope<string>(
+        breakerTemplate(clock).with({ budget: RetryBudget.automatic, attempts: 3 }),
+      );
       await scope.for('a').tryRun(fail); // 3 attempts, 2 retries spent: level 28
       const second = scope.for('a').tryRun(fail); // 2 more attempts (1 spent: 27), the 5th failure opens it; the next retry is refused
       await clock.runAll();
@@ -353,9 +437,15 @@ describe('PolicyScope', () => {
       expect(scope.entries(0)).toEqual([]);
       const plain = new PolicyScope<string>(Resilience.default.with({ budget: RetryBudget.none }));
       plain.for('x');
-      expect(plain.entries()).toEqual([{ key: 'x', policy: plain.peek('x'), breaker: undefined, budgetUtilization: undefined }]);
-      expect(() => scope.entries(-1)).toThrow('limit: -1 is invalid: must be an integer >= 0 (or Infinity)');
-      expect(() => scope.entries(1.5)).toThrow('limit: 1.5 is invalid: must be an integer >= 0 (or Infinity)');
+      expect(plain.entries()).toEqual([
+        { key: 'x', policy: plain.peek('x'), breaker: undefined, budgetUtilization: undefined },
+      ]);
+      expect(() => scope.entries(-1)).toThrow(
+        'limit: -1 is invalid: must be an integer >= 0 (or Infinity)',
+      );
+      expect(() => scope.entries(1.5)).toThrow(
+        'limit: 1.5 is invalid: must be an integer >= 0 (or Infinity)',
+      );
       expect(scope.entries(Infinity).map((e) => e.key)).toEqual(['a', 'b', 'c']);
     });
   });
@@ -365,8 +455,14 @@ describe('PolicyScope', () => {
       [0, 'maximumKeys: 0 is invalid: must be an integer >= 1 (the most keys a scope holds)'],
       [-5, 'maximumKeys: -5 is invalid: must be an integer >= 1 (the most keys a scope holds)'],
       [1.5, 'maximumKeys: 1.5 is invalid: must be an integer >= 1 (the most keys a scope holds)'],
-      [Number.NaN, 'maximumKeys: NaN is invalid: must be an integer >= 1 (the most keys a scope holds)'],
-      [Infinity, 'maximumKeys: Infinity is invalid: must be an integer >= 1 (the most keys a scope holds)'],
+      [
+        Number.NaN,
+        'maximumKeys: NaN is invalid: must be an integer >= 1 (the most keys a scope holds)',
+      ],
+      [
+        Infinity,
+        'maximumKeys: Infinity is invalid: must be an integer >= 1 (the most keys a scope holds)',
+      ],
       ['10', 'maximumKeys: "10" is invalid: must be an integer >= 1 (the most keys a scope holds)'],
     ])('rejects maximumKeys %p', (value, message) => {
       const make = () => new PolicyScope(Resilience.default, { maximumKeys: value as number });
@@ -375,14 +471,23 @@ describe('PolicyScope', () => {
       try {
         make();
       } catch (error) {
-        expect([(error as PolicyConfigError).field, (error as PolicyConfigError).value]).toEqual(['maximumKeys', value]);
+        expect([(error as PolicyConfigError).field, (error as PolicyConfigError).value]).toEqual([
+          'maximumKeys',
+          value,
+        ]);
       }
     });
 
     it('rejects a non-Policy template, a non-function shape and unknown options', () => {
-      expect(() => new PolicyScope({} as Policy)).toThrow('template: {} is invalid: must be a Policy (e.g. Resilience.http.with({ name }))');
-      expect(() => new PolicyScope(Resilience.default, { shape: 'premium' as never })).toThrow('shape: "premium" is invalid: must be a function (key, policy) => Policy');
-      expect(() => new PolicyScope(Resilience.default, { maxKeys: 10 } as never)).toThrow('maxKeys: 10 is invalid: is not a known scope option (maximumKeys, shape, label)');
+      expect(() => new PolicyScope({} as Policy)).toThrow(
+        'template: {} is invalid: must be a Policy (e.g. Resilience.http.with({ name }))',
+      );
+      expect(() => new PolicyScope(Resilience.default, { shape: 'premium' as never })).toThrow(
+        'shape: "premium" is invalid: must be a function (key, policy) => Policy',
+      );
+      expect(() => new PolicyScope(Resilience.default, { maxKeys: 10 } as never)).toThrow(
+        'maxKeys: 10 is invalid: is not a known scope option (maximumKeys, shape, label)',
+      );
       expect(new PolicyScope(Resilience.default, { maximumKeys: 1 }).maximumKeys).toBe(1);
     });
   });
@@ -395,13 +500,24 @@ describe('PolicyScope', () => {
       for (let i = 0; i < 5; i++) await a.tryRun(fail);
       expect(a.breaker()!.snapshot()).toMatchObject({ state: 'open', breakMs: 15_000 });
       await clock.advance(5_000);
-      const next = template.with({ attempts: 2, breaker: template.options.breaker!.with({ breakDuration: 40_000, maximumBreak: 40_000 }) });
+      const next = template.with({
+        attempts: 2,
+        breaker: template.options.breaker!.with({ breakDuration: 40_000, maximumBreak: 40_000 }),
+      });
       scope.adopt(next);
       expect(scope.template).toBe(next);
       const adopted = scope.for('a');
       expect(adopted).not.toBe(a);
-      expect([adopted.options.attempts, adopted.breaker(), adopted.bucket()]).toEqual([2, a.breaker(), a.bucket()]);
-      expect(adopted.breaker()!.snapshot()).toMatchObject({ state: 'open', breakMs: 15_000, breakRemaining: 10_000 });
+      expect([adopted.options.attempts, adopted.breaker(), adopted.bucket()]).toEqual([
+        2,
+        a.breaker(),
+        a.bucket(),
+      ]);
+      expect(adopted.breaker()!.snapshot()).toMatchObject({
+        state: 'open',
+        breakMs: 15_000,
+        breakRemaining: 10_000,
+      });
       expect(adopted.breaker()!.settings.breakDuration).toBe(40_000);
       scope.adopt(next);
       expect(scope.for('a')).toBe(adopted);
@@ -420,7 +536,11 @@ describe('PolicyScope', () => {
       const a = scope.for('a');
       for (let i = 0; i < 5; i++) await a.tryRun(fail);
       const heard: string[] = [];
-      scope.adopt(template.withListener((event) => void (event.kind.startsWith('breaker') && heard.push(event.kind))));
+      scope.adopt(
+        template.withListener(
+          (event) => void (event.kind.startsWith('breaker') && heard.push(event.kind)),
+        ),
+      );
       await clock.advance(15_000);
       expect(scope.for('a').breaker()!.state).toBe('halfOpen');
       expect(heard).toEqual(['breakerHalfOpened']);
@@ -448,7 +568,14 @@ describe('PolicyScope', () => {
       const clock = new FakeClock();
       const template = budgetTemplate(clock);
       let fails = false;
-      const scope = new PolicyScope<string>(template, { shape: (_key, policy) => (fails ? (() => { throw new Error('no shape'); })() : policy) });
+      const scope = new PolicyScope<string>(template, {
+        shape: (_key, policy) =>
+          fails
+            ? (() => {
+                throw new Error('no shape');
+              })()
+            : policy,
+      });
       const a = scope.for('a');
       fails = true;
       expect(() => scope.adopt(template.with({ attempts: 2 }))).toThrow('no shape');

@@ -10,7 +10,13 @@ import type { DependencyLabel } from '../events/call-events.js';
 import { ClockSweepCache } from './clock-sweep-cache.js';
 import { PolicyConfigError } from '../errors.js';
 import { MAXIMUM_KEYS_RULE } from '../rules/option-rules.js';
-import { checkOptions, checkValue, given, unboundedIntegerRule, valueRule } from '../rules/value-rule.js';
+import {
+  checkOptions,
+  checkValue,
+  given,
+  unboundedIntegerRule,
+  valueRule,
+} from '../rules/value-rule.js';
 import { Policy } from './policy.js';
 import { breakerTransitionReporter, retired } from '../execution/observer.js';
 import type { ResolvedPolicyOptions } from '../execution/executable-policy.js';
@@ -62,7 +68,10 @@ export interface PolicyScopeEntry<K> {
 const SCOPE_RULES = {
   maximumKeys: MAXIMUM_KEYS_RULE,
   shape: valueRule('must be a function (key, policy) => Policy', (v) => typeof v === 'function'),
-  label: valueRule('must be a function (key) => { host?, service? }', (v) => typeof v === 'function'),
+  label: valueRule(
+    'must be a function (key) => { host?, service? }',
+    (v) => typeof v === 'function',
+  ),
 };
 
 /**
@@ -82,7 +91,10 @@ class KeyEntry {
   adopt(settings: ResolvedPolicyOptions): void {
     this.adoptBreaker(settings);
     this.adoptBudget(settings);
-    const state = this.breaker === undefined && this.bucket === undefined ? undefined : { breaker: this.breaker, bucket: this.bucket };
+    const state =
+      this.breaker === undefined && this.bucket === undefined
+        ? undefined
+        : { breaker: this.breaker, bucket: this.bucket };
     this.policy = new Policy(settings, this.dependency, state);
     if (this.dependency === undefined) markUnlabeledScopeKey(this.policy);
   }
@@ -94,7 +106,12 @@ class KeyEntry {
       this.breaker = undefined;
     } else if (this.breaker === undefined) {
       // Transitions reach whichever instance holds the key now, so its current listeners hear them.
-      this.breaker = value.resolve(this, o.clock, o.random, breakerTransitionReporter(() => this.policy));
+      this.breaker = value.resolve(
+        this,
+        o.clock,
+        o.random,
+        breakerTransitionReporter(() => this.policy),
+      );
     } else if (value !== this.breakerValue) {
       this.breaker.reconfigure(value.settings);
     }
@@ -211,7 +228,9 @@ export class PolicyScope<K> {
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached.policy;
     if (key === undefined || key === null) {
-      throw new TypeError(`PolicyScope${this.current.name ? ` "${this.current.name}"` : ''}: a key must not be ${String(key)}`);
+      throw new TypeError(
+        `PolicyScope${this.current.name ? ` "${this.current.name}"` : ''}: a key must not be ${String(key)}`,
+      );
     }
     const settings = this.settingsFor(key, this.current);
     const label = this.label?.(key);
@@ -235,7 +254,9 @@ export class PolicyScope<K> {
     checkTemplate(template);
     if (template === this.current) return;
     const planned: [KeyEntry, ResolvedPolicyOptions][] = [];
-    this.cache.forEach(Infinity, (entry, key) => planned.push([entry, this.settingsFor(key, template)]));
+    this.cache.forEach(Infinity, (entry, key) =>
+      planned.push([entry, this.settingsFor(key, template)]),
+    );
     this.current = template;
     for (const [entry, settings] of planned) entry.adopt(settings);
   }
@@ -283,7 +304,12 @@ export class PolicyScope<K> {
     checkValue(ENTRIES_LIMIT_RULE, 'limit', limit);
     const result: PolicyScopeEntry<K>[] = [];
     this.cache.forEach(limit, ({ policy }, key) => {
-      result.push({ key, policy, breaker: policy.breaker()?.snapshot(), budgetUtilization: policy.bucket()?.utilization });
+      result.push({
+        key,
+        policy,
+        breaker: policy.breaker()?.snapshot(),
+        budgetUtilization: policy.bucket()?.utilization,
+      });
     });
     return result;
   }
@@ -293,7 +319,11 @@ export class PolicyScope<K> {
     if (this.shape === undefined) return template.options;
     const shaped: unknown = this.shape(key, template);
     if (!(shaped instanceof Policy)) {
-      throw new PolicyConfigError('shape', shaped, `must return a Policy for key ${String(key)} (e.g. policy.with({ attempts: 5 }) or policy)`);
+      throw new PolicyConfigError(
+        'shape',
+        shaped,
+        `must return a Policy for key ${String(key)} (e.g. policy.with({ attempts: 5 }) or policy)`,
+      );
     }
     return shaped.options;
   }
@@ -301,12 +331,21 @@ export class PolicyScope<K> {
 
 function checkTemplate(template: unknown): asserts template is Policy {
   if (!(template instanceof Policy)) {
-    throw new PolicyConfigError('template', template, 'must be a Policy (e.g. Resilience.http.with({ name }))');
+    throw new PolicyConfigError(
+      'template',
+      template,
+      'must be a Policy (e.g. Resilience.http.with({ name }))',
+    );
   }
 }
 
 /** Whether a key's budget state is of the shape `kind` resolves to (else a reload starts it fresh). */
-function sameShape(kind: 'automatic' | 'tokenBucket' | 'slidingWindow', state: RetryBudgetState): boolean {
+function sameShape(
+  kind: 'automatic' | 'tokenBucket' | 'slidingWindow',
+  state: RetryBudgetState,
+): boolean {
   if (kind === 'slidingWindow') return state instanceof SlidingWindowBudget;
-  return kind === 'automatic' ? state instanceof AdaptiveTokenBucket : state instanceof TokenBucket && !(state instanceof AdaptiveTokenBucket);
+  return kind === 'automatic'
+    ? state instanceof AdaptiveTokenBucket
+    : state instanceof TokenBucket && !(state instanceof AdaptiveTokenBucket);
 }

@@ -3,7 +3,12 @@ import { Observable } from 'rxjs';
 import { Backoff } from '../backoff/backoff.js';
 import { Hedge } from '../hedging/hedge-value.js';
 import { RetryBudget } from '../budget/retry-budget.js';
-import { AttemptStalledError, AttemptTimeoutError, DeadlineExceededError, PolicyConfigError } from '../errors.js';
+import {
+  AttemptStalledError,
+  AttemptTimeoutError,
+  DeadlineExceededError,
+  PolicyConfigError,
+} from '../errors.js';
 import type { AttemptContext } from '../execution/attempt-context.js';
 import type { CallEvent } from '../events/call-events.js';
 import { Resilience } from './policy.js';
@@ -18,7 +23,9 @@ class Broken extends Error {
 
 /** Resolves when `signal` aborts (a source that stays silent until it is torn down). */
 function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  return new Promise((resolve) =>
+    signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
 }
 
 async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
@@ -30,8 +37,24 @@ async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
 function setup(extra: Parameters<typeof Resilience.default.with>[0] = {}) {
   const clock = new FakeClock();
   const events: CallEvent[] = [];
-  const policy = Resilience.default.with({ name: 's', clock, backoff: Backoff.none, budget: RetryBudget.none, onEvent: (e) => events.push(e), ...extra });
-  return { clock, events, policy, kinds: () => events.map((e) => `${e.kind}${e.attempt > 0 ? ` #${e.attempt}` : ''}${e.verdict ? ` ${e.verdict}` : ''}`) };
+  const policy = Resilience.default.with({
+    name: 's',
+    clock,
+    backoff: Backoff.none,
+    budget: RetryBudget.none,
+    onEvent: (e) => events.push(e),
+    ...extra,
+  });
+  return {
+    clock,
+    events,
+    policy,
+    kinds: () =>
+      events.map(
+        (e) =>
+          `${e.kind}${e.attempt > 0 ? ` #${e.attempt}` : ''}${e.verdict ? ` ${e.verdict}` : ''}`,
+      ),
+  };
 }
 
 describe('a stream under policy.run: the attempt is the time to the first element', () => {
@@ -68,7 +91,12 @@ describe('a stream under policy.run: the attempt is the time to the first elemen
     ).rejects.toThrow('after two elements');
     expect(items).toEqual(['a', 'b']);
     expect(opened).toBe(2);
-    expect(kinds()).toEqual(['attempt #1 Transient', 'retrying #1 Transient', 'attempt #2 Ok', 'succeeded #2 Ok']);
+    expect(kinds()).toEqual([
+      'attempt #1 Transient',
+      'retrying #1 Transient',
+      'attempt #2 Ok',
+      'succeeded #2 Ok',
+    ]);
   });
 
   it('a source silent before its first element is torn down at attemptTimeout (return() runs, signal aborted) and retried', async () => {
@@ -94,7 +122,12 @@ describe('a stream under policy.run: the attempt is the time to the first elemen
     expect(finallies).toEqual([1]);
     expect(await collect(stream)).toEqual(['from attempt 2']);
     expect(finallies).toEqual([1, 2]);
-    expect(kinds()).toEqual(['attempt #1 Transient', 'retrying #1 Transient', 'attempt #2 Ok', 'succeeded #2 Ok']);
+    expect(kinds()).toEqual([
+      'attempt #1 Transient',
+      'retrying #1 Transient',
+      'attempt #2 Ok',
+      'succeeded #2 Ok',
+    ]);
   });
 
   it('the deadline bounds the time to the first element, not the stream', async () => {
@@ -143,7 +176,12 @@ describe('gaps between elements: attemptTimeout bounds a pending pull only', () 
     expect(await stream.next()).toEqual({ done: false, value: 1 });
     expect(await stream.next()).toEqual({ done: false, value: 2 });
     const third = stream.next();
-    const stalled = expect(third).rejects.toMatchObject({ name: 'AttemptStalledError', gap: 100, received: 2, unit: 'items' });
+    const stalled = expect(third).rejects.toMatchObject({
+      name: 'AttemptStalledError',
+      gap: 100,
+      received: 2,
+      unit: 'items',
+    });
     await clock.advance(99);
     expect(signal!.aborted).toBe(false);
     await clock.advance(1);
@@ -264,7 +302,12 @@ describe('an Observable source', () => {
     ).rejects.toThrow('after two values');
     expect(items).toEqual([10, 20]);
     expect(subscriptions).toBe(2);
-    expect(kinds()).toEqual(['attempt #1 Transient', 'retrying #1 Transient', 'attempt #2 Ok', 'succeeded #2 Ok']);
+    expect(kinds()).toEqual([
+      'attempt #1 Transient',
+      'retrying #1 Transient',
+      'attempt #2 Ok',
+      'succeeded #2 Ok',
+    ]);
   });
 
   it('break unsubscribes', async () => {
@@ -306,20 +349,37 @@ describe('checkpointed streams: a mid-stream failure re-opens the source at the 
   it('delivers each element exactly once, in order, across restarts; reports streamResumed; one terminal event', async () => {
     const { policy, kinds } = setup();
     const { opens, source } = feed([3, 4]);
-    const stream = await policy.run({ start: 0, checkpoint: (item: { seq: number }) => item.seq + 1, source });
+    const stream = await policy.run({
+      start: 0,
+      checkpoint: (item: { seq: number }) => item.seq + 1,
+      source,
+    });
     expect(stream).toBeInstanceOf(CheckpointedStream);
     const items = (await collect(stream)).map((item) => item.seq);
     expect(items).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(opens).toEqual([0, 3, 7]);
     expect(stream.restarts).toBe(2);
     expect(stream.received).toBe(10);
-    expect(kinds()).toEqual(['attempt #1 Ok', 'retrying #1 Transient', 'attempt #2 Ok', 'streamResumed #2 Ok', 'retrying #1 Transient', 'attempt #2 Ok', 'streamResumed #2 Ok', 'succeeded #2 Ok']);
+    expect(kinds()).toEqual([
+      'attempt #1 Ok',
+      'retrying #1 Transient',
+      'attempt #2 Ok',
+      'streamResumed #2 Ok',
+      'retrying #1 Transient',
+      'attempt #2 Ok',
+      'streamResumed #2 Ok',
+      'succeeded #2 Ok',
+    ]);
   });
 
   it('at most `restarts` times: the failure after the last one reaches the consumer', async () => {
     const { policy } = setup({ restarts: 2 });
     const { opens, source } = feed([1, 1, 1, 1, 1]);
-    const stream = await policy.run({ start: 0, checkpoint: (item: { seq: number }) => item.seq + 1, source });
+    const stream = await policy.run({
+      start: 0,
+      checkpoint: (item: { seq: number }) => item.seq + 1,
+      source,
+    });
     const items: number[] = [];
     await expect(
       (async () => {
@@ -348,15 +408,24 @@ describe('checkpointed streams: a mid-stream failure re-opens the source at the 
   });
 
   it('a restart goes through the retry budget: an empty bucket refuses it with CallRejectedError', async () => {
-    const { clock, policy } = setup({ budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }) });
+    const { clock, policy } = setup({
+      budget: RetryBudget.of({ fraction: 0, minimumPerSecond: 0 }),
+    });
     const bucket = policy.bucket()!;
     while (bucket.tryAcquire(false)) {
       /* drain the bucket */
     }
     const { opens, source } = feed([2]);
-    const stream = await policy.run({ start: 0, checkpoint: (item: { seq: number }) => item.seq + 1, source });
+    const stream = await policy.run({
+      start: 0,
+      checkpoint: (item: { seq: number }) => item.seq + 1,
+      source,
+    });
     const reading = collect(stream);
-    const refused = expect(reading).rejects.toMatchObject({ name: 'CallRejectedError', reason: 'BudgetExhausted' });
+    const refused = expect(reading).rejects.toMatchObject({
+      name: 'CallRejectedError',
+      reason: 'BudgetExhausted',
+    });
     await clock.advance(100);
     await refused;
     expect(opens).toEqual([0]);
@@ -364,9 +433,20 @@ describe('checkpointed streams: a mid-stream failure re-opens the source at the 
 
   it('bad checkpointed sources and a hedged policy are refused with PolicyConfigError naming the field', async () => {
     const { policy } = setup();
-    await expect(policy.run({ start: 0, checkpoint: 'next' as never, source: () => Readable.from([]) })).rejects.toThrow('checkpoint: "next" is invalid');
-    await expect(policy.run({ start: 0, checkpoint: (n: number) => n, source: () => Readable.from([]), restarts: -1 })).rejects.toThrow('restarts: -1 is invalid');
-    await expect(policy.run({ start: 0, checkpoint: (n: number) => n, source: () => 42 as never })).rejects.toThrow('source: 42 is invalid: must return an AsyncIterable or an Observable');
+    await expect(
+      policy.run({ start: 0, checkpoint: 'next' as never, source: () => Readable.from([]) }),
+    ).rejects.toThrow('checkpoint: "next" is invalid');
+    await expect(
+      policy.run({
+        start: 0,
+        checkpoint: (n: number) => n,
+        source: () => Readable.from([]),
+        restarts: -1,
+      }),
+    ).rejects.toThrow('restarts: -1 is invalid');
+    await expect(
+      policy.run({ start: 0, checkpoint: (n: number) => n, source: () => 42 as never }),
+    ).rejects.toThrow('source: 42 is invalid: must return an AsyncIterable or an Observable');
     expect(() => checkStreamable(policy.options)).not.toThrow();
   });
 
@@ -379,8 +459,12 @@ describe('checkpointed streams: a mid-stream failure re-opens the source at the 
     }
     const plain = policy.run(() => source());
     await expect(plain).rejects.toBeInstanceOf(PolicyConfigError);
-    await expect(policy.run(() => source())).rejects.toThrow(/^hedge: .* is invalid: a hedged policy cannot run a stream/);
-    await expect(policy.run({ start: 0, checkpoint: (n: number) => n + 1, source: () => source() })).rejects.toThrow(/^hedge: /);
+    await expect(policy.run(() => source())).rejects.toThrow(
+      /^hedge: .* is invalid: a hedged policy cannot run a stream/,
+    );
+    await expect(
+      policy.run({ start: 0, checkpoint: (n: number) => n + 1, source: () => source() }),
+    ).rejects.toThrow(/^hedge: /);
     expect(pulled).toBe(0);
     expect(() => checkStreamable(policy.options)).toThrow(PolicyConfigError);
   });

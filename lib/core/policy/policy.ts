@@ -10,15 +10,29 @@ import type { DependencyLabel } from '../events/call-events.js';
 import { type CallContinuation, type Work, execute } from '../execution/executor.js';
 import { HeldCall } from '../execution/held-call.js';
 import { CallPlan } from '../execution/plan.js';
-import { type CallEventSink, breakerTransitionReporter, composeObservers, storeStateReporter } from '../execution/observer.js';
+import {
+  type CallEventSink,
+  breakerTransitionReporter,
+  composeObservers,
+  storeStateReporter,
+} from '../execution/observer.js';
 import { DEFAULT_OPTIONS, type PolicyOptions, mergeOptions } from './policy-options.js';
-import { type ExecutablePolicy, type ResolvedPolicyOptions } from '../execution/executable-policy.js';
+import {
+  type ExecutablePolicy,
+  type ResolvedPolicyOptions,
+} from '../execution/executable-policy.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { PolicyConfigError } from '../errors.js';
 import { ATTEMPTS_RULE, BOOLEAN_RULE, CONTINUATION_RULES } from '../rules/option-rules.js';
 import { checkValue } from '../rules/value-rule.js';
 import { Ambient } from '../ambient/ambient-context.js';
-import { type CheckpointedSource, type CheckpointedStream, type SegmentRunner, isCheckpointedSource, runCheckpointed } from './checkpointed-stream.js';
+import {
+  type CheckpointedSource,
+  type CheckpointedStream,
+  type SegmentRunner,
+  isCheckpointedSource,
+  runCheckpointed,
+} from './checkpointed-stream.js';
 import type { ProtectedStream } from '../streams/protected-stream.js';
 import type { StreamSource } from '../streams/stream-source.js';
 import { type PolicyExplanation, explainPolicy } from './explain.js';
@@ -100,7 +114,9 @@ export class Policy implements ExecutablePolicy {
 
   /** The retry budget's bucket for this instance (resolved on first use), or undefined with `RetryBudget.none`. */
   bucket(): RetryBudgetState | undefined {
-    if (this.resolvedBucket === null) this.resolvedBucket = this.state?.bucket ?? this.options.budget.resolve(this, this.options.clock);
+    if (this.resolvedBucket === null)
+      this.resolvedBucket =
+        this.state?.bucket ?? this.options.budget.resolve(this, this.options.clock);
     return this.resolvedBucket;
   }
 
@@ -114,7 +130,14 @@ export class Policy implements ExecutablePolicy {
       const o = this.options;
       // First use of this instance (every run asks for its breaker): judge the finished shape once.
       checkDeadlineFits(o);
-      this.resolvedBreaker = this.state?.breaker ?? o.breaker?.resolve(this, o.clock, o.random, breakerTransitionReporter(() => this));
+      this.resolvedBreaker =
+        this.state?.breaker ??
+        o.breaker?.resolve(
+          this,
+          o.clock,
+          o.random,
+          breakerTransitionReporter(() => this),
+        );
     }
     return this.resolvedBreaker;
   }
@@ -128,7 +151,12 @@ export class Policy implements ExecutablePolicy {
     if (this.resolvedLimiter === null) {
       const o = this.options;
       const saturation = o.saturation;
-      this.resolvedLimiter = o.limit?.resolve(this, o.clock, saturation === undefined ? undefined : () => saturation.saturated, { name: sharedKey(this), onStoreState: storeStateReporter(() => this) });
+      this.resolvedLimiter = o.limit?.resolve(
+        this,
+        o.clock,
+        saturation === undefined ? undefined : () => saturation.saturated,
+        { name: sharedKey(this), onStoreState: storeStateReporter(() => this) },
+      );
     }
     return this.resolvedLimiter;
   }
@@ -169,7 +197,9 @@ export class Policy implements ExecutablePolicy {
     const added = mergeOptions(this.options, { onEvent: listener }); // validates it, naming the field
     const previous = this.options.onEvent;
     if (previous === undefined) return new Policy(added);
-    return new Policy(mergeOptions(this.options, { onEvent: composeObservers(previous, added.onEvent!) }));
+    return new Policy(
+      mergeOptions(this.options, { onEvent: composeObservers(previous, added.onEvent!) }),
+    );
   }
 
   /**
@@ -208,8 +238,14 @@ export class Policy implements ExecutablePolicy {
    * @param work called once per attempt with `{ signal, attempt, bound, remaining }`
    * @throws as the overload above
    */
-  run<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<Streamed<T>>;
-  run<T>(work: ((context: AttemptContext) => T | PromiseLike<T>) | CheckpointedSource<unknown, unknown>, options?: RunOptions): Promise<unknown> {
+  run<T>(
+    work: (context: AttemptContext) => T | PromiseLike<T>,
+    options?: RunOptions,
+  ): Promise<Streamed<T>>;
+  run<T>(
+    work: ((context: AttemptContext) => T | PromiseLike<T>) | CheckpointedSource<unknown, unknown>,
+    options?: RunOptions,
+  ): Promise<unknown> {
     if (options !== undefined) checkRunOptions(options);
     if (typeof work !== 'function') return this.runCheckpointed(work, options);
     return execute(this.plan(), work as Work<T>, options, undefined);
@@ -219,23 +255,56 @@ export class Policy implements ExecutablePolicy {
    * Like {@link Policy.run} but never rejects for the call's outcome: resolves to
    * `{ ok, value, error, reason, attempts, duration }`. Rejects only for invalid `options` (as `run` throws).
    */
-  async tryRun<T>(work: (context: AttemptContext) => T | PromiseLike<T>, options?: RunOptions): Promise<CallResult<Streamed<T>>> {
+  async tryRun<T>(
+    work: (context: AttemptContext) => T | PromiseLike<T>,
+    options?: RunOptions,
+  ): Promise<CallResult<Streamed<T>>> {
     if (options !== undefined) checkRunOptions(options);
     const log = new CallLog();
     try {
       const value = (await execute(this.plan(), work as Work<T>, options, log)) as Streamed<T>;
-      return { ok: log.reason === 'succeeded', value, error: undefined, reason: log.reason, attempts: log.attempts, duration: log.duration, fallback: log.fallback };
+      return {
+        ok: log.reason === 'succeeded',
+        value,
+        error: undefined,
+        reason: log.reason,
+        attempts: log.attempts,
+        duration: log.duration,
+        fallback: log.fallback,
+      };
     } catch (error) {
-      return { ok: false, value: undefined, error, reason: log.reason, attempts: log.attempts, duration: log.duration, fallback: log.fallback };
+      return {
+        ok: false,
+        value: undefined,
+        error,
+        reason: log.reason,
+        attempts: log.attempts,
+        duration: log.duration,
+        fallback: log.fallback,
+      };
     }
   }
 
   private runCheckpointed(spec: unknown, options: RunOptions | undefined): Promise<unknown> {
-    if (!isCheckpointedSource(spec)) return Promise.reject(new PolicyConfigError('work', spec, 'must be a function (ctx) => value, or { start, checkpoint, source } for a checkpointed stream'));
+    if (!isCheckpointedSource(spec))
+      return Promise.reject(
+        new PolicyConfigError(
+          'work',
+          spec,
+          'must be a function (ctx) => value, or { start, checkpoint, source } for a checkpointed stream',
+        ),
+      );
     if (options?.continuing !== undefined || options?.hold !== undefined) {
-      return Promise.reject(new PolicyConfigError(options.continuing !== undefined ? 'continuing' : 'hold', options.continuing ?? options.hold, 'is not available for a checkpointed stream (it continues and holds its own call)'));
+      return Promise.reject(
+        new PolicyConfigError(
+          options.continuing !== undefined ? 'continuing' : 'hold',
+          options.continuing ?? options.hold,
+          'is not available for a checkpointed stream (it continues and holds its own call)',
+        ),
+      );
     }
-    const run: SegmentRunner = (work, segment) => execute(this.plan(), work as Work<unknown>, segment, undefined);
+    const run: SegmentRunner = (work, segment) =>
+      execute(this.plan(), work as Work<unknown>, segment, undefined);
     return runCheckpointed(this, spec, run, options?.signal, options?.attempts);
   }
 }
@@ -263,17 +332,28 @@ function checkRunOptions(options: RunOptions): void {
   const continuing = options.continuing;
   if (continuing !== undefined) checkContinuation(continuing);
   const hold = options.hold;
-  if (hold !== undefined && !(hold instanceof HeldCall)) throw new PolicyConfigError('hold', hold, 'must be a HeldCall (new HeldCall())');
+  if (hold !== undefined && !(hold instanceof HeldCall))
+    throw new PolicyConfigError('hold', hold, 'must be a HeldCall (new HeldCall())');
   const repeatable = options.repeatable;
   if (repeatable !== undefined) checkValue(BOOLEAN_RULE, 'repeatable', repeatable);
 }
 
 function checkContinuation(continuing: CallContinuation): void {
-  if (typeof continuing !== 'object' || continuing === null) throw new PolicyConfigError('continuing', continuing, 'must be { attempts, error, deadlineAt }');
+  if (typeof continuing !== 'object' || continuing === null)
+    throw new PolicyConfigError(
+      'continuing',
+      continuing,
+      'must be { attempts, error, deadlineAt }',
+    );
   checkValue(CONTINUATION_RULES.attempts, 'continuing.attempts', continuing.attempts);
   checkValue(CONTINUATION_RULES.deadlineAt, 'continuing.deadlineAt', continuing.deadlineAt);
   const held = continuing.held;
-  if (held !== undefined && !(held instanceof HeldCall)) throw new PolicyConfigError('continuing.held', held, 'must be the HeldCall the carried call was run with (RunOptions.hold)');
+  if (held !== undefined && !(held instanceof HeldCall))
+    throw new PolicyConfigError(
+      'continuing.held',
+      held,
+      'must be the HeldCall the carried call was run with (RunOptions.hold)',
+    );
 }
 
 /** Ready-made policies (DESIGN §3.1), and the single-shot scope. */
@@ -284,7 +364,13 @@ export const Resilience = {
    * `default` plus a 30 s deadline on the whole call, a circuit breaker with the defaults of DESIGN
    * §3.6 and `Classifier.http` (a 404 is an answer, a 503 with `Retry-After` is pushback).
    */
-  http: new Policy(mergeOptions(DEFAULT_OPTIONS, { deadline: 30_000, breaker: Breaker.default, classifier: Classifier.http })),
+  http: new Policy(
+    mergeOptions(DEFAULT_OPTIONS, {
+      deadline: 30_000,
+      breaker: Breaker.default,
+      classifier: Classifier.http,
+    }),
+  ),
   /**
    * Runs `fn` in a single-shot scope (DESIGN §3.9): every policy call made inside it, to any depth
    * and through its awaits, makes one attempt — no retries — for work an outer layer already
@@ -304,7 +390,15 @@ export const Resilience = {
   conservative: new Policy(
     // streakSignificance given: 20 is the shortest run, measured like the default's (a bare
     // consecutiveFailures would be taken literally).
-    mergeOptions(DEFAULT_OPTIONS, { attempts: 2, breaker: Breaker.with({ minimumErrorRate: 0.5, consecutiveFailures: 20, streakSignificance: 1e-8 }), classifier: Classifier.http }),
+    mergeOptions(DEFAULT_OPTIONS, {
+      attempts: 2,
+      breaker: Breaker.with({
+        minimumErrorRate: 0.5,
+        consecutiveFailures: 20,
+        streakSignificance: 1e-8,
+      }),
+      classifier: Classifier.http,
+    }),
   ),
 } as const;
 

@@ -62,6 +62,8 @@ describe('describeValue (the value in every config error)', () => {
   });
 
   it('is what a PolicyConfigError message shows', () => {
-    expect(new PolicyConfigError('budget.fraction', 1n, 'must be a number in [0, 1]').message).toBe('budget.fraction: 1n is invalid: must be a number in [0, 1]');
+    expect(new PolicyConfigError('budget.fraction', 1n, 'must be a number in [0, 1]').message).toBe(
+      'budget.fraction: 1n is invalid: must be a number in [0, 1]',
+    );
   });
 });

@@ -41,7 +41,8 @@ function describe(value: unknown, depth: number, seen: Set<object>): string {
   const object = value as object;
   if (seen.has(object)) return '[Circular]';
   if (Array.isArray(object)) return inside(object, seen, () => list(object, depth, seen));
-  if (object instanceof Date) return `Date(${Number.isNaN(object.getTime()) ? 'invalid' : object.toISOString()})`;
+  if (object instanceof Date)
+    return `Date(${Number.isNaN(object.getTime()) ? 'invalid' : object.toISOString()})`;
   if (object instanceof RegExp) return `RegExp(${String(object)})`;
   if (object instanceof Map) return `Map(${object.size})`;
   if (object instanceof Set) return `Set(${object.size})`;
@@ -68,7 +69,9 @@ function list(items: readonly unknown[], depth: number, seen: Set<object>): stri
 function fields(object: object, depth: number, seen: Set<object>): string {
   if (depth >= MAXIMUM_DEPTH) return '{…}';
   const keys = Object.keys(object);
-  const shown = keys.slice(0, MAXIMUM_ENTRIES).map((key) => `${JSON.stringify(key)}:${field(object, key, depth, seen)}`);
+  const shown = keys
+    .slice(0, MAXIMUM_ENTRIES)
+    .map((key) => `${JSON.stringify(key)}:${field(object, key, depth, seen)}`);
   if (keys.length > MAXIMUM_ENTRIES) shown.push('…');
   return `{${shown.join(',')}}`;
 }
@@ -91,7 +94,9 @@ function kindOf(object: object): string {
   const name = (proto as { constructor?: { name?: unknown } }).constructor?.name;
   if (typeof name === 'string' && name !== '' && name !== 'Object') return `${name} `;
   const inherited = Object.keys(proto as object);
-  return inherited.length > 0 ? `[inheriting ${inherited.slice(0, MAXIMUM_ENTRIES).join(', ')}] ` : '[object with a prototype] ';
+  return inherited.length > 0
+    ? `[inheriting ${inherited.slice(0, MAXIMUM_ENTRIES).join(', ')}] `
+    : '[object with a prototype] ';
 }
 
 /**
@@ -99,5 +104,10 @@ function kindOf(object: object): string {
  * `vm.runInNewContext`, iframes), which plain objects and JSON values have.
  */
 export function isRootPrototype(proto: object): boolean {
-  return proto === Object.prototype || (Object.getPrototypeOf(proto) === null && Object.hasOwn(proto, 'hasOwnProperty') && Object.hasOwn(proto, 'isPrototypeOf'));
+  return (
+    proto === Object.prototype ||
+    (Object.getPrototypeOf(proto) === null &&
+      Object.hasOwn(proto, 'hasOwnProperty') &&
+      Object.hasOwn(proto, 'isPrototypeOf'))
+  );
 }

@@ -23,7 +23,10 @@ export const ATTEMPTS_RULE = numberRule(
 
 /** A delay, ms: 0 means "at once" (backoff delays and caps, simulated latencies). */
 /** `restarts`: how often a checkpointed stream may be re-opened after mid-stream failures. */
-export const RESTARTS_RULE = numberRule(`must be an integer in [0, ${MAXIMUM_ATTEMPTS}] (restarts of a checkpointed stream)`, (v) => Number.isInteger(v) && v >= 0 && v <= MAXIMUM_ATTEMPTS);
+export const RESTARTS_RULE = numberRule(
+  `must be an integer in [0, ${MAXIMUM_ATTEMPTS}] (restarts of a checkpointed stream)`,
+  (v) => Number.isInteger(v) && v >= 0 && v <= MAXIMUM_ATTEMPTS,
+);
 
 export const DELAY_RULE = numberRule('must be a finite duration in ms >= 0', (v) => v >= 0);
 
@@ -37,7 +40,10 @@ export const BOUND_RULE = numberRule('must be a finite duration in ms > 0', (v) 
  * A policy's `deadline` or `attemptTimeout`, ms: > 0, `Infinity` meaning no bound (as cockatiel and
  * Polly users write it; leaving it out, or `undefined` in `with()`, says the same). 0 and NaN are refused.
  */
-export const CALL_BOUND_RULE: ValueRule<number> = valueRule('must be a duration in ms > 0 (Infinity, or leaving it out, for no bound)', (v) => typeof v === 'number' && v > 0);
+export const CALL_BOUND_RULE: ValueRule<number> = valueRule(
+  'must be a duration in ms > 0 (Infinity, or leaving it out, for no bound)',
+  (v) => typeof v === 'number' && v > 0,
+);
 
 /**
  * A window or a wait that may have no end, ms, `Infinity` meaning for ever: a logging listener's
@@ -45,10 +51,16 @@ export const CALL_BOUND_RULE: ValueRule<number> = valueRule('must be a duration 
  * ambient deadline. NaN and negatives are refused. Where `Infinity` would mean that nothing ever
  * happens (a debounce, a backoff delay) the value takes {@link DELAY_RULE} instead.
  */
-export const SPAN_RULE: ValueRule<number> = valueRule('must be a duration in ms >= 0 (or Infinity)', (v) => typeof v === 'number' && v >= 0);
+export const SPAN_RULE: ValueRule<number> = valueRule(
+  'must be a duration in ms >= 0 (or Infinity)',
+  (v) => typeof v === 'number' && v >= 0,
+);
 
 /** A positive window that may have no end, ms (`Infinity`: never), e.g. a period between progress reports. */
-export const POSITIVE_SPAN_RULE: ValueRule<number> = valueRule('must be a duration in ms > 0 (or Infinity)', (v) => typeof v === 'number' && v > 0);
+export const POSITIVE_SPAN_RULE: ValueRule<number> = valueRule(
+  'must be a duration in ms > 0 (or Infinity)',
+  (v) => typeof v === 'number' && v > 0,
+);
 
 /**
  * `continuing` of `policy.run` / `tryRun` (a call carried on after its accepted value broke,
@@ -56,7 +68,10 @@ export const POSITIVE_SPAN_RULE: ValueRule<number> = valueRule('must be a durati
  */
 export const CONTINUATION_RULES = {
   attempts: integerRule(1, Number.MAX_SAFE_INTEGER, 'the attempts the call already made'),
-  deadlineAt: valueRule<number>('must be a clock reading in ms, or Infinity for no deadline', (v) => typeof v === 'number' && !Number.isNaN(v)),
+  deadlineAt: valueRule<number>(
+    'must be a clock reading in ms, or Infinity for no deadline',
+    (v) => typeof v === 'number' && !Number.isNaN(v),
+  ),
 } as const;
 
 /** The jitter names config and `Backoff.exponential({ jitter })` and breaker settings accept (DESIGN §3.4, §3.6). */
@@ -69,16 +84,28 @@ export const JITTER_NAME_RULE = oneOfRule(JITTER_NAMES);
 export const MULTIPLIER_RULE = numberRule('must be a finite number >= 1', (v) => v >= 1);
 
 /** A switch. */
-export const BOOLEAN_RULE: ValueRule<boolean> = valueRule('must be true or false', (v) => typeof v === 'boolean');
+export const BOOLEAN_RULE: ValueRule<boolean> = valueRule(
+  'must be true or false',
+  (v) => typeof v === 'boolean',
+);
 
 /** A callback. */
-export const FUNCTION_RULE: ValueRule<(...args: never[]) => unknown> = valueRule('must be a function', (v) => typeof v === 'function');
+export const FUNCTION_RULE: ValueRule<(...args: never[]) => unknown> = valueRule(
+  'must be a function',
+  (v) => typeof v === 'function',
+);
 
 /** The jitter source. */
-export const RANDOM_RULE: ValueRule<() => number> = valueRule('must be a function returning a number in [0, 1)', (v) => typeof v === 'function');
+export const RANDOM_RULE: ValueRule<() => number> = valueRule(
+  'must be a function returning a number in [0, 1)',
+  (v) => typeof v === 'function',
+);
 
 /** An HTTP status code, as a classifier reads it from an answer or an error and config lists it (RFC 9110 §15: 100-599). */
-export const HTTP_STATUS_RULE: ValueRule<number> = { rule: 'must be an integer in [100, 599]', accepts: isHttpStatus };
+export const HTTP_STATUS_RULE: ValueRule<number> = {
+  rule: 'must be an integer in [100, 599]',
+  accepts: isHttpStatus,
+};
 
 /**
  * The test of {@link HTTP_STATUS_RULE} as a plain function: `Classifier.http` runs it on every
@@ -121,8 +148,14 @@ export const BUCKET_RULES = {
 
 /** Sliding-window retry-budget options (DESIGN §3.5). */
 export const WINDOW_RULES = {
-  retryRatio: numberRule('must be a number in [0, 1] (retries per logical call)', (v) => v >= 0 && v <= 1),
-  samplingDuration: numberRule('must be a duration in ms from 1000 (1 s) to 86400000 (1 day)', (v) => v >= 1000 && v <= 86_400_000),
+  retryRatio: numberRule(
+    'must be a number in [0, 1] (retries per logical call)',
+    (v) => v >= 0 && v <= 1,
+  ),
+  samplingDuration: numberRule(
+    'must be a duration in ms from 1000 (1 s) to 86400000 (1 day)',
+    (v) => v >= 1000 && v <= 86_400_000,
+  ),
   minimumThroughput: integerRule(1, Number.MAX_SAFE_INTEGER, 'logical calls in the window'),
 } as const;
 
@@ -138,7 +171,10 @@ export const MAXIMUM_SCOPE_KEYS = 1_000_000;
  * interceptor).
  */
 export function keyBoundRule(what: string): ValueRule<number> {
-  return numberRule(`must be an integer >= 1 (the most ${what}), at most ${MAXIMUM_SCOPE_KEYS}`, (v) => Number.isInteger(v) && v >= 1 && v <= MAXIMUM_SCOPE_KEYS);
+  return numberRule(
+    `must be an integer >= 1 (the most ${what}), at most ${MAXIMUM_SCOPE_KEYS}`,
+    (v) => Number.isInteger(v) && v >= 1 && v <= MAXIMUM_SCOPE_KEYS,
+  );
 }
 
 /** `maximumKeys` of a scope. */
@@ -158,15 +194,24 @@ const WINDOW_RULE = numberRule('must be a finite duration in ms >= 1000', (v) =>
  */
 export const BREAKER_RULES = {
   consecutiveFailures: integerRule(0, Number.MAX_SAFE_INTEGER, ''),
-  streakSignificance: numberRule('must be a number in (0, 1], e.g. 1e-8 (1: a run of consecutiveFailures trips at any error rate)', (v) => v > 0 && v <= 1),
+  streakSignificance: numberRule(
+    'must be a number in (0, 1], e.g. 1e-8 (1: a run of consecutiveFailures trips at any error rate)',
+    (v) => v > 0 && v <= 1,
+  ),
   failureRateFloor: numberRule('must be a number in [0, 1) (0 = no floor)', (v) => v >= 0 && v < 1),
   recentOutcomes: integerRule(1, 10_000, ''),
-  errorRateMultiple: numberRule('must be a finite number >= 1, or 0 to turn the relative trip off', (v) => v === 0 || v >= 1),
+  errorRateMultiple: numberRule(
+    'must be a finite number >= 1, or 0 to turn the relative trip off',
+    (v) => v === 0 || v >= 1,
+  ),
   minimumErrorRate: FRACTION_RULE,
   minimumFailures: integerRule(1, Number.MAX_SAFE_INTEGER, ''),
   minimumThroughput: integerRule(1, Number.MAX_SAFE_INTEGER, ''),
   errorBaselineSamples: integerRule(1, Number.MAX_SAFE_INTEGER, ''),
-  slowCallMultiple: numberRule('must be a finite number > 1, or 0 to turn the slow-call trip off', (v) => v === 0 || v > 1),
+  slowCallMultiple: numberRule(
+    'must be a finite number > 1, or 0 to turn the slow-call trip off',
+    (v) => v === 0 || v > 1,
+  ),
   slowCallRatio: numberRule('must be a number in (0, 1]', (v) => v > 0 && v <= 1),
   latencyBaselineSamples: integerRule(1, Number.MAX_SAFE_INTEGER, ''),
   tripWindow: WINDOW_RULE,
@@ -181,7 +226,13 @@ export const BREAKER_RULES = {
 } as const satisfies Record<string, ValueRule | null>;
 
 /** The breaker settings that are durations (config may write them as `"15s"`). */
-export const BREAKER_DURATION_KEYS = ['breakDuration', 'maximumBreak', 'tripWindow', 'baselineWindow', 'probeTimeout'] as const;
+export const BREAKER_DURATION_KEYS = [
+  'breakDuration',
+  'maximumBreak',
+  'tripWindow',
+  'baselineWindow',
+  'probeTimeout',
+] as const;
 
 /** The opt-in Recovering state's parameters (DESIGN §3.6). */
 export const RECOVERY_RULES = {

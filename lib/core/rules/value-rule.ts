@@ -16,18 +16,27 @@ export interface ValueRule<T = unknown> {
 
 /** A rule from its words and its test. */
 export function valueRule<T>(rule: string, test: (value: unknown) => boolean): ValueRule<T> {
-  return { rule, accepts: (value): value is T => value !== undefined && value !== null && test(value) };
+  return {
+    rule,
+    accepts: (value): value is T => value !== undefined && value !== null && test(value),
+  };
 }
 
 /** An integer in [min, max]. The words say `>= min` alone when `max` is unbounded. */
 export function integerRule(min: number, max: number, meaning: string): ValueRule<number> {
   const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `in [${min}, ${max}]`;
-  return valueRule(`must be an integer ${range}${meaning ? ` (${meaning})` : ''}`, (v) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max);
+  return valueRule(
+    `must be an integer ${range}${meaning ? ` (${meaning})` : ''}`,
+    (v) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max,
+  );
 }
 
 /** An integer >= `min`, or `Infinity` for no bound (a capacity, a queue, a listing limit). */
 export function unboundedIntegerRule(min: number): ValueRule<number> {
-  return valueRule(`must be an integer >= ${min} (or Infinity)`, (v) => typeof v === 'number' && (v === Infinity || (Number.isInteger(v) && v >= min)));
+  return valueRule(
+    `must be an integer >= ${min} (or Infinity)`,
+    (v) => typeof v === 'number' && (v === Infinity || (Number.isInteger(v) && v >= min)),
+  );
 }
 
 /** A finite number passing `test`, with the words given. */
@@ -36,7 +45,13 @@ export function numberRule(rule: string, test: (value: number) => boolean): Valu
 }
 
 /** One of a few strings. */
-export function oneOfRule<T extends string>(names: readonly T[], rule = `must be ${names.map((n) => `'${n}'`).join(', ').replace(/, ([^,]*)$/, ' or $1')}`): ValueRule<T> {
+export function oneOfRule<T extends string>(
+  names: readonly T[],
+  rule = `must be ${names
+    .map((n) => `'${n}'`)
+    .join(', ')
+    .replace(/, ([^,]*)$/, ' or $1')}`,
+): ValueRule<T> {
   return valueRule(rule, (v) => typeof v === 'string' && (names as readonly string[]).includes(v));
 }
 
@@ -70,7 +85,8 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 /** The rule words for a section that is not a plain object. */
-export const PLAIN_OBJECT_RULE = 'must be a plain object (an object literal or a JSON/YAML mapping; not an array, Map, Date, RegExp, class instance or an object inheriting properties)';
+export const PLAIN_OBJECT_RULE =
+  'must be a plain object (an object literal or a JSON/YAML mapping; not an array, Map, Date, RegExp, class instance or an object inheriting properties)';
 
 /**
  * The rule words for a value given where a section (a plain object) or one of a few other forms was
@@ -104,21 +120,36 @@ export const NAME_RULE: ValueRule<string> = valueRule(
  * @param path the path of the object (`breaker`, `policies.payments.breaker`); `''` for the root
  * @param what what the keys are, for the unknown-key rule (`breaker setting`)
  */
-export function optionProblems(value: unknown, rules: Readonly<Record<string, ValueRule | null>>, path: string, what: string): PolicyConfigError[] {
-  if (!isPlainObject(value)) return [new PolicyConfigError(path || 'options', value, PLAIN_OBJECT_RULE)];
+export function optionProblems(
+  value: unknown,
+  rules: Readonly<Record<string, ValueRule | null>>,
+  path: string,
+  what: string,
+): PolicyConfigError[] {
+  if (!isPlainObject(value))
+    return [new PolicyConfigError(path || 'options', value, PLAIN_OBJECT_RULE)];
   const problems: PolicyConfigError[] = [];
   const known = Object.keys(rules);
   for (const key of Object.keys(value)) {
     const at = path ? `${path}.${key}` : key;
     const rule = Object.hasOwn(rules, key) ? rules[key] : undefined;
-    if (rule === undefined) problems.push(new PolicyConfigError(at, value[key], `is not a known ${what} (${known.join(', ')})`));
-    else if (rule !== null && value[key] !== undefined && !rule.accepts(value[key])) problems.push(new PolicyConfigError(at, value[key], rule.rule));
+    if (rule === undefined)
+      problems.push(
+        new PolicyConfigError(at, value[key], `is not a known ${what} (${known.join(', ')})`),
+      );
+    else if (rule !== null && value[key] !== undefined && !rule.accepts(value[key]))
+      problems.push(new PolicyConfigError(at, value[key], rule.rule));
   }
   return problems;
 }
 
 /** {@link optionProblems}, throwing the first. @throws PolicyConfigError */
-export function checkOptions(value: unknown, rules: Readonly<Record<string, ValueRule | null>>, path: string, what: string): Record<string, unknown> {
+export function checkOptions(
+  value: unknown,
+  rules: Readonly<Record<string, ValueRule | null>>,
+  path: string,
+  what: string,
+): Record<string, unknown> {
   const problems = optionProblems(value, rules, path, what);
   if (problems.length > 0) throw problems[0];
   return value as Record<string, unknown>;

@@ -35,7 +35,11 @@ describe('Drain', () => {
     expect(policy.bucket()!.level).toBe(9);
     drain.start();
     const result = await call;
-    expect([result.reason, result.attempts.length, (result.error as Error).message]).toEqual(['draining', 1, 'down']);
+    expect([result.reason, result.attempts.length, (result.error as Error).message]).toEqual([
+      'draining',
+      1,
+      'down',
+    ]);
     expect(events).toEqual(['attempt', 'retrying', 'draining', 'failed:draining']);
     expect(clock.pending).toBe(0);
     expect(policy.bucket()!.level).toBe(10);
@@ -48,12 +52,20 @@ describe('Drain', () => {
     const failed = await policy.tryRun(down);
     expect([failed.reason, failed.attempts.length]).toEqual(['draining', 1]);
     expect(await policy.run(() => 'ok')).toBe('ok');
-    expect(events).toEqual(['attempt', 'draining', 'failed:draining', 'attempt', 'succeeded:succeeded']);
+    expect(events).toEqual([
+      'attempt',
+      'draining',
+      'failed:draining',
+      'attempt',
+      'succeeded:succeeded',
+    ]);
   });
 
   it('a guarded pause ends at once: with the failure after an attempt, with the refusal before any', async () => {
     const { clock, drain, policy } = setup();
-    const guarded = policy.with({ breaker: Breaker.with({ consecutiveFailures: 1, breakDuration: 60_000, jitter: 'none' }) });
+    const guarded = policy.with({
+      breaker: Breaker.with({ consecutiveFailures: 1, breakDuration: 60_000, jitter: 'none' }),
+    });
     // The first attempt trips the breaker: the retry is refused, the call waits in the guarded pause.
     const afterFailure = guarded.tryRun(down);
     await clock.advance(0);
@@ -62,8 +74,16 @@ describe('Drain', () => {
     expect(clock.pending).toBe(2);
     drain.start();
     const [failure, refusal] = await Promise.all([afterFailure, beforeAny]);
-    expect([failure.reason, failure.attempts.length, (failure.error as Error).message]).toEqual(['draining', 1, 'down']);
-    expect([refusal.reason, refusal.attempts.length, (refusal.error as CallRejectedError).reason]).toEqual(['dependencyUnavailable', 0, 'DependencyUnavailable']);
+    expect([failure.reason, failure.attempts.length, (failure.error as Error).message]).toEqual([
+      'draining',
+      1,
+      'down',
+    ]);
+    expect([
+      refusal.reason,
+      refusal.attempts.length,
+      (refusal.error as CallRejectedError).reason,
+    ]).toEqual(['dependencyUnavailable', 0, 'DependencyUnavailable']);
     expect(clock.now()).toBe(0);
     expect(clock.pending).toBe(0);
   });

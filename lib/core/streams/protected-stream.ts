@@ -43,7 +43,9 @@ export class ProtectedStream<T> implements AsyncIterableIterator<T> {
   private ended = false;
   private pulling = false;
   private timer: TimerHandle | undefined = undefined;
-  private pending: { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | undefined = undefined;
+  private pending:
+    { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | undefined =
+    undefined;
   private link: AbortSubscription | undefined = undefined;
 
   /**
@@ -55,7 +57,8 @@ export class ProtectedStream<T> implements AsyncIterableIterator<T> {
     this.segment = segment;
     this.first = segment.first;
     const signal = segment.signal;
-    if (signal !== undefined && !segment.first.done) this.link = subscribeAbort(signal, () => this.stop(signal.reason, signal.reason));
+    if (signal !== undefined && !segment.first.done)
+      this.link = subscribeAbort(signal, () => this.stop(signal.reason, signal.reason));
     if (segment.first.done === true) this.finish();
   }
 
@@ -86,7 +89,12 @@ export class ProtectedStream<T> implements AsyncIterableIterator<T> {
       return Promise.resolve(first);
     }
     if (this.ended) return Promise.resolve(DONE);
-    if (this.pulling) return Promise.reject(new TypeError('ProtectedStream: next() called while a pull is pending; iterate it once, with for await'));
+    if (this.pulling)
+      return Promise.reject(
+        new TypeError(
+          'ProtectedStream: next() called while a pull is pending; iterate it once, with for await',
+        ),
+      );
     this.pulling = true;
     return new Promise<IteratorResult<T>>((resolve, reject) => {
       this.pending = { resolve, reject };
@@ -107,7 +115,11 @@ export class ProtectedStream<T> implements AsyncIterableIterator<T> {
 
   /** Stops the stream: the source ends, the accepted attempt's signal aborts; resolves done. */
   return(): Promise<IteratorResult<T>> {
-    if (!this.ended) this.stop(new DOMException('the stream was stopped by its consumer', 'AbortError'), undefined);
+    if (!this.ended)
+      this.stop(
+        new DOMException('the stream was stopped by its consumer', 'AbortError'),
+        undefined,
+      );
     return Promise.resolve(DONE);
   }
 

@@ -25,7 +25,12 @@ export interface StreamCall {
  */
 export function checkStreamable(options: object): void {
   const hedge = (options as { hedge?: unknown }).hedge;
-  if (hedge !== undefined) throw new PolicyConfigError('hedge', hedge, 'a hedged policy cannot run a stream (the work returned an AsyncIterable or Observable); use a policy without hedge for it');
+  if (hedge !== undefined)
+    throw new PolicyConfigError(
+      'hedge',
+      hedge,
+      'a hedged policy cannot run a stream (the work returned an AsyncIterable or Observable); use a policy without hedge for it',
+    );
 }
 
 /**
@@ -35,7 +40,11 @@ export function checkStreamable(options: object): void {
  * error. When the attempt is aborted first (its bound, the deadline, the caller), the source is ended
  * (`return()`, a Node stream destroyed) and the promise rejects with the abort's reason.
  */
-export function streamHead<T>(call: StreamCall, context: StreamAttempt, source: StreamSource<T>): Promise<ProtectedStream<T>> {
+export function streamHead<T>(
+  call: StreamCall,
+  context: StreamAttempt,
+  source: StreamSource<T>,
+): Promise<ProtectedStream<T>> {
   let iterator: AsyncIterator<T>;
   try {
     iterator = iteratorOf(source);
@@ -80,7 +89,18 @@ export function streamHead<T>(call: StreamCall, context: StreamAttempt, source: 
       (result) => {
         if (!done()) return;
         const { clock, attemptTimeout } = call.options;
-        resolve(new ProtectedStream({ source, iterator, context, first: result, attempts: call.attempts, clock, gap: attemptTimeout, signal: call.signal }));
+        resolve(
+          new ProtectedStream({
+            source,
+            iterator,
+            context,
+            first: result,
+            attempts: call.attempts,
+            clock,
+            gap: attemptTimeout,
+            signal: call.signal,
+          }),
+        );
       },
       (error: unknown) => {
         if (done()) reject(error);

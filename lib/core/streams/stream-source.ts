@@ -6,7 +6,11 @@
 /** A minimal Observable as interop libraries shape it (rxjs, zen-observable). */
 export interface ObservableLike<T> {
   /** Starts delivering to `observer`; the returned subscription's `unsubscribe()` stops it. */
-  subscribe(observer: { next: (value: T) => void; error: (error: unknown) => void; complete: () => void }): { unsubscribe(): void };
+  subscribe(observer: {
+    next: (value: T) => void;
+    error: (error: unknown) => void;
+    complete: () => void;
+  }): { unsubscribe(): void };
 }
 
 /** What the stream layer uses of the attempt that opened a stream (the executor's attempt context). */
@@ -27,20 +31,27 @@ export type StreamSource<T> = AsyncIterable<T> | ObservableLike<T>;
 /** Marks this library's own protected streams, so a stream run inside another's work is a plain value there. */
 export const PROTECTED: unique symbol = Symbol('nresilience.protectedStream');
 
-const OBSERVABLE_KEY: symbol | string = (Symbol as { observable?: symbol }).observable ?? '@@observable';
+const OBSERVABLE_KEY: symbol | string =
+  (Symbol as { observable?: symbol }).observable ?? '@@observable';
 
 /** Whether `value` is a stream the executor protects: an AsyncIterable or an Observable, not already protected. */
 export function isStreamSource(value: unknown): value is StreamSource<unknown> {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<PropertyKey, unknown>;
   if (v[PROTECTED] === true) return false;
-  return typeof v[Symbol.asyncIterator] === 'function' || (typeof v.subscribe === 'function' && (typeof v[OBSERVABLE_KEY] === 'function' || typeof v['@@observable'] === 'function'));
+  return (
+    typeof v[Symbol.asyncIterator] === 'function' ||
+    (typeof v.subscribe === 'function' &&
+      (typeof v[OBSERVABLE_KEY] === 'function' || typeof v['@@observable'] === 'function'))
+  );
 }
 
 /** The iterator to pull `source` through. */
 export function iteratorOf<T>(source: StreamSource<T>): AsyncIterator<T> {
   const iterable = source as Partial<AsyncIterable<T>>;
-  return typeof iterable[Symbol.asyncIterator] === 'function' ? iterable[Symbol.asyncIterator]!() : new ObservableIterator(source as ObservableLike<T>);
+  return typeof iterable[Symbol.asyncIterator] === 'function'
+    ? iterable[Symbol.asyncIterator]!()
+    : new ObservableIterator(source as ObservableLike<T>);
 }
 
 /**
@@ -48,7 +59,11 @@ export function iteratorOf<T>(source: StreamSource<T>): AsyncIterator<T> {
  * pull still pending, as the language does it) and, for a Node stream whose pull is still pending,
  * `destroy()`, which ends that pull at once. Rejections of either are observed, never unhandled.
  */
-export function closeSource(source: StreamSource<unknown>, iterator: AsyncIterator<unknown>, pulling: boolean): void {
+export function closeSource(
+  source: StreamSource<unknown>,
+  iterator: AsyncIterator<unknown>,
+  pulling: boolean,
+): void {
   try {
     const returned = iterator.return?.();
     if (returned !== undefined) Promise.resolve(returned).catch(ignore);
@@ -73,7 +88,9 @@ function ignore(): void {}
  */
 class ObservableIterator<T> implements AsyncIterator<T> {
   private readonly queue: T[] = [];
-  private waiting: { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | undefined = undefined;
+  private waiting:
+    { resolve: (result: IteratorResult<T>) => void; reject: (error: unknown) => void } | undefined =
+    undefined;
   private subscription: { unsubscribe(): void } | undefined = undefined;
   private ended = false;
   private failed = false;

@@ -152,6 +152,8 @@ describe('FakeClock', () => {
   });
 
   it('rejects a negative advance', async () => {
-    await expect(new FakeClock().advance(-1)).rejects.toThrow('FakeClock.advance: ms must be a finite duration in ms >= 0, got -1');
+    await expect(new FakeClock().advance(-1)).rejects.toThrow(
+      'FakeClock.advance: ms must be a finite duration in ms >= 0, got -1',
+    );
   });
 });

@@ -47,7 +47,8 @@ const nodeTimers: TimerPrimitives = {
     return handle;
   },
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-  hold: (handle, keepAlive) => void (keepAlive ? (handle as NodeJS.Timeout).ref() : (handle as NodeJS.Timeout).unref()),
+  hold: (handle, keepAlive) =>
+    void (keepAlive ? (handle as NodeJS.Timeout).ref() : (handle as NodeJS.Timeout).unref()),
 };
 
 /**
@@ -80,8 +81,13 @@ export class SystemClock implements Clock {
   }
 
   setTimer(delay: number, callback: () => void, keepAlive = false, now?: number): TimerHandle {
-    const entry = this.heap.add((now ?? this.primitives.now()) + (delay > 0 ? delay : 0), callback, keepAlive);
-    if (keepAlive && this.held++ === 0 && this.armed !== undefined) this.primitives.hold(this.armed, true);
+    const entry = this.heap.add(
+      (now ?? this.primitives.now()) + (delay > 0 ? delay : 0),
+      callback,
+      keepAlive,
+    );
+    if (keepAlive && this.held++ === 0 && this.armed !== undefined)
+      this.primitives.hold(this.armed, true);
     if (entry.due < this.armedDue) this.arm();
     return entry;
   }
@@ -94,7 +100,8 @@ export class SystemClock implements Clock {
   }
 
   private released(entry: TimerEntry): void {
-    if (entry.keepAlive && --this.held === 0 && this.armed !== undefined) this.primitives.hold(this.armed, false);
+    if (entry.keepAlive && --this.held === 0 && this.armed !== undefined)
+      this.primitives.hold(this.armed, false);
   }
 
   private arm(): void {

@@ -19,10 +19,15 @@ export class FakeClock extends ManualClock {
    */
   async advance(ms: number): Promise<void> {
     // A RangeError, not a PolicyConfigError: a test's mistake in driving the clock, not an option.
-    if (!DELAY_RULE.accepts(ms)) throw new RangeError(`FakeClock.advance: ms ${DELAY_RULE.rule}, got ${String(ms)}`);
+    if (!DELAY_RULE.accepts(ms))
+      throw new RangeError(`FakeClock.advance: ms ${DELAY_RULE.rule}, got ${String(ms)}`);
     const target = this.current + ms;
     await settle();
-    for (let next = this.heap.takeDue(target); next !== undefined; next = this.heap.takeDue(target)) {
+    for (
+      let next = this.heap.takeDue(target);
+      next !== undefined;
+      next = this.heap.takeDue(target)
+    ) {
       this.current = Math.max(this.current, next.due);
       next.callback();
       await settle();
@@ -39,7 +44,9 @@ export class FakeClock extends ManualClock {
       if (next === undefined) return;
       await this.advance(Math.max(0, next.due - this.current));
     }
-    throw new Error(`FakeClock.runAll: still ${this.pending} timers pending after ${limit} firings`);
+    throw new Error(
+      `FakeClock.runAll: still ${this.pending} timers pending after ${limit} firings`,
+    );
   }
 }
 

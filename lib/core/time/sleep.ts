@@ -16,10 +16,16 @@ import type { Clock } from './clock.js';
  * @param drain optional shutdown switch that cuts the wait short
  * @returns `true` when the drain cut the wait short, else `false`
  */
-export function sleep(clock: Clock, ms: number, signal?: AbortSignal, drain?: Drain): Promise<boolean> {
+export function sleep(
+  clock: Clock,
+  ms: number,
+  signal?: AbortSignal,
+  drain?: Drain,
+): Promise<boolean> {
   if (!(ms > 0)) return Promise.resolve(false);
   if (drain?.draining) return Promise.resolve(true);
-  if (signal === undefined && drain === undefined) return new Promise((resolve) => void clock.setTimer(ms, () => resolve(false), true));
+  if (signal === undefined && drain === undefined)
+    return new Promise((resolve) => void clock.setTimer(ms, () => resolve(false), true));
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     let subscription: AbortSubscription | undefined;

@@ -13,7 +13,8 @@ describe('TimerHeap', () => {
     expect(heap.remove(b)).toBe(true);
     expect(heap.remove(b)).toBe(false);
     expect(heap.takeDue(5)).toBeUndefined();
-    for (let entry = heap.takeDue(35); entry !== undefined; entry = heap.takeDue(35)) entry.callback();
+    for (let entry = heap.takeDue(35); entry !== undefined; entry = heap.takeDue(35))
+      entry.callback();
     expect(order).toEqual(['a1', 'a2', 'c']);
     expect([heap.size, heap.peek()!.due]).toEqual([1, 40]);
   });
@@ -21,11 +22,14 @@ describe('TimerHeap', () => {
   it('keeps order under many random inserts and removals', () => {
     const heap = new TimerHeap();
     let seed = 7;
-    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-    const entries = Array.from({ length: 500 }, () => heap.add(Math.floor(next() * 1000), () => undefined));
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const entries = Array.from({ length: 500 }, () =>
+      heap.add(Math.floor(next() * 1000), () => undefined),
+    );
     for (const entry of entries.filter((_, i) => i % 3 === 0)) heap.remove(entry);
     const dues: number[] = [];
-    for (let entry = heap.takeDue(Infinity); entry !== undefined; entry = heap.takeDue(Infinity)) dues.push(entry.due);
+    for (let entry = heap.takeDue(Infinity); entry !== undefined; entry = heap.takeDue(Infinity))
+      dues.push(entry.due);
     expect(dues).toHaveLength(333);
     expect(dues).toEqual([...dues].sort((x, y) => x - y));
   });

@@ -14,7 +14,9 @@ tester.run('attempt-signal-passed', attemptSignalPassed, {
   invalid: [
     {
       code: `class Payments { @Resilient('p') async charge(id: string, @AttemptSignal() signal?: AbortSignal): Promise<void> { await fetch(url + id); } }`,
-      errors: [{ messageId: 'unused', data: { name: 'signal', method: 'Payments.charge' }, line: 1 }],
+      errors: [
+        { messageId: 'unused', data: { name: 'signal', method: 'Payments.charge' }, line: 1 },
+      ],
     },
     {
       // Writing to the parameter is not passing it on.

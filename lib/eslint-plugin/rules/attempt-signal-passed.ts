@@ -5,7 +5,8 @@ import { defineRule } from '../rule.js';
 /** The identifier a parameter binds (`signal`, `signal?: AbortSignal`, `signal = undefined`). */
 function boundIdentifier(parameter: TSESTree.Parameter): TSESTree.Identifier | undefined {
   if (parameter.type === 'Identifier') return parameter;
-  if (parameter.type === 'AssignmentPattern' && parameter.left.type === 'Identifier') return parameter.left;
+  if (parameter.type === 'AssignmentPattern' && parameter.left.type === 'Identifier')
+    return parameter.left;
   return undefined;
 }
 
@@ -28,13 +29,25 @@ export const attemptSignalPassed = defineRule<'unused', []>({
     return {
       MethodDefinition(method) {
         for (const parameter of method.value.params) {
-          if (parameter.type === 'TSParameterProperty' || findDecorator(parameter.decorators, 'AttemptSignal') === undefined) continue;
+          if (
+            parameter.type === 'TSParameterProperty' ||
+            findDecorator(parameter.decorators, 'AttemptSignal') === undefined
+          )
+            continue;
           const identifier = boundIdentifier(parameter);
           if (identifier === undefined) continue;
-          const variable = context.sourceCode.getDeclaredVariables(method.value).find((v) => v.name === identifier.name);
-          const read = variable?.references.some((reference) => reference.isRead() && reference.identifier !== identifier);
+          const variable = context.sourceCode
+            .getDeclaredVariables(method.value)
+            .find((v) => v.name === identifier.name);
+          const read = variable?.references.some(
+            (reference) => reference.isRead() && reference.identifier !== identifier,
+          );
           if (read) continue;
-          context.report({ node: identifier, messageId: 'unused', data: { name: identifier.name, method: methodLabel(method) } });
+          context.report({
+            node: identifier,
+            messageId: 'unused',
+            data: { name: identifier.name, method: methodLabel(method) },
+          });
         }
       },
     };

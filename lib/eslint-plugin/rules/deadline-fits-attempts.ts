@@ -33,40 +33,74 @@ const PRESETS: Record<string, Bounds> = {
 
 function jitterMean(context: Context, node: TSESTree.Node | undefined): number | undefined {
   if (node === undefined) return 0.5;
-  const name = node.type === 'MemberExpression' && isIdentifier(node.object, 'Jitter') ? propertyName(node) : staticValue(context, node);
+  const name =
+    node.type === 'MemberExpression' && isIdentifier(node.object, 'Jitter')
+      ? propertyName(node)
+      : staticValue(context, node);
   return typeof name === 'string' ? JITTER_MEAN[name] : undefined;
 }
 
 /** Exponential settings from `Backoff.exponential({...})` or a config `backoff: {...}` object. */
-function exponential(context: Context, options: TSESTree.ObjectExpression | undefined): Curve | undefined {
-  const read = (name: string): TSESTree.Node | undefined => (options === undefined ? undefined : findProperty(options, name)?.value);
-  const base = read('transientBase') === undefined ? 100 : staticDuration(context, read('transientBase'));
+function exponential(
+  context: Context,
+  options: TSESTree.ObjectExpression | undefined,
+): Curve | undefined {
+  const read = (name: string): TSESTree.Node | undefined =>
+    options === undefined ? undefined : findProperty(options, name)?.value;
+  const base =
+    read('transientBase') === undefined ? 100 : staticDuration(context, read('transientBase'));
   const factorValue = read('factor') === undefined ? 2 : staticValue(context, read('factor'));
-  const maximum = read('maximumDelay') === undefined ? 30_000 : staticDuration(context, read('maximumDelay'));
+  const maximum =
+    read('maximumDelay') === undefined ? 30_000 : staticDuration(context, read('maximumDelay'));
   const mean = jitterMean(context, read('jitter'));
-  if (base === undefined || typeof factorValue !== 'number' || maximum === undefined || mean === undefined) return undefined;
+  if (
+    base === undefined ||
+    typeof factorValue !== 'number' ||
+    maximum === undefined ||
+    mean === undefined
+  )
+    return undefined;
   return { base, factor: factorValue, maximum, jitterMean: mean };
 }
 
 /** The backoff curve a `backoff` value describes, or undefined when it is not statically known. */
 function curveOf(context: Context, node: TSESTree.Node): Curve | undefined {
-  if (node.type === 'MemberExpression' && isIdentifier(node.object, 'Backoff') && propertyName(node) === 'none') return NO_DELAY;
-  if (node.type === 'CallExpression' && node.callee.type === 'MemberExpression' && isIdentifier(node.callee.object, 'Backoff')) {
+  if (
+    node.type === 'MemberExpression' &&
+    isIdentifier(node.object, 'Backoff') &&
+    propertyName(node) === 'none'
+  )
+    return NO_DELAY;
+  if (
+    node.type === 'CallExpression' &&
+    node.callee.type === 'MemberExpression' &&
+    isIdentifier(node.callee.object, 'Backoff')
+  ) {
     const kind = calledMethod(node);
     const argument = node.arguments[0];
-    if (kind === 'exponential') return argument === undefined || argument.type === 'ObjectExpression' ? exponential(context, argument) : undefined;
+    if (kind === 'exponential')
+      return argument === undefined || argument.type === 'ObjectExpression'
+        ? exponential(context, argument)
+        : undefined;
     if (kind === 'constant') {
       const delay = staticDuration(context, argument);
-      return delay === undefined ? undefined : { base: delay, factor: 1, maximum: delay, jitterMean: 1 };
+      return delay === undefined
+        ? undefined
+        : { base: delay, factor: 1, maximum: delay, jitterMean: 1 };
     }
     return undefined;
   }
   if (node.type === 'ObjectExpression') {
-    const type = findProperty(node, 'type') === undefined ? 'exponential' : staticValue(context, findProperty(node, 'type')!.value);
+    const type =
+      findProperty(node, 'type') === undefined
+        ? 'exponential'
+        : staticValue(context, findProperty(node, 'type')!.value);
     if (type === 'none') return NO_DELAY;
     if (type === 'constant') {
       const delay = staticDuration(context, findProperty(node, 'delay')?.value);
-      return delay === undefined ? undefined : { base: delay, factor: 1, maximum: delay, jitterMean: 1 };
+      return delay === undefined
+        ? undefined
+        : { base: delay, factor: 1, maximum: delay, jitterMean: 1 };
     }
     return type === 'exponential' ? exponential(context, node) : undefined;
   }
@@ -74,7 +108,10 @@ function curveOf(context: Context, node: TSESTree.Node): Curve | undefined {
 }
 
 /** The bounds one object literal states (only the keys it has; unknown values make a key unknown). */
-function boundsOf(context: Context, object: TSESTree.ObjectExpression): Bounds & { known: Set<keyof Bounds> } {
+function boundsOf(
+  context: Context,
+  object: TSESTree.ObjectExpression,
+): Bounds & { known: Set<keyof Bounds> } {
   const bounds: Bounds & { known: Set<keyof Bounds> } = { known: new Set() };
   const attempts = findProperty(object, 'attempts');
   if (attempts !== undefined) {
@@ -86,7 +123,10 @@ function boundsOf(context: Context, object: TSESTree.ObjectExpression): Bounds &
     const property = findProperty(object, key);
     if (property === undefined) continue;
     const value = staticValue(context, property.value);
-    bounds[key] = value === null || isIdentifier(property.value, 'undefined') ? null : staticDuration(context, property.value);
+    bounds[key] =
+      value === null || isIdentifier(property.value, 'undefined')
+        ? null
+        : staticDuration(context, property.value);
     bounds.known.add(key);
   }
   const backoff = findProperty(object, 'backoff');
@@ -109,30 +149,58 @@ function meanDelay(curve: Curve, n: number): number {
 }
 
 /** How the object literal is used: as policy options, a Nest policy config, or neither. */
-function roleOf(object: TSESTree.ObjectExpression): { preset?: string; defaults?: TSESTree.ObjectExpression } | undefined {
+function roleOf(
+  object: TSESTree.ObjectExpression,
+): { preset?: string; defaults?: TSESTree.ObjectExpression } | undefined {
   const parent = object.parent;
   // `Resilience.http.with({...})`, `policy.with({...})`
-  if (parent?.type === 'CallExpression' && parent.arguments[0] === object && calledMethod(parent) === 'with') {
+  if (
+    parent?.type === 'CallExpression' &&
+    parent.arguments[0] === object &&
+    calledMethod(parent) === 'with'
+  ) {
     const receiver = (parent.callee as TSESTree.MemberExpression).object;
-    const preset = receiver.type === 'MemberExpression' && isIdentifier(receiver.object, 'Resilience') ? propertyName(receiver) : undefined;
+    const preset =
+      receiver.type === 'MemberExpression' && isIdentifier(receiver.object, 'Resilience')
+        ? propertyName(receiver)
+        : undefined;
     return { preset: preset !== undefined && preset in PRESETS ? preset : undefined };
   }
   // `const options: PolicyOptions = {...}` / `PolicyConfig`
   if (parent?.type === 'VariableDeclarator' && parent.init === object) {
     const type = parent.id.typeAnnotation?.typeAnnotation;
-    if (type?.type === 'TSTypeReference' && type.typeName.type === 'Identifier' && (type.typeName.name === 'PolicyOptions' || type.typeName.name === 'PolicyConfig')) return {};
+    if (
+      type?.type === 'TSTypeReference' &&
+      type.typeName.type === 'Identifier' &&
+      (type.typeName.name === 'PolicyOptions' || type.typeName.name === 'PolicyConfig')
+    )
+      return {};
     return undefined;
   }
   if (parent?.type !== 'Property' || parent.value !== object) return undefined;
   const container = parent.parent;
   // `{ defaults: {...} }` of a Nest config
-  if (keyName(parent.key) === 'defaults' && container?.type === 'ObjectExpression' && findProperty(container, 'policies') !== undefined) return { preset: 'default' };
+  if (
+    keyName(parent.key) === 'defaults' &&
+    container?.type === 'ObjectExpression' &&
+    findProperty(container, 'policies') !== undefined
+  )
+    return { preset: 'default' };
   // `{ policies: { payments: {...} } }`
   const holder = container?.parent;
-  if (container?.type === 'ObjectExpression' && holder?.type === 'Property' && keyName(holder.key) === 'policies' && holder.value === container) {
+  if (
+    container?.type === 'ObjectExpression' &&
+    holder?.type === 'Property' &&
+    keyName(holder.key) === 'policies' &&
+    holder.value === container
+  ) {
     const config = holder.parent;
-    const defaults = config?.type === 'ObjectExpression' ? findProperty(config, 'defaults')?.value : undefined;
-    return { preset: 'default', defaults: defaults?.type === 'ObjectExpression' ? defaults : undefined };
+    const defaults =
+      config?.type === 'ObjectExpression' ? findProperty(config, 'defaults')?.value : undefined;
+    return {
+      preset: 'default',
+      defaults: defaults?.type === 'ObjectExpression' ? defaults : undefined,
+    };
   }
   return undefined;
 }
@@ -147,7 +215,8 @@ function roleOf(object: TSESTree.ObjectExpression): { preset?: string; defaults?
  */
 export const deadlineFitsAttempts = defineRule<'timeoutNotShorter' | 'attemptsCut', []>({
   name: 'deadline-fits-attempts',
-  description: 'A deadline must leave room for the attempts, attempt timeouts and backoff it is given',
+  description:
+    'A deadline must leave room for the attempts, attempt timeouts and backoff it is given',
   messages: {
     timeoutNotShorter:
       'attemptTimeout ({{timeout}} ms) is not shorter than deadline ({{deadline}} ms): a slow first attempt uses the whole call and no retry can follow. ' +
@@ -163,16 +232,30 @@ export const deadlineFitsAttempts = defineRule<'timeoutNotShorter' | 'attemptsCu
         const role = roleOf(object);
         if (role === undefined) return;
         const own = boundsOf(context, object);
-        if (!own.known.has('deadline') && !own.known.has('attemptTimeout') && !own.known.has('attempts')) return;
-        const presetName = findProperty(object, 'preset') === undefined ? role.preset : staticValue(context, findProperty(object, 'preset')!.value);
-        let bounds: Bounds = typeof presetName === 'string' && presetName in PRESETS ? PRESETS[presetName]! : {};
+        if (
+          !own.known.has('deadline') &&
+          !own.known.has('attemptTimeout') &&
+          !own.known.has('attempts')
+        )
+          return;
+        const presetName =
+          findProperty(object, 'preset') === undefined
+            ? role.preset
+            : staticValue(context, findProperty(object, 'preset')!.value);
+        let bounds: Bounds =
+          typeof presetName === 'string' && presetName in PRESETS ? PRESETS[presetName]! : {};
         if (role.defaults !== undefined) bounds = merge(bounds, boundsOf(context, role.defaults));
         bounds = merge(bounds, own);
         const { deadline, attemptTimeout, attempts } = bounds;
         if (typeof deadline !== 'number' || typeof attemptTimeout !== 'number') return;
-        const where = findProperty(object, 'attemptTimeout') ?? findProperty(object, 'deadline') ?? object;
+        const where =
+          findProperty(object, 'attemptTimeout') ?? findProperty(object, 'deadline') ?? object;
         if (attemptTimeout >= deadline) {
-          context.report({ node: where, messageId: 'timeoutNotShorter', data: { timeout: attemptTimeout, deadline } });
+          context.report({
+            node: where,
+            messageId: 'timeoutNotShorter',
+            data: { timeout: attemptTimeout, deadline },
+          });
           return;
         }
         if (attempts === undefined) return;
@@ -191,7 +274,15 @@ export const deadlineFitsAttempts = defineRule<'timeoutNotShorter' | 'attemptsCu
         context.report({
           node: findProperty(object, 'deadline') ?? where,
           messageId: 'attemptsCut',
-          data: { deadline, attempts, retries: attempts - 1, timeout: attemptTimeout, backoff: Math.round(backoff), needed: Math.round(start), fits },
+          data: {
+            deadline,
+            attempts,
+            retries: attempts - 1,
+            timeout: attemptTimeout,
+            backoff: Math.round(backoff),
+            needed: Math.round(start),
+            fits,
+          },
         });
       },
     };

@@ -29,33 +29,92 @@ tester.run('no-per-call-policy', noPerCallPolicy, {
     {
       // Assigned to a member on every call: no guard reads it.
       code: `class S { run() { this.policy = Resilience.default.with({}); return this.policy.run(work); } }`,
-      errors: [{ messageId: 'perCall', data: { what: 'Resilience.default.with(...)', fn: 'S.run', state: 'retry budget, breaker and estimates' } }],
+      errors: [
+        {
+          messageId: 'perCall',
+          data: {
+            what: 'Resilience.default.with(...)',
+            fn: 'S.run',
+            state: 'retry budget, breaker and estimates',
+          },
+        },
+      ],
     },
     {
       // Used directly in the body as well as in a closure: built per call.
       code: `function handle() { const p = Resilience.default.with({}); p.run(work); return () => p.run(work); }`,
-      errors: [{ messageId: 'perCall', data: { what: 'Resilience.default.with(...)', fn: 'handle', state: 'retry budget, breaker and estimates' } }],
+      errors: [
+        {
+          messageId: 'perCall',
+          data: {
+            what: 'Resilience.default.with(...)',
+            fn: 'handle',
+            state: 'retry budget, breaker and estimates',
+          },
+        },
+      ],
     },
     {
       code: `class Checkout { async charge(order: Order) { const policy = Resilience.http.with({ name: 'payments' }); return policy.run(() => pay(order)); } }`,
-      errors: [{ messageId: 'perCall', data: { what: 'Resilience.http.with(...)', fn: 'Checkout.charge', state: 'retry budget, breaker and estimates' } }],
+      errors: [
+        {
+          messageId: 'perCall',
+          data: {
+            what: 'Resilience.http.with(...)',
+            fn: 'Checkout.charge',
+            state: 'retry budget, breaker and estimates',
+          },
+        },
+      ],
     },
     {
       code: `app.get('/x', async (req, res) => { res.send(await Resilience.default.withListener(log).run(work)); });`,
-      errors: [{ messageId: 'perCall', data: { what: 'Resilience.default.withListener(...)', fn: 'this function', state: 'retry budget, breaker and estimates' } }],
+      errors: [
+        {
+          messageId: 'perCall',
+          data: {
+            what: 'Resilience.default.withListener(...)',
+            fn: 'this function',
+            state: 'retry budget, breaker and estimates',
+          },
+        },
+      ],
     },
     {
       code: `function handle(tenant: string) { const scope = new PolicyScope(base, { maximumKeys: 10 }); return scope.for(tenant).run(work); }`,
-      errors: [{ messageId: 'perCall', data: { what: 'new PolicyScope(...)', fn: 'handle', state: 'keys, their breakers and budgets' } }],
+      errors: [
+        {
+          messageId: 'perCall',
+          data: {
+            what: 'new PolicyScope(...)',
+            fn: 'handle',
+            state: 'keys, their breakers and budgets',
+          },
+        },
+      ],
     },
     {
       code: `class S { run() { return this.base.with({ budget: RetryBudget.of({ fraction: 0.5 }) }).run(work); } }`,
-      errors: [{ messageId: 'perCall', data: { what: 'RetryBudget.of(...)', fn: 'S.run', state: 'tokens' } }],
+      errors: [
+        {
+          messageId: 'perCall',
+          data: { what: 'RetryBudget.of(...)', fn: 'S.run', state: 'tokens' },
+        },
+      ],
     },
     {
       // One report for the preset build; the budget inside it is part of the same mistake.
       code: `async function handler() { return (await Resilience.http.with({ budget: RetryBudget.of({ fraction: 0.5 }) }).run(work)).body; }`,
-      errors: [{ messageId: 'perCall', data: { what: 'Resilience.http.with(...)', fn: 'handler', state: 'retry budget, breaker and estimates' } }],
+      errors: [
+        {
+          messageId: 'perCall',
+          data: {
+            what: 'Resilience.http.with(...)',
+            fn: 'handler',
+            state: 'retry budget, breaker and estimates',
+          },
+        },
+      ],
     },
   ],
 });

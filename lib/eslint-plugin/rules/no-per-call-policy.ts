@@ -1,12 +1,28 @@
 import type { TSESLint, TSESTree } from '@typescript-eslint/utils';
-import { type FunctionNode, type Node, calledMethod, enclosingFunction, functionLabel, isIdentifier, isImmediatelyInvoked, keyName, methodOf, propertyName } from '../ast.js';
+import {
+  type FunctionNode,
+  type Node,
+  calledMethod,
+  enclosingFunction,
+  functionLabel,
+  isIdentifier,
+  isImmediatelyInvoked,
+  keyName,
+  methodOf,
+  propertyName,
+} from '../ast.js';
 import { defineRule } from '../rule.js';
 
 /** Methods that derive a new policy value from a preset. */
 const BUILDERS = new Set(['with', 'withListener']);
 
 /** Functions that run once per provider or application, where building a policy is right. */
-const ONCE_PER_INSTANCE = new Set(['constructor', 'onModuleInit', 'onApplicationBootstrap', 'useFactory']);
+const ONCE_PER_INSTANCE = new Set([
+  'constructor',
+  'onModuleInit',
+  'onApplicationBootstrap',
+  'useFactory',
+]);
 
 type What = 'preset' | 'scope' | 'budget';
 
@@ -19,7 +35,11 @@ function isPresetBuild(node: TSESTree.CallExpression): boolean {
 }
 
 function isBudgetBuild(node: TSESTree.CallExpression): boolean {
-  return node.callee.type === 'MemberExpression' && isIdentifier(node.callee.object, 'RetryBudget') && propertyName(node.callee) === 'of';
+  return (
+    node.callee.type === 'MemberExpression' &&
+    isIdentifier(node.callee.object, 'RetryBudget') &&
+    propertyName(node.callee) === 'of'
+  );
 }
 
 function isScopeBuild(node: Node): node is TSESTree.NewExpression {
@@ -32,7 +52,13 @@ function chainEnd(node: Node): Node {
   while (current.parent?.type === 'MemberExpression' && current.parent.object === current) {
     const member = current.parent;
     const name = propertyName(member);
-    if (name === undefined || !BUILDERS.has(name) || member.parent?.type !== 'CallExpression' || member.parent.callee !== member) break;
+    if (
+      name === undefined ||
+      !BUILDERS.has(name) ||
+      member.parent?.type !== 'CallExpression' ||
+      member.parent.callee !== member
+    )
+      break;
     current = member.parent;
   }
   return current;
@@ -42,18 +68,38 @@ function chainEnd(node: Node): Node {
  * `x ??= build()` / `x ||= build()` / `x ?? (x = build())`, or `this.x = build()` under an `if` that
  * tests `this.x` (lazy rebuild when the source changed): built once, then reused.
  */
-function isCached(context: Readonly<TSESLint.RuleContext<string, readonly unknown[]>>, node: Node, fn: FunctionNode): boolean {
+function isCached(
+  context: Readonly<TSESLint.RuleContext<string, readonly unknown[]>>,
+  node: Node,
+  fn: FunctionNode,
+): boolean {
   const parent = node.parent;
   if (parent?.type === 'AssignmentExpression' && parent.right === node) {
     if (parent.operator === '??=' || parent.operator === '||=') return true;
-    if (parent.operator === '=' && parent.left.type === 'MemberExpression' && parent.left.object.type === 'ThisExpression') {
+    if (
+      parent.operator === '=' &&
+      parent.left.type === 'MemberExpression' &&
+      parent.left.object.type === 'ThisExpression'
+    ) {
       const member = context.sourceCode.getText(parent.left);
-      for (let current: Node | undefined = parent.parent; current != null && current !== fn; current = current.parent) {
-        if (current.type === 'IfStatement' && context.sourceCode.getText(current.test).includes(member)) return true;
+      for (
+        let current: Node | undefined = parent.parent;
+        current != null && current !== fn;
+        current = current.parent
+      ) {
+        if (
+          current.type === 'IfStatement' &&
+          context.sourceCode.getText(current.test).includes(member)
+        )
+          return true;
       }
     }
     const outer = parent.parent;
-    return outer?.type === 'LogicalExpression' && outer.right === parent && (outer.operator === '??' || outer.operator === '||');
+    return (
+      outer?.type === 'LogicalExpression' &&
+      outer.right === parent &&
+      (outer.operator === '??' || outer.operator === '||')
+    );
   }
   return false;
 }
@@ -70,12 +116,25 @@ function isReturned(node: Node, fn: FunctionNode): boolean {
  * it is built once per factory call and shared by every call of the closures. True when every read of
  * the variable is inside a function nested in `fn`.
  */
-function onlyCapturedByClosures(context: Readonly<TSESLint.RuleContext<string, readonly unknown[]>>, node: Node, fn: FunctionNode): boolean {
+function onlyCapturedByClosures(
+  context: Readonly<TSESLint.RuleContext<string, readonly unknown[]>>,
+  node: Node,
+  fn: FunctionNode,
+): boolean {
   const declarator = node.parent;
-  if (declarator?.type !== 'VariableDeclarator' || declarator.init !== node || declarator.id.type !== 'Identifier') return false;
-  const variable = context.sourceCode.getDeclaredVariables(declarator).find((v) => v.name === (declarator.id as TSESTree.Identifier).name);
+  if (
+    declarator?.type !== 'VariableDeclarator' ||
+    declarator.init !== node ||
+    declarator.id.type !== 'Identifier'
+  )
+    return false;
+  const variable = context.sourceCode
+    .getDeclaredVariables(declarator)
+    .find((v) => v.name === (declarator.id as TSESTree.Identifier).name);
   const reads = variable?.references.filter((reference) => reference.isRead()) ?? [];
-  return reads.length > 0 && reads.every((reference) => enclosingFunction(reference.identifier) !== fn);
+  return (
+    reads.length > 0 && reads.every((reference) => enclosingFunction(reference.identifier) !== fn)
+  );
 }
 
 /** The function whose every call would build the value, or undefined when it is built once. */
@@ -95,7 +154,8 @@ function perCallFunction(node: Node): FunctionNode | undefined {
 /** Inside the arguments of another builder: that one is judged (reported or allowed) instead. */
 function insideBuilder(node: Node, fn: FunctionNode): boolean {
   for (let current = node.parent; current != null && current !== fn; current = current.parent) {
-    if ((current.type === 'CallExpression' && isPresetBuild(current)) || isScopeBuild(current)) return true;
+    if ((current.type === 'CallExpression' && isPresetBuild(current)) || isScopeBuild(current))
+      return true;
   }
   return false;
 }
@@ -110,7 +170,8 @@ function insideBuilder(node: Node, fn: FunctionNode): boolean {
  */
 export const noPerCallPolicy = defineRule<'perCall', []>({
   name: 'no-per-call-policy',
-  description: 'Build policies, scopes and retry budgets once, not inside a function that runs per call',
+  description:
+    'Build policies, scopes and retry budgets once, not inside a function that runs per call',
   messages: {
     perCall:
       '{{what}} is built on every call of {{fn}}: its {{state}} start fresh each time, so the retry budget never limits retries and the breaker never trips. ' +
@@ -123,9 +184,18 @@ export const noPerCallPolicy = defineRule<'perCall', []>({
       if (fn === undefined) return;
       if (what !== 'preset' && insideBuilder(node, fn)) return;
       const end = what === 'preset' ? chainEnd(node) : node;
-      if (isCached(context, end, fn) || isReturned(end, fn) || onlyCapturedByClosures(context, end, fn)) return;
+      if (
+        isCached(context, end, fn) ||
+        isReturned(end, fn) ||
+        onlyCapturedByClosures(context, end, fn)
+      )
+        return;
       const { label, state } = describe(what, node);
-      context.report({ node, messageId: 'perCall', data: { what: label, fn: functionLabel(fn), state } });
+      context.report({
+        node,
+        messageId: 'perCall',
+        data: { what: label, fn: functionLabel(fn), state },
+      });
     }
     return {
       CallExpression(node) {
@@ -140,10 +210,15 @@ export const noPerCallPolicy = defineRule<'perCall', []>({
 });
 
 function describe(what: What, node: Node): { label: string; state: string } {
-  if (what === 'scope') return { label: 'new PolicyScope(...)', state: 'keys, their breakers and budgets' };
+  if (what === 'scope')
+    return { label: 'new PolicyScope(...)', state: 'keys, their breakers and budgets' };
   if (what === 'budget') return { label: 'RetryBudget.of(...)', state: 'tokens' };
   const call = node as TSESTree.CallExpression;
-  const preset = propertyName((call.callee as TSESTree.MemberExpression).object as TSESTree.MemberExpression) ?? '…';
-  return { label: `Resilience.${preset}.${calledMethod(call)}(...)`, state: 'retry budget, breaker and estimates' };
+  const preset =
+    propertyName((call.callee as TSESTree.MemberExpression).object as TSESTree.MemberExpression) ??
+    '…';
+  return {
+    label: `Resilience.${preset}.${calledMethod(call)}(...)`,
+    state: 'retry budget, breaker and estimates',
+  };
 }
-

@@ -1,5 +1,13 @@
 import type { TSESTree } from '@typescript-eslint/utils';
-import { type FunctionNode, type Node, enclosingFunction, functionName, isIdentifier, propertyName, walk } from '../ast.js';
+import {
+  type FunctionNode,
+  type Node,
+  enclosingFunction,
+  functionName,
+  isIdentifier,
+  propertyName,
+  walk,
+} from '../ast.js';
 import { defineRule } from '../rule.js';
 
 /** Reasons of a `CallRejectedError` that come from this process's own guards. */
@@ -12,27 +20,46 @@ type Loop = TSESTree.WhileStatement | TSESTree.DoWhileStatement | TSESTree.ForSt
  * function. `for…of`/`for…in` walk items (skipping one on a refusal is not a retry) and do not count.
  */
 function retryLoop(clause: TSESTree.CatchClause, fn: FunctionNode | undefined): Loop | undefined {
-  for (let current: Node | undefined = clause.parent; current != null && current !== fn; current = current.parent) {
-    if (current.type === 'WhileStatement' || current.type === 'DoWhileStatement' || current.type === 'ForStatement') return current;
+  for (
+    let current: Node | undefined = clause.parent;
+    current != null && current !== fn;
+    current = current.parent
+  ) {
+    if (
+      current.type === 'WhileStatement' ||
+      current.type === 'DoWhileStatement' ||
+      current.type === 'ForStatement'
+    )
+      return current;
   }
   return undefined;
 }
 
 function endsWith(node: Node, name: string): boolean {
-  return isIdentifier(node, name) || (node.type === 'MemberExpression' && propertyName(node) === name);
+  return (
+    isIdentifier(node, name) || (node.type === 'MemberExpression' && propertyName(node) === name)
+  );
 }
 
 /** `e instanceof CallRejectedError`, `e.name === 'CallRejectedError'`, `e.reason === 'BudgetExhausted'` (and `!==`). */
 function comparison(node: Node): 'is' | 'isNot' | undefined {
   if (node.type !== 'BinaryExpression') return undefined;
-  if (node.operator === 'instanceof') return endsWith(node.right, 'CallRejectedError') ? 'is' : undefined;
+  if (node.operator === 'instanceof')
+    return endsWith(node.right, 'CallRejectedError') ? 'is' : undefined;
   if (!['===', '==', '!==', '!='].includes(node.operator)) return undefined;
   const sides = [node.left, node.right];
-  const literal = sides.find((side): side is TSESTree.StringLiteral => side.type === 'Literal' && typeof side.value === 'string');
-  const member = sides.find((side): side is TSESTree.MemberExpression => side.type === 'MemberExpression');
+  const literal = sides.find(
+    (side): side is TSESTree.StringLiteral =>
+      side.type === 'Literal' && typeof side.value === 'string',
+  );
+  const member = sides.find(
+    (side): side is TSESTree.MemberExpression => side.type === 'MemberExpression',
+  );
   if (literal === undefined || member === undefined) return undefined;
   const field = propertyName(member);
-  const matches = (field === 'name' && literal.value === 'CallRejectedError') || (field === 'reason' && LOCAL_REASONS.has(literal.value));
+  const matches =
+    (field === 'name' && literal.value === 'CallRejectedError') ||
+    (field === 'reason' && LOCAL_REASONS.has(literal.value));
   if (!matches) return undefined;
   return node.operator.startsWith('!') ? 'isNot' : 'is';
 }
@@ -68,7 +95,12 @@ function callsSelf(branch: readonly Node[], name: string | undefined): boolean {
   return contains(branch, (node) => {
     if (node.type !== 'CallExpression') return false;
     const callee = node.callee;
-    return isIdentifier(callee, name) || (callee.type === 'MemberExpression' && callee.object.type === 'ThisExpression' && propertyName(callee) === name);
+    return (
+      isIdentifier(callee, name) ||
+      (callee.type === 'MemberExpression' &&
+        callee.object.type === 'ThisExpression' &&
+        propertyName(callee) === name)
+    );
   });
 }
 
@@ -82,13 +114,14 @@ function callsSelf(branch: readonly Node[], name: string | undefined): boolean {
  */
 export const noRejectedCallRetry = defineRule<'loop' | 'recursion', []>({
   name: 'no-rejected-call-retry',
-  description: 'Do not retry a CallRejectedError: it is the retry budget or breaker of this process saying no',
+  description:
+    'Do not retry a CallRejectedError: it is the retry budget or breaker of this process saying no',
   messages: {
     loop:
-      'This loop retries a CallRejectedError: the refusal comes from this process\'s own retry budget or open breaker, and calling again at once adds the load they refused. ' +
+      "This loop retries a CallRejectedError: the refusal comes from this process's own retry budget or open breaker, and calling again at once adds the load they refused. " +
       'Let it propagate (the exception filter answers 503 with Retry-After), or stop and use a fallback.',
     recursion:
-      '{{fn}} calls itself again after a CallRejectedError: the refusal comes from this process\'s own retry budget or open breaker, and calling again adds the load they refused. ' +
+      "{{fn}} calls itself again after a CallRejectedError: the refusal comes from this process's own retry budget or open breaker, and calling again adds the load they refused. " +
       'Let it propagate (the exception filter answers 503 with Retry-After), or stop and use a fallback.',
   },
   defaultOptions: [],
@@ -106,13 +139,25 @@ export const noRejectedCallRetry = defineRule<'loop' | 'recursion', []>({
           const branch = rejectedBranch(node, which);
           if (branch.length === 0) return;
           // Waiting out the refusal's `retryAfter` asks again when the guard said it may succeed.
-          if (contains(branch, (n) => n.type === 'MemberExpression' && propertyName(n) === 'retryAfter')) return;
+          if (
+            contains(
+              branch,
+              (n) => n.type === 'MemberExpression' && propertyName(n) === 'retryAfter',
+            )
+          )
+            return;
           if (callsSelf(branch, name)) {
             reported = true;
             context.report({ node: node.test, messageId: 'recursion', data: { fn: name } });
             return;
           }
-          const leaves = contains(branch, (n) => n.type === 'ThrowStatement' || n.type === 'ReturnStatement' || n.type === 'BreakStatement');
+          const leaves = contains(
+            branch,
+            (n) =>
+              n.type === 'ThrowStatement' ||
+              n.type === 'ReturnStatement' ||
+              n.type === 'BreakStatement',
+          );
           if (loop !== undefined && !leaves) {
             reported = true;
             context.report({ node: node.test, messageId: 'loop' });

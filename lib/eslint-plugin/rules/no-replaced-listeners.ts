@@ -12,7 +12,12 @@ const FROM_MODULE = 'ResilienceModule attached telemetry and logging';
 
 function unwrap(node: TSESTree.Node): TSESTree.Node {
   let current = node;
-  while (current.type === 'TSAsExpression' || current.type === 'TSNonNullExpression' || current.type === 'TSSatisfiesExpression') current = current.expression;
+  while (
+    current.type === 'TSAsExpression' ||
+    current.type === 'TSNonNullExpression' ||
+    current.type === 'TSSatisfiesExpression'
+  )
+    current = current.expression;
   return current;
 }
 
@@ -28,25 +33,37 @@ function listenersOf(context: Context, node: TSESTree.Node, depth = 4): string |
     const init = depth > 0 ? constInitializer(context, expression) : undefined;
     return init === undefined ? undefined : listenersOf(context, init, depth - 1);
   }
-  if (expression.type === 'MemberExpression' && propertyName(expression) === 'current') return `a PolicyHandle's current policy (${FROM_MODULE})`;
-  if (expression.type === 'CallExpression' && expression.callee.type === 'Identifier' && ATTACHERS.has(expression.callee.name)) return `${expression.callee.name}() attached listeners`;
-  if (expression.type !== 'CallExpression' || expression.callee.type !== 'MemberExpression') return undefined;
+  if (expression.type === 'MemberExpression' && propertyName(expression) === 'current')
+    return `a PolicyHandle's current policy (${FROM_MODULE})`;
+  if (
+    expression.type === 'CallExpression' &&
+    expression.callee.type === 'Identifier' &&
+    ATTACHERS.has(expression.callee.name)
+  )
+    return `${expression.callee.name}() attached listeners`;
+  if (expression.type !== 'CallExpression' || expression.callee.type !== 'MemberExpression')
+    return undefined;
   const method = calledMethod(expression);
   const receiver = expression.callee.object;
   if (method !== undefined && ADDERS.has(method)) return `.${method}() earlier in its chain`;
   if (method === 'with') {
     const options = expression.arguments[0];
-    if (options?.type === 'ObjectExpression' && findProperty(options, 'onEvent') !== undefined) return 'an onEvent set earlier in its chain';
+    if (options?.type === 'ObjectExpression' && findProperty(options, 'onEvent') !== undefined)
+      return 'an onEvent set earlier in its chain';
     return listenersOf(context, receiver, depth);
   }
-  if (method === 'get' && /registry/i.test(context.sourceCode.getText(receiver))) return `a policy from PolicyRegistry (${FROM_MODULE})`;
+  if (method === 'get' && /registry/i.test(context.sourceCode.getText(receiver)))
+    return `a policy from PolicyRegistry (${FROM_MODULE})`;
   return undefined;
 }
 
 /** `onEvent: undefined`: removing the listeners is what it says. */
 function isUndefined(property: TSESTree.Property): boolean {
   const value = unwrap(property.value);
-  return (value.type === 'Identifier' && value.name === 'undefined') || (value.type === 'UnaryExpression' && value.operator === 'void');
+  return (
+    (value.type === 'Identifier' && value.name === 'undefined') ||
+    (value.type === 'UnaryExpression' && value.operator === 'void')
+  );
 }
 
 /**
@@ -58,10 +75,11 @@ function isUndefined(property: TSESTree.Property): boolean {
  */
 export const noReplacedListeners = defineRule<'replaces' | 'useWithListener', []>({
   name: 'no-replaced-listeners',
-  description: 'with({ onEvent }) replaces the listeners a policy already has; add one with withListener()',
+  description:
+    'with({ onEvent }) replaces the listeners a policy already has; add one with withListener()',
   messages: {
     replaces:
-      '.with({ onEvent }) replaces this policy\'s listeners ({{why}}): its telemetry and logging stop. Use .withListener(fn) to add a listener instead.',
+      ".with({ onEvent }) replaces this policy's listeners ({{why}}): its telemetry and logging stop. Use .withListener(fn) to add a listener instead.",
     useWithListener: 'Use .withListener(...) to add the listener',
   },
   hasSuggestions: true,
@@ -86,7 +104,10 @@ export const noReplacedListeners = defineRule<'replaces' | 'useWithListener', []
             ? [
                 {
                   messageId: 'useWithListener',
-                  fix: (fixer) => [fixer.replaceText(callee.property, 'withListener'), fixer.replaceText(options, context.sourceCode.getText(onEvent.value))],
+                  fix: (fixer) => [
+                    fixer.replaceText(callee.property, 'withListener'),
+                    fixer.replaceText(options, context.sourceCode.getText(onEvent.value)),
+                  ],
                 },
               ]
             : [],

@@ -11,7 +11,10 @@ tester.run('resilient-method', resilientMethod, {
     `@Injectable() class P { @Resilient('payments', { returns: 'observable' }) stream() { return of(1); } }`,
     `@Injectable() class P { @Resilient('p', { returns: 'promise' }) charge() { return fetch(url); } }`,
     `import type { Observable } from 'rxjs'; @Injectable() class P { @Resilient('p', { returns: 'observable' }) s(): Observable<number> { return of(1); } }`,
-    { code: `@Resolver() class R { @Resilient('p') async q(): Promise<number> { return 1; } }`, options: [{ classDecorators: ['Resolver'] }] },
+    {
+      code: `@Resolver() class R { @Resilient('p') async q(): Promise<number> { return 1; } }`,
+      options: [{ classDecorators: ['Resolver'] }],
+    },
     // An abstract base: its concrete @Injectable() subclasses are what Nest creates.
     `abstract class Base { @Resilient('p') async load(): Promise<void> {} }`,
     `@Injectable() class P { charge(): string { return ''; } }`,
@@ -22,23 +25,42 @@ tester.run('resilient-method', resilientMethod, {
   invalid: [
     {
       code: `@Injectable() class P { @Resilient('feed') events(): AsyncIterable<number> { return source(); } }`,
-      errors: [{ messageId: 'notPromise', data: { policy: 'feed', method: 'P.events', type: 'AsyncIterable<number>' } }],
+      errors: [
+        {
+          messageId: 'notPromise',
+          data: { policy: 'feed', method: 'P.events', type: 'AsyncIterable<number>' },
+        },
+      ],
     },
     {
       code: `@Injectable() class Payments { @Resilient('payments') charge(id: string): string { return id; } }`,
-      errors: [{ messageId: 'notPromise', data: { policy: 'payments', method: 'Payments.charge', type: 'string' } }],
+      errors: [
+        {
+          messageId: 'notPromise',
+          data: { policy: 'payments', method: 'Payments.charge', type: 'string' },
+        },
+      ],
     },
     {
       code: `@Injectable() class Payments { @Resilient('payments') charge(): number[] { return []; } }`,
-      errors: [{ messageId: 'notPromise', data: { policy: 'payments', method: 'Payments.charge', type: 'number[]' } }],
+      errors: [
+        {
+          messageId: 'notPromise',
+          data: { policy: 'payments', method: 'Payments.charge', type: 'number[]' },
+        },
+      ],
     },
     {
       code: `@Injectable() class Payments { @Resilient('payments') charge() { return 1; } }`,
-      errors: [{ messageId: 'undeclared', data: { policy: 'payments', method: 'Payments.charge' } }],
+      errors: [
+        { messageId: 'undeclared', data: { policy: 'payments', method: 'Payments.charge' } },
+      ],
     },
     {
       code: `import type { Observable } from 'rxjs'; @Controller() class Feed { @Resilient('feed') stream(): Observable<number> { return of(1); } }`,
-      errors: [{ messageId: 'typeOnlyObservable', data: { policy: 'feed', method: 'Feed.stream' } }],
+      errors: [
+        { messageId: 'typeOnlyObservable', data: { policy: 'feed', method: 'Feed.stream' } },
+      ],
     },
     {
       code: `import { type Observable, of } from 'rxjs'; @Controller() class Feed { @Resilient('feed') stream(): Observable<number> { return of(1); } }`,
@@ -47,7 +69,12 @@ tester.run('resilient-method', resilientMethod, {
     {
       // One report per class, however many methods it decorates.
       code: `class Gateway { @Resilient('a') async a(): Promise<void> {} @Resilient('b') async b(): Promise<void> {} }`,
-      errors: [{ messageId: 'unmanagedClass', data: { policy: 'a', method: 'Gateway.a', class: 'Gateway' } }],
+      errors: [
+        {
+          messageId: 'unmanagedClass',
+          data: { policy: 'a', method: 'Gateway.a', class: 'Gateway' },
+        },
+      ],
     },
     {
       code: `@Resolver() class R { @Resilient('p') async q(): Promise<number> { return 1; } }`,

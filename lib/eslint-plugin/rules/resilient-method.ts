@@ -20,7 +20,9 @@ interface Options {
 function returnsOption(context: Context, decorator: TSESTree.Decorator): unknown {
   const call = decorator.expression;
   const options = call.type === 'CallExpression' ? call.arguments[1] : undefined;
-  return options?.type === 'ObjectExpression' ? staticValue(context, findProperty(options, 'returns')?.value) : undefined;
+  return options?.type === 'ObjectExpression'
+    ? staticValue(context, findProperty(options, 'returns')?.value)
+    : undefined;
 }
 
 function policyName(context: Context, decorator: TSESTree.Decorator): string {
@@ -40,14 +42,21 @@ function referenceName(type: TSESTree.TypeNode): string | undefined {
 
 /** `true` when `name` is imported in this file with `import type` (so no runtime value exists for it). */
 function isTypeOnlyImport(context: Context, node: TSESTree.Node, name: string): boolean {
-  for (let scope: TSESLint.Scope.Scope | null = context.sourceCode.getScope(node); scope !== null; scope = scope.upper) {
+  for (
+    let scope: TSESLint.Scope.Scope | null = context.sourceCode.getScope(node);
+    scope !== null;
+    scope = scope.upper
+  ) {
     const variable = scope.set.get(name);
     if (variable === undefined) continue;
     return variable.defs.some((def) => {
       if (def.type !== 'ImportBinding') return false;
       const specifier = def.node;
       const declaration = def.parent as TSESTree.ImportDeclaration | null;
-      return declaration?.importKind === 'type' || (specifier.type === 'ImportSpecifier' && specifier.importKind === 'type');
+      return (
+        declaration?.importKind === 'type' ||
+        (specifier.type === 'ImportSpecifier' && specifier.importKind === 'type')
+      );
     });
   }
   return false;
@@ -62,9 +71,13 @@ function isTypeOnlyImport(context: Context, node: TSESTree.Node, name: string): 
  * method of a class Nest does not create (no `@Injectable()`/`@Controller()`), whose instances the
  * module never binds to its registry.
  */
-export const resilientMethod = defineRule<'notPromise' | 'undeclared' | 'typeOnlyObservable' | 'unmanagedClass', [Options]>({
+export const resilientMethod = defineRule<
+  'notPromise' | 'undeclared' | 'typeOnlyObservable' | 'unmanagedClass',
+  [Options]
+>({
   name: 'resilient-method',
-  description: '@Resilient belongs on Promise- or Observable-returning methods of @Injectable()/@Controller() classes',
+  description:
+    '@Resilient belongs on Promise- or Observable-returning methods of @Injectable()/@Controller() classes',
   messages: {
     notPromise:
       "@Resilient('{{policy}}') on {{method}}: its declared return type {{type}} is neither a Promise nor an Observable, so the wrapper silently makes it async (callers get Promise<{{type}}>). " +
@@ -82,13 +95,18 @@ export const resilientMethod = defineRule<'notPromise' | 'undeclared' | 'typeOnl
   schema: [
     {
       type: 'object',
-      properties: { classDecorators: { type: 'array', items: { type: 'string' }, uniqueItems: true } },
+      properties: {
+        classDecorators: { type: 'array', items: { type: 'string' }, uniqueItems: true },
+      },
       additionalProperties: false,
     },
   ],
   defaultOptions: [{}],
   create(context) {
-    const managedBy = new Set([...DEFAULT_MANAGED_BY, ...(context.options[0]?.classDecorators ?? [])]);
+    const managedBy = new Set([
+      ...DEFAULT_MANAGED_BY,
+      ...(context.options[0]?.classDecorators ?? []),
+    ]);
     const reportedClasses = new Set<TSESTree.Node>();
     return {
       MethodDefinition(method) {
@@ -104,23 +122,44 @@ export const resilientMethod = defineRule<'notPromise' | 'undeclared' | 'typeOnl
         if (iterable) {
           // Nothing to check of its return type.
         } else if (declared === undefined) {
-          if (!method.value.async && returns === undefined) context.report({ node: method.key, messageId: 'undeclared', data: { policy, method: label } });
+          if (!method.value.async && returns === undefined)
+            context.report({
+              node: method.key,
+              messageId: 'undeclared',
+              data: { policy, method: label },
+            });
         } else {
           const name = referenceName(declared);
           if (name === undefined || !KEPT_RETURN_TYPES.has(name)) {
             if (returns !== 'observable') {
               const type = context.sourceCode.getText(declared);
-              context.report({ node: declared, messageId: 'notPromise', data: { policy, method: label, type } });
+              context.report({
+                node: declared,
+                messageId: 'notPromise',
+                data: { policy, method: label, type },
+              });
             }
-          } else if (name === 'Observable' && returns === undefined && isTypeOnlyImport(context, declared, 'Observable')) {
-            context.report({ node: declared, messageId: 'typeOnlyObservable', data: { policy, method: label } });
+          } else if (
+            name === 'Observable' &&
+            returns === undefined &&
+            isTypeOnlyImport(context, declared, 'Observable')
+          ) {
+            context.report({
+              node: declared,
+              messageId: 'typeOnlyObservable',
+              data: { policy, method: label },
+            });
           }
         }
         const abstract = owner.type === 'ClassDeclaration' && owner.abstract;
         const managed = owner.decorators?.some((d) => managedBy.has(decoratorName(d) ?? ''));
         if (!abstract && !managed && !reportedClasses.has(owner)) {
           reportedClasses.add(owner);
-          context.report({ node: decorator, messageId: 'unmanagedClass', data: { policy, method: label, class: className(owner) ?? 'this class' } });
+          context.report({
+            node: decorator,
+            messageId: 'unmanagedClass',
+            data: { policy, method: label, class: className(owner) ?? 'this class' },
+          });
         }
       },
     };

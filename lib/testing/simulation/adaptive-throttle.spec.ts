@@ -1,7 +1,6 @@
 import { PolicyConfigError } from '../../core/index.js';
 import { AdaptiveThrottle } from './adaptive-throttle.js';
 
-
 describe('AdaptiveThrottle (SRE client-side throttling, reference model)', () => {
   it('refuses with probability (requests − K·accepts) / (requests + 1)', () => {
     // random 0.5: an attempt is refused exactly when that probability exceeds 0.5.
@@ -33,8 +32,12 @@ describe('AdaptiveThrottle (SRE client-side throttling, reference model)', () =>
   });
 
   it('rejects bad options naming the field', () => {
-    expect(() => AdaptiveThrottle.sre({ k: 0.5 })).toThrow(new PolicyConfigError('k', 0.5, 'must be a finite number >= 1'));
-    expect(() => AdaptiveThrottle.sre({ k: null as never })).toThrow('k: null is invalid: must be a finite number >= 1');
+    expect(() => AdaptiveThrottle.sre({ k: 0.5 })).toThrow(
+      new PolicyConfigError('k', 0.5, 'must be a finite number >= 1'),
+    );
+    expect(() => AdaptiveThrottle.sre({ k: null as never })).toThrow(
+      'k: null is invalid: must be a finite number >= 1',
+    );
     expect(() => AdaptiveThrottle.sre({ window: 1500 })).toThrow(/window/);
     expect(String(AdaptiveThrottle.sre())).toBe('adaptive throttle K=2 over 120s');
   });

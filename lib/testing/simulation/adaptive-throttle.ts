@@ -38,8 +38,17 @@ export class AdaptiveThrottle {
   static sre(options: AdaptiveThrottleOptions = {}): AdaptiveThrottle {
     const k = checkValue(MULTIPLIER_RULE, 'k', given(options.k, 2));
     const window = options.window ?? 120_000;
-    if (typeof window !== 'number' || !Number.isInteger(window) || window < 1000 || window % 1000 !== 0) {
-      throw new PolicyConfigError('window', window, 'must be a whole number of seconds in ms, >= 1000');
+    if (
+      typeof window !== 'number' ||
+      !Number.isInteger(window) ||
+      window < 1000 ||
+      window % 1000 !== 0
+    ) {
+      throw new PolicyConfigError(
+        'window',
+        window,
+        'must be a whole number of seconds in ms, >= 1000',
+      );
     }
     return new AdaptiveThrottle(k, window);
   }
@@ -56,7 +65,9 @@ export class AdaptiveThrottle {
 }
 
 /** The error of an attempt the adaptive throttle refused locally (Limited). */
-export const THROTTLE_REFUSAL = new RateLimitedError('refused locally by the adaptive throttle (reference model)');
+export const THROTTLE_REFUSAL = new RateLimitedError(
+  'refused locally by the adaptive throttle (reference model)',
+);
 
 /**
  * A running {@link AdaptiveThrottle}: per-second request and accept counts in rings covering the window.

@@ -6,14 +6,19 @@ const answers = (limiter: CubicRateLimiter, n: number, throttled = false) => {
   for (let i = 0; i < n; i++) limiter.update(throttled);
 };
 
-describe('CubicRateLimiter (the AWS SDKs\' adaptive mode, reference model)', () => {
+describe("CubicRateLimiter (the AWS SDKs' adaptive mode, reference model)", () => {
   it('sends at once and keeps the minimum rate until the first throttling answer', async () => {
     const clock = new FakeClock();
     const limiter = new CubicRateLimiter(clock);
     await clock.advance(100);
     answers(limiter, 10);
     // Success before any throttle: 0.4 · (0.1 − 0 − 0)³ + 0 = 0.0004, capped at 2 × 0 measured → the 0.5/s floor.
-    expect([limiter.enabled, limiter.fillRate, limiter.maxCapacity, limiter.measuredTxRate]).toEqual([false, 0.5, 1, 0]);
+    expect([
+      limiter.enabled,
+      limiter.fillRate,
+      limiter.maxCapacity,
+      limiter.measuredTxRate,
+    ]).toEqual([false, 0.5, 1, 0]);
     expect(limiter.acquire()).toBeUndefined();
   });
 
@@ -66,7 +71,9 @@ describe('CubicRateLimiter (the AWS SDKs\' adaptive mode, reference model)', () 
     limiter.update(false);
     // At 3.0 s the bucket [0.5, 3.0) closed with 2 answers: 2 / 2.5 s = 0.8/s, smoothed 0.8 · 0.8 + 0.2 · 17.6 = 4.16;
     // the curve gives 0.4 · (2.5 − 2.3633315)³ + 17.6 = 17.601, capped at 2 × 4.16 = 8.32.
-    expect([limiter.measuredTxRate, limiter.fillRate, limiter.maxCapacity]).toEqual([4.16, 8.32, 8.32]);
+    expect([limiter.measuredTxRate, limiter.fillRate, limiter.maxCapacity]).toEqual([
+      4.16, 8.32, 8.32,
+    ]);
   });
 
   it('cuts from the lower of the measured and the current rate once on, and never below 0.5/s', async () => {

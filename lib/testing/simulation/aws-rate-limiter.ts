@@ -106,7 +106,8 @@ export class CubicRateLimiter {
       while (this.waiters.length > 0 && this.availableTokens >= 1) {
         this.availableTokens -= 1;
         const waiter = this.waiters.shift()!;
-        if (waiter.onAbort !== undefined) waiter.signal!.removeEventListener('abort', waiter.onAbort);
+        if (waiter.onAbort !== undefined)
+          waiter.signal!.removeEventListener('abort', waiter.onAbort);
         waiter.resolve();
       }
       if (this.waiters.length > 0) this.wait();
@@ -119,7 +120,9 @@ export class CubicRateLimiter {
     this.updateMeasuredRate();
     let rate: number;
     if (throttled) {
-      const rateToUse = this.enabled ? Math.min(this.measuredTxRate, this.fillRate) : this.measuredTxRate;
+      const rateToUse = this.enabled
+        ? Math.min(this.measuredTxRate, this.fillRate)
+        : this.measuredTxRate;
       this.lastMaxRate = rateToUse;
       this.calculateTimeWindow();
       this.lastThrottleTime = this.seconds();
@@ -127,7 +130,11 @@ export class CubicRateLimiter {
       this.enabled = true;
     } else {
       this.calculateTimeWindow();
-      rate = precise(AWS_RATE_LIMITER.scaleConstant * (this.seconds() - this.lastThrottleTime - this.timeWindow) ** 3 + this.lastMaxRate);
+      rate = precise(
+        AWS_RATE_LIMITER.scaleConstant *
+          (this.seconds() - this.lastThrottleTime - this.timeWindow) ** 3 +
+          this.lastMaxRate,
+      );
     }
     const newRate = Math.min(rate, 2 * this.measuredTxRate);
     this.refill();
@@ -146,7 +153,10 @@ export class CubicRateLimiter {
       this.lastTimestamp = now;
       return;
     }
-    this.availableTokens = Math.min(this.maxCapacity, this.availableTokens + (now - this.lastTimestamp) * this.fillRate);
+    this.availableTokens = Math.min(
+      this.maxCapacity,
+      this.availableTokens + (now - this.lastTimestamp) * this.fillRate,
+    );
     this.lastTimestamp = now;
   }
 
@@ -161,7 +171,9 @@ export class CubicRateLimiter {
     this.requestCount++;
     if (bucket > this.lastTxRateBucket) {
       const current = this.requestCount / (bucket - this.lastTxRateBucket);
-      this.measuredTxRate = precise(current * AWS_RATE_LIMITER.smooth + this.measuredTxRate * (1 - AWS_RATE_LIMITER.smooth));
+      this.measuredTxRate = precise(
+        current * AWS_RATE_LIMITER.smooth + this.measuredTxRate * (1 - AWS_RATE_LIMITER.smooth),
+      );
       this.requestCount = 0;
       this.lastTxRateBucket = bucket;
     }

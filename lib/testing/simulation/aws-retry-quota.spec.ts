@@ -1,8 +1,13 @@
 import { AWS_RETRY_QUOTA, AwsRetryQuota } from './aws-retry-quota.js';
 
-describe('AwsRetryQuota (the AWS SDKs\' standard retry quota, reference model)', () => {
-  it('has the SDK\'s numbers: 500 tokens, 5 per retry, 10 after a timeout, 1 back per first-attempt success', () => {
-    expect(AWS_RETRY_QUOTA).toEqual({ capacity: 500, retryCost: 5, timeoutRetryCost: 10, noRetryIncrement: 1 });
+describe("AwsRetryQuota (the AWS SDKs' standard retry quota, reference model)", () => {
+  it("has the SDK's numbers: 500 tokens, 5 per retry, 10 after a timeout, 1 back per first-attempt success", () => {
+    expect(AWS_RETRY_QUOTA).toEqual({
+      capacity: 500,
+      retryCost: 5,
+      timeoutRetryCost: 10,
+      noRetryIncrement: 1,
+    });
   });
 
   it('spends 5 for a retry after an error, 10 after a timeout, and gives back what a successful retry cost', () => {

@@ -41,6 +41,9 @@ export class AwsRetryQuota {
    * @param cost what the attempt's retry spent (from {@link acquire}), 0 for a call's first attempt
    */
   release(cost: number): void {
-    this.available = Math.min(AWS_RETRY_QUOTA.capacity, this.available + (cost > 0 ? cost : AWS_RETRY_QUOTA.noRetryIncrement));
+    this.available = Math.min(
+      AWS_RETRY_QUOTA.capacity,
+      this.available + (cost > 0 ? cost : AWS_RETRY_QUOTA.noRetryIncrement),
+    );
   }
 }

@@ -7,7 +7,9 @@ import { DependencyOverloadedError, DependencyTimeoutError } from './dependency.
 export type AwsRetryMode = 'standard' | 'adaptive';
 
 /** The error of a retry the AWS retry quota refused (verdict Limited: the call stops there). */
-export const AWS_QUOTA_REFUSAL = new RateLimitedError('retry refused by the AWS retry quota (reference model)');
+export const AWS_QUOTA_REFUSAL = new RateLimitedError(
+  'retry refused by the AWS retry quota (reference model)',
+);
 
 /**
  * The AWS SDKs' retry modes (`@smithy/util-retry`), as references to measure a retry budget against
@@ -38,7 +40,9 @@ export class AwsRetry {
 
   /** `AWS standard retry quota` or `AWS adaptive retry (quota + send-rate limiter)`. */
   toString(): string {
-    return this.mode === 'standard' ? 'AWS standard retry quota' : 'AWS adaptive retry (quota + send-rate limiter)';
+    return this.mode === 'standard'
+      ? 'AWS standard retry quota'
+      : 'AWS adaptive retry (quota + send-rate limiter)';
   }
 
   /** A live client for one run. @internal used by the simulator. */
@@ -48,10 +52,15 @@ export class AwsRetry {
 }
 
 /** Sends one attempt of a call through the quota and the limiter. @internal */
-export type AwsAttempt = (attempt: number, signal: AbortSignal | undefined, send: (signal: AbortSignal | undefined) => Promise<void>) => Promise<void>;
+export type AwsAttempt = (
+  attempt: number,
+  signal: AbortSignal | undefined,
+  send: (signal: AbortSignal | undefined) => Promise<void>,
+) => Promise<void>;
 
 /** Whether the SDK would count `error` as a timeout (the costlier retry). */
-const isTimeout = (error: unknown): boolean => error instanceof DependencyTimeoutError || error instanceof AttemptTimeoutError;
+const isTimeout = (error: unknown): boolean =>
+  error instanceof DependencyTimeoutError || error instanceof AttemptTimeoutError;
 
 /**
  * A running {@link AwsRetry}: one quota (and limiter) for every call of a run.

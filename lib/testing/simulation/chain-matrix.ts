@@ -24,15 +24,39 @@ export interface ChainScenario {
 
 const database = (rate: number): Dependency =>
   // 20 workers per 100 calls/s at p50 20 ms: about 10× the healthy load, so a storm is not also an overload.
-  Dependency.healthy({ p50: 20, p99: 200, capacity: { concurrency: Math.max(1, Math.round(rate / 5)), timeout: 1000 } });
+  Dependency.healthy({
+    p50: 20,
+    p99: 200,
+    capacity: { concurrency: Math.max(1, Math.round(rate / 5)), timeout: 1000 },
+  });
 
 /** The chain matrix's scenarios, in table order. */
 export const CHAIN_SCENARIOS: readonly ChainScenario[] = Object.freeze([
   { name: 'healthy', description: 'nothing wrong', duration: 20_000, dependency: database },
-  { name: 'failing-10', description: '10 % of database requests fail, independently', duration: 20_000, dependency: (rate: number) => database(rate).failing(0.1) },
-  { name: 'failing-50', description: 'half the database requests fail, independently', duration: 20_000, dependency: (rate: number) => database(rate).failing(0.5) },
-  { name: 'database-down', description: 'every database request fails, the whole run', duration: 20_000, dependency: (rate: number) => database(rate).failing(1) },
-  { name: 'outage-10s', description: 'every database request fails from 0:10 for 10 s', duration: 30_000, dependency: (rate: number) => database(rate).outage({ after: 10_000, lasting: 10_000 }) },
+  {
+    name: 'failing-10',
+    description: '10 % of database requests fail, independently',
+    duration: 20_000,
+    dependency: (rate: number) => database(rate).failing(0.1),
+  },
+  {
+    name: 'failing-50',
+    description: 'half the database requests fail, independently',
+    duration: 20_000,
+    dependency: (rate: number) => database(rate).failing(0.5),
+  },
+  {
+    name: 'database-down',
+    description: 'every database request fails, the whole run',
+    duration: 20_000,
+    dependency: (rate: number) => database(rate).failing(1),
+  },
+  {
+    name: 'outage-10s',
+    description: 'every database request fails from 0:10 for 10 s',
+    duration: 30_000,
+    dependency: (rate: number) => database(rate).outage({ after: 10_000, lasting: 10_000 }),
+  },
 ]);
 
 /**
@@ -55,7 +79,13 @@ export interface ChainMatrixOptions {
   /** What hops do with marked requests (see `NestedRetryMode`). Default `'report'`. */
   readonly nested?: NestedRetryMode;
   /** Told after each run finishes. */
-  readonly onProgress?: (done: number, total: number, scenario: string, variant: ChainVariant, seed: number) => void;
+  readonly onProgress?: (
+    done: number,
+    total: number,
+    scenario: string,
+    variant: ChainVariant,
+    seed: number,
+  ) => void;
 }
 
 /** One scenario × variant × seed of the chain matrix. Ratios 0..1 or per frontend call. */
@@ -86,7 +116,12 @@ export const HOPS_RULE = integerRule(1, 8, 'services in the chain');
 /** The chain scenario called `name`. @throws PolicyConfigError (field `scenario`) naming the known ones. */
 export function chainScenario(name: string): ChainScenario {
   const found = CHAIN_SCENARIOS.find((s) => s.name === name);
-  if (found === undefined) throw new PolicyConfigError('scenario', name, `must be one of ${CHAIN_SCENARIOS.map((s) => s.name).join(', ')}`);
+  if (found === undefined)
+    throw new PolicyConfigError(
+      'scenario',
+      name,
+      `must be one of ${CHAIN_SCENARIOS.map((s) => s.name).join(', ')}`,
+    );
   return found;
 }
 
@@ -114,10 +149,12 @@ export const ChainMatrix = {
   async run(policy: Policy, options: ChainMatrixOptions = {}): Promise<ChainMatrixReport> {
     const hops = checkValue(HOPS_RULE, 'hops', given(options.hops, 3));
     const seeds = given(options.seeds, [1]);
-    if (!Array.isArray(seeds) || seeds.length === 0) throw new PolicyConfigError('seeds', seeds, 'must be a non-empty array of seeds');
+    if (!Array.isArray(seeds) || seeds.length === 0)
+      throw new PolicyConfigError('seeds', seeds, 'must be a non-empty array of seeds');
     seeds.forEach((seed, index) => checkValue(SEED_RULE, `seeds[${index}]`, seed));
     const rate = checkValue(SIMULATED_RATE_RULE, 'rate', given(options.rate, CHAIN_MATRIX_RATE));
-    const scenarios = options.scenarios === undefined ? CHAIN_SCENARIOS : options.scenarios.map(chainScenario);
+    const scenarios =
+      options.scenarios === undefined ? CHAIN_SCENARIOS : options.scenarios.map(chainScenario);
     const variants: readonly ChainVariant[] = ['naive', 'policy'];
     const rows: ChainMatrixRow[] = [];
     const total = scenarios.length * variants.length * seeds.length;
@@ -171,13 +208,22 @@ export class ChainMatrixReport {
 
   /** The cell for `scenario` × `variant` × `seed`. @throws RangeError when the matrix did not run it. */
   cell(scenario: string, variant: ChainVariant, seed: number): ChainMatrixCell {
-    const found = this.rows.find((r) => r.scenario === scenario && r.variant === variant)?.cells.find((c) => c.seed === seed);
-    if (found === undefined) throw new RangeError(`the chain matrix has no cell ${scenario} × ${variant} × seed ${seed}`);
+    const found = this.rows
+      .find((r) => r.scenario === scenario && r.variant === variant)
+      ?.cells.find((c) => c.seed === seed);
+    if (found === undefined)
+      throw new RangeError(`the chain matrix has no cell ${scenario} × ${variant} × seed ${seed}`);
     return found;
   }
 
   /** Every figure, ratios rounded to 4 decimals. */
-  toJSON(): { policy: string; hops: number; rate: number; seeds: number[]; rows: ChainMatrixRow[] } {
+  toJSON(): {
+    policy: string;
+    hops: number;
+    rate: number;
+    seeds: number[];
+    rows: ChainMatrixRow[];
+  } {
     const r4 = (x: number): number => Math.round(x * 10_000) / 10_000;
     return {
       policy: this.policy,
@@ -186,26 +232,50 @@ export class ChainMatrixReport {
       seeds: [...this.seeds],
       rows: this.rows.map((row) => ({
         ...row,
-        cells: row.cells.map((c) => ({ ...c, availability: r4(c.availability), bottomAmplification: r4(c.bottomAmplification), requestsPerCall: c.requestsPerCall.map(r4), worstSecond: r4(c.worstSecond), p99: r4(c.p99) })),
+        cells: row.cells.map((c) => ({
+          ...c,
+          availability: r4(c.availability),
+          bottomAmplification: r4(c.bottomAmplification),
+          requestsPerCall: c.requestsPerCall.map(r4),
+          worstSecond: r4(c.worstSecond),
+          p99: r4(c.p99),
+        })),
       })),
     };
   }
 
   /** The table: per row the means over seeds of availability, database requests per call (and per hop), worst second and p99. */
   toString(): string {
-    const header = ['scenario', 'variant', 'frontend availability', 'database req/call', 'per hop', 'worst s', 'p99'];
+    const header = [
+      'scenario',
+      'variant',
+      'frontend availability',
+      'database req/call',
+      'per hop',
+      'worst s',
+      'p99',
+    ];
     const rows = this.rows.map(({ scenario, variant, cells }) => [
       scenario,
       variant === 'naive' ? 'naive' : this.policy || 'policy',
       `${(mean(cells.map((c) => c.availability)) * 100).toFixed(1)}%`,
       mean(cells.map((c) => c.bottomAmplification)).toFixed(2),
-      cells[0]!.requestsPerCall.map((_, k) => mean(cells.map((c) => c.requestsPerCall[k]!)).toFixed(2)).join(' → '),
+      cells[0]!.requestsPerCall
+        .map((_, k) => mean(cells.map((c) => c.requestsPerCall[k]!)).toFixed(2))
+        .join(' → '),
       mean(cells.map((c) => c.worstSecond)).toFixed(2),
       `${Math.round(mean(cells.map((c) => c.p99)))} ms`,
     ]);
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-    const line = (cells: string[]): string => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+    const line = (cells: string[]): string =>
+      cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
     const title = `Chain matrix — ${this.hops} hops${this.policy ? ` of policy ${this.policy}` : ''} vs naive retries: ${this.rate} calls/s, seeds ${this.seeds.join(', ')}`;
-    return [title, '', line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+    return [
+      title,
+      '',
+      line(header),
+      line(widths.map((w) => '-'.repeat(w))),
+      ...rows.map(line),
+    ].join('\n');
   }
 }

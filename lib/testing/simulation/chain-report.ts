@@ -21,7 +21,11 @@ export interface ChainReportData {
   readonly received: readonly number[];
   readonly nestedRetry: readonly number[];
   readonly durations: readonly number[];
-  readonly seconds: { readonly calls: Int32Array; readonly requests: Int32Array; readonly succeeded: Int32Array };
+  readonly seconds: {
+    readonly calls: Int32Array;
+    readonly requests: Int32Array;
+    readonly succeeded: Int32Array;
+  };
 }
 
 /** One simulated second of a chain. */
@@ -104,7 +108,11 @@ export class ChainReport {
     this.requestsPerCall = data.received.map((n) => (data.calls === 0 ? 0 : n / data.calls));
     this.nestedRetry = data.nestedRetry;
     const { calls, requests, succeeded } = data.seconds;
-    this.perSecond = Array.from(calls, (n, s) => ({ calls: n, dependencyRequests: requests[s]!, succeeded: succeeded[s]! }));
+    this.perSecond = Array.from(calls, (n, s) => ({
+      calls: n,
+      dependencyRequests: requests[s]!,
+      succeeded: succeeded[s]!,
+    }));
     this.sorted = Float64Array.from(data.durations).sort();
   }
 
@@ -121,7 +129,8 @@ export class ChainReport {
   /** The highest per-second ratio of dependency requests to frontend calls (seconds with calls). */
   get worstSecond(): number {
     let worst = 0;
-    for (const second of this.perSecond) if (second.calls > 0) worst = Math.max(worst, second.dependencyRequests / second.calls);
+    for (const second of this.perSecond)
+      if (second.calls > 0) worst = Math.max(worst, second.dependencyRequests / second.calls);
     return worst;
   }
 

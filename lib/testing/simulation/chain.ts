@@ -1,4 +1,21 @@
-import { Ambient, type AmbientChanges, type AmbientState, type AttemptContext, AttemptTimeoutError, type CallEvent, CallRejectedError, Classifier, DeadlineExceededError, formatRetryAfter, type Policy, PolicyConfigError, type RejectionReason, RelayedRefusalError, RetryBudget, type RetryBudgetOptions } from '../../core/index.js';
+import {
+  Ambient,
+  type AmbientChanges,
+  type AmbientState,
+  type AttemptContext,
+  AttemptTimeoutError,
+  type CallEvent,
+  CallRejectedError,
+  Classifier,
+  DeadlineExceededError,
+  formatRetryAfter,
+  type Policy,
+  PolicyConfigError,
+  type RejectionReason,
+  RelayedRefusalError,
+  RetryBudget,
+  type RetryBudgetOptions,
+} from '../../core/index.js';
 import { BOUND_RULE, checkValue, given, SPAN_RULE } from '../../core/internal.js';
 import { SEED_RULE } from '../seeded-random.js';
 import type { Dependency } from './dependency.js';
@@ -41,7 +58,9 @@ export class HopAnswerError extends Error {
     readonly retryAfter: number | undefined,
   ) {
     super(`the hop below answered ${status}${reason === undefined ? '' : ` (${reason})`}`);
-    this.headers = new Headers(reason === undefined ? {} : { 'content-type': 'application/problem+json' });
+    this.headers = new Headers(
+      reason === undefined ? {} : { 'content-type': 'application/problem+json' },
+    );
     if (retryAfter !== undefined) this.headers.set('retry-after', formatRetryAfter(retryAfter));
   }
 
@@ -49,9 +68,12 @@ export class HopAnswerError extends Error {
   static of(error: unknown): HopAnswerError {
     if (error instanceof HopAnswerError) return new HopAnswerError(502, undefined, undefined);
     // A refusal of this hop's own guards, or one relayed from below (`RelayedRefusalError`): the same answer.
-    if (error instanceof CallRejectedError) return new HopAnswerError(503, error.reason, error.retryAfter);
-    if (error instanceof DeadlineExceededError) return new HopAnswerError(504, 'DeadlineExceeded', undefined);
-    if (error instanceof AttemptTimeoutError) return new HopAnswerError(504, 'AttemptTimeout', undefined);
+    if (error instanceof CallRejectedError)
+      return new HopAnswerError(503, error.reason, error.retryAfter);
+    if (error instanceof DeadlineExceededError)
+      return new HopAnswerError(504, 'DeadlineExceeded', undefined);
+    if (error instanceof AttemptTimeoutError)
+      return new HopAnswerError(504, 'AttemptTimeout', undefined);
     return new HopAnswerError(502, undefined, undefined);
   }
 }
@@ -89,7 +111,12 @@ export class ChainBuilder {
    * @throws PolicyConfigError naming `duration` unless it is a finite duration in ms > 0.
    */
   for(ms: number): ChainBuilder {
-    return new ChainBuilder(this.hops, this.dependency, this.load, checkValue(BOUND_RULE, 'duration', ms));
+    return new ChainBuilder(
+      this.hops,
+      this.dependency,
+      this.load,
+      checkValue(BOUND_RULE, 'duration', ms),
+    );
   }
 
   /**
@@ -113,11 +140,23 @@ export class ChainBuilder {
   async run(seed: number, options: ChainRunOptions = {}): Promise<ChainReport> {
     checkValue(SEED_RULE, 'seed', seed);
     const { dependency, load, duration } = this;
-    if (dependency === undefined) throw new PolicyConfigError('dependency', undefined, 'is required: call .against(Dependency.healthy({ p50, p99 }))');
-    if (load === undefined) throw new PolicyConfigError('load', undefined, 'is required: call .under(Load.constant({ perSecond }))');
-    if (duration === undefined) throw new PolicyConfigError('duration', undefined, 'is required: call .for(ms)');
+    if (dependency === undefined)
+      throw new PolicyConfigError(
+        'dependency',
+        undefined,
+        'is required: call .against(Dependency.healthy({ p50, p99 }))',
+      );
+    if (load === undefined)
+      throw new PolicyConfigError(
+        'load',
+        undefined,
+        'is required: call .under(Load.constant({ perSecond }))',
+      );
+    if (duration === undefined)
+      throw new PolicyConfigError('duration', undefined, 'is required: call .for(ms)');
     const nested = given(options.nested, 'report');
-    if (nested !== 'report' && nested !== 'singleShot') throw new PolicyConfigError('nested', nested, "must be 'report' or 'singleShot'");
+    if (nested !== 'report' && nested !== 'singleShot')
+      throw new PolicyConfigError('nested', nested, "must be 'report' or 'singleShot'");
     const drainLimit = checkValue(SPAN_RULE, 'drainLimit', given(options.drainLimit, 120_000));
 
     const clock = new VirtualClock();
@@ -130,10 +169,12 @@ export class ChainBuilder {
     const received = new Array<number>(this.hops.length + 1).fill(0);
     const nestedSeen = new Array<number>(this.hops.length).fill(0);
     let activity = 0;
-    const policies = this.hops.map((hop, k) => forRun(hop, k, clock, seed).withListener((event: CallEvent) => {
-      activity++;
-      if (event.kind === 'nestedRetry') nestedSeen[k]!++;
-    }));
+    const policies = this.hops.map((hop, k) =>
+      forRun(hop, k, clock, seed).withListener((event: CallEvent) => {
+        activity++;
+        if (event.kind === 'nestedRetry') nestedSeen[k]!++;
+      }),
+    );
     // A request arrives at a hop in a context of its own, made from its headers alone.
     const root: AmbientState = Ambient.run({ clock }, () => Ambient.current()!);
 
@@ -165,11 +206,19 @@ export class ChainBuilder {
         }
         const remaining = Math.min(context.bound, Ambient.remaining() ?? Infinity);
         if (remaining !== Infinity) changes.remaining = Math.max(0, Math.floor(remaining));
-        return Ambient.enter(root, () => Ambient.run(changes, () => below.run(belowWork, { signal: context.signal }))).catch((error: unknown) => {
+        return Ambient.enter(root, () =>
+          Ambient.run(changes, () => below.run(belowWork, { signal: context.signal })),
+        ).catch((error: unknown) => {
           if (context.signal.aborted) throw context.signal.reason;
           // What the resilient fetch makes of the answer: a refusal by the hop below is relayed as it is.
           const answer = HopAnswerError.of(error);
-          throw answer.status === 503 && answer.reason !== undefined ? new RelayedRefusalError(answer.reason as RejectionReason, answer.retryAfter, `hop ${k + 2}`) : answer;
+          throw answer.status === 503 && answer.reason !== undefined
+            ? new RelayedRefusalError(
+                answer.reason as RejectionReason,
+                answer.retryAfter,
+                `hop ${k + 2}`,
+              )
+            : answer;
         });
       };
     }
@@ -234,13 +283,25 @@ export class ChainBuilder {
 function forRun(policy: Policy, k: number, clock: VirtualClock, seed: number): Policy {
   const budget = policy.options.budget;
   if (budget.kind === 'using') {
-    throw new PolicyConfigError(`hops[${k}].budget`, 'RetryBudget.using(bucket)', 'cannot be simulated: the bucket belongs to another clock; use RetryBudget.automatic or RetryBudget.of(options)');
+    throw new PolicyConfigError(
+      `hops[${k}].budget`,
+      'RetryBudget.using(bucket)',
+      'cannot be simulated: the bucket belongs to another clock; use RetryBudget.automatic or RetryBudget.of(options)',
+    );
   }
   if (policy.options.breaker?.kind === 'using') {
-    throw new PolicyConfigError(`hops[${k}].breaker`, 'Breaker.using(instance)', 'cannot be simulated: the breaker belongs to another clock; use Breaker.default or Breaker.with(settings)');
+    throw new PolicyConfigError(
+      `hops[${k}].breaker`,
+      'Breaker.using(instance)',
+      'cannot be simulated: the breaker belongs to another clock; use Breaker.default or Breaker.with(settings)',
+    );
   }
-  const runBudget = budget.kind === 'of' || budget.kind === 'shared' ? RetryBudget.tokenBucket(budget.options as RetryBudgetOptions) : budget;
-  const classifier = policy.options.classifier === Classifier.default ? Classifier.http : policy.options.classifier;
+  const runBudget =
+    budget.kind === 'of' || budget.kind === 'shared'
+      ? RetryBudget.tokenBucket(budget.options as RetryBudgetOptions)
+      : budget;
+  const classifier =
+    policy.options.classifier === Classifier.default ? Classifier.http : policy.options.classifier;
   return policy.with({ clock, random: stream(seed, 10 + k).next, budget: runBudget, classifier });
 }
 
@@ -249,10 +310,24 @@ function forRun(policy: Policy, k: number, clock: VirtualClock, seed: number): P
  * @throws PolicyConfigError naming `hops` unless it is an array of 1 to 8 Policies.
  */
 export function chainOf(hops: readonly Policy[]): ChainBuilder {
-  if (!Array.isArray(hops) || hops.length < 1 || hops.length > 8) throw new PolicyConfigError('hops', hops, 'must be an array of 1 to 8 policies, frontend first');
+  if (!Array.isArray(hops) || hops.length < 1 || hops.length > 8)
+    throw new PolicyConfigError(
+      'hops',
+      hops,
+      'must be an array of 1 to 8 policies, frontend first',
+    );
   hops.forEach((hop, k) => {
-    if (hop === null || typeof hop !== 'object' || typeof hop.with !== 'function' || typeof hop.tryRun !== 'function') {
-      throw new PolicyConfigError(`hops[${k}]`, hop, 'must be a Policy (Resilience.default.with({ ... }))');
+    if (
+      hop === null ||
+      typeof hop !== 'object' ||
+      typeof hop.with !== 'function' ||
+      typeof hop.tryRun !== 'function'
+    ) {
+      throw new PolicyConfigError(
+        `hops[${k}]`,
+        hop,
+        'must be a Policy (Resilience.default.with({ ... }))',
+      );
     }
   });
   return new ChainBuilder(Object.freeze([...hops]));

@@ -1,5 +1,17 @@
-import { type Clock, PolicyConfigError, rejectUnknownKeys, type TimerHandle } from '../../core/index.js';
-import { BOUND_RULE, checkValue, given, numberRule, POSITIVE_SPAN_RULE, unboundedIntegerRule } from '../../core/internal.js';
+import {
+  type Clock,
+  PolicyConfigError,
+  rejectUnknownKeys,
+  type TimerHandle,
+} from '../../core/index.js';
+import {
+  BOUND_RULE,
+  checkValue,
+  given,
+  numberRule,
+  POSITIVE_SPAN_RULE,
+  unboundedIntegerRule,
+} from '../../core/internal.js';
 import { checkDuration, checkRate } from '../option-checks.js';
 import { LogNormalLatency } from './latency.js';
 
@@ -110,10 +122,17 @@ export class DependencyTimeoutError extends Error {
 
 // One shared instance per kind: building an Error captures a stack, which would dominate a long run.
 const FAILURE = new DependencyFailureError('the modelled dependency answered with an error');
-const OVERLOADED = new DependencyOverloadedError('the modelled dependency is overloaded: every worker busy and the queue full');
+const OVERLOADED = new DependencyOverloadedError(
+  'the modelled dependency is overloaded: every worker busy and the queue full',
+);
 const TIMED_OUT = new DependencyTimeoutError('the modelled dependency timed the request out');
 
-const UNLIMITED: Required<DependencyCapacity> = Object.freeze({ concurrency: Infinity, queue: Infinity, timeout: Infinity, contention: 0 });
+const UNLIMITED: Required<DependencyCapacity> = Object.freeze({
+  concurrency: Infinity,
+  queue: Infinity,
+  timeout: Infinity,
+  contention: 0,
+});
 const CAPACITY_KEYS = ['concurrency', 'queue', 'timeout', 'contention'];
 
 /**
@@ -159,7 +178,11 @@ export class Dependency {
    */
   static healthy(options: HealthyDependencyOptions): Dependency {
     if (options === null || typeof options !== 'object') {
-      throw new PolicyConfigError('dependency', options, 'must be an object { p50, p99, capacity?, resolution? }');
+      throw new PolicyConfigError(
+        'dependency',
+        options,
+        'must be an object { p50, p99, capacity?, resolution? }',
+      );
     }
     const latency = new LogNormalLatency(options.p50, options.p99);
     const resolution = checkValue(BOUND_RULE, 'resolution', given(options.resolution, 1));
@@ -171,7 +194,13 @@ export class Dependency {
    * @throws PolicyConfigError naming `capacity.<field>` for a bad value.
    */
   withCapacity(capacity: DependencyCapacity): Dependency {
-    return new Dependency(this.latency, checkCapacity(capacity), this.resolution, this.failureRate, this.faults);
+    return new Dependency(
+      this.latency,
+      checkCapacity(capacity),
+      this.resolution,
+      this.failureRate,
+      this.faults,
+    );
   }
 
   /**
@@ -184,9 +213,19 @@ export class Dependency {
     const lasting = checkValue(BOUND_RULE, 'lasting', options?.lasting);
     const slower = options.slower;
     if (typeof slower !== 'number' || !Number.isFinite(slower) || slower < 1) {
-      throw new PolicyConfigError('slower', slower, 'must be a finite multiplier >= 1 (8 = eight times slower)');
+      throw new PolicyConfigError(
+        'slower',
+        slower,
+        'must be a finite multiplier >= 1 (8 = eight times slower)',
+      );
     }
-    return this.withFault({ kind: 'brownout', start: after, end: after + lasting, slower, errorRate: 0 });
+    return this.withFault({
+      kind: 'brownout',
+      start: after,
+      end: after + lasting,
+      slower,
+      errorRate: 0,
+    });
   }
 
   /**
@@ -197,7 +236,13 @@ export class Dependency {
     const after = checkDuration('after', options?.after);
     const lasting = checkValue(BOUND_RULE, 'lasting', options?.lasting);
     const errorRate = checkRate('errorRate', options.errorRate ?? 1);
-    return this.withFault({ kind: 'outage', start: after, end: after + lasting, slower: 1, errorRate });
+    return this.withFault({
+      kind: 'outage',
+      start: after,
+      end: after + lasting,
+      slower: 1,
+      errorRate,
+    });
   }
 
   /**
@@ -208,10 +253,15 @@ export class Dependency {
    */
   tail(options: TailOptions): Dependency {
     const share = options?.share;
-    if (typeof share !== 'number' || !(share > 0 && share <= 1)) throw new PolicyConfigError('share', share, 'must be a share of requests in (0, 1]');
+    if (typeof share !== 'number' || !(share > 0 && share <= 1))
+      throw new PolicyConfigError('share', share, 'must be a share of requests in (0, 1]');
     const slower = options.slower;
     if (typeof slower !== 'number' || !Number.isFinite(slower) || slower < 1) {
-      throw new PolicyConfigError('slower', slower, 'must be a finite multiplier >= 1 (20 = twenty times slower)');
+      throw new PolicyConfigError(
+        'slower',
+        slower,
+        'must be a finite multiplier >= 1 (20 = twenty times slower)',
+      );
     }
     return this.withFault({ kind: 'tail', start: 0, end: Infinity, slower, errorRate: 0, share });
   }
@@ -254,7 +304,12 @@ export class Dependency {
     if (this.failureRate > 0) text += `; failing ${round(this.failureRate * 100)}%`;
     for (const f of this.faults) {
       const window = `${round(f.start / 1000)}s–${round(f.end / 1000)}s`;
-      text += f.kind === 'tail' ? `; tail ${round(f.share! * 100)}% ×${f.slower}` : f.kind === 'brownout' ? `; brownout ×${f.slower} ${window}` : `; outage ${round(f.errorRate * 100)}% ${window}`;
+      text +=
+        f.kind === 'tail'
+          ? `; tail ${round(f.share! * 100)}% ×${f.slower}`
+          : f.kind === 'brownout'
+            ? `; brownout ×${f.slower} ${window}`
+            : `; outage ${round(f.errorRate * 100)}% ${window}`;
     }
     return text;
   }
@@ -268,7 +323,10 @@ export class Dependency {
   }
 
   /** Service-time multiplier and error rate at time `now` (ms). @internal */
-  conditionsAt(now: number, into: { slower: number; errorRate: number; tailShare?: number; tailSlower?: number }): void {
+  conditionsAt(
+    now: number,
+    into: { slower: number; errorRate: number; tailShare?: number; tailSlower?: number },
+  ): void {
     let slower = 1;
     let ok = 1 - this.failureRate;
     for (const fault of this.faults) {
@@ -285,7 +343,10 @@ export class Dependency {
   }
 
   private withFault(fault: Fault): Dependency {
-    return new Dependency(this.latency, this.capacity, this.resolution, this.failureRate, [...this.faults, fault]);
+    return new Dependency(this.latency, this.capacity, this.resolution, this.failureRate, [
+      ...this.faults,
+      fault,
+    ]);
   }
 }
 
@@ -295,12 +356,19 @@ function round(value: number): number {
 
 const CONCURRENCY_RULE = unboundedIntegerRule(1);
 const QUEUE_RULE = unboundedIntegerRule(0);
-const CONTENTION_RULE = numberRule('must be a finite number >= 0 (0 = service time independent of the queue)', (v) => v >= 0);
+const CONTENTION_RULE = numberRule(
+  'must be a finite number >= 0 (0 = service time independent of the queue)',
+  (v) => v >= 0,
+);
 
 function checkCapacity(capacity: DependencyCapacity | undefined): Required<DependencyCapacity> {
   if (capacity === undefined) return UNLIMITED;
   if (capacity === null || typeof capacity !== 'object') {
-    throw new PolicyConfigError('capacity', capacity, 'must be an object { concurrency, queue?, timeout?, contention? }');
+    throw new PolicyConfigError(
+      'capacity',
+      capacity,
+      'must be an object { concurrency, queue?, timeout?, contention? }',
+    );
   }
   rejectUnknownKeys(capacity, CAPACITY_KEYS, 'capacity', 'capacity option');
   const { concurrency = Infinity, queue = Infinity, timeout = Infinity, contention = 0 } = capacity;
@@ -381,7 +449,8 @@ export class LiveDependency {
     const fails = conditions.errorRate > 0 && this.random() < conditions.errorRate;
     let draw = this.model.latency.sample(this.random) * (fails ? 1 : conditions.slower);
     // Drawn only with a tail, so the other models' random streams are unchanged.
-    if (conditions.tailShare > 0 && this.random() < conditions.tailShare) draw *= conditions.tailSlower;
+    if (conditions.tailShare > 0 && this.random() < conditions.tailShare)
+      draw *= conditions.tailSlower;
     const step = this.resolution;
     const service = Math.max(step, Math.ceil(draw / step) * step);
     if (this.busy >= this.concurrency && this.queued >= this.queueLimit) {
@@ -401,7 +470,8 @@ export class LiveDependency {
       else {
         this.queue.push(request);
         this.queued++;
-        if (this.timeout !== Infinity) request.timer = this.clock.setTimer(this.timeout, () => this.expire(request));
+        if (this.timeout !== Infinity)
+          request.timer = this.clock.setTimer(this.timeout, () => this.expire(request));
       }
     });
   }
@@ -409,9 +479,15 @@ export class LiveDependency {
   private serve(request: Request): void {
     request.state = 1;
     this.busy++;
-    if (this.contention > 0) request.service = Math.ceil((request.service * (1 + (this.contention * this.queued) / this.concurrency)) / this.resolution) * this.resolution;
+    if (this.contention > 0)
+      request.service =
+        Math.ceil(
+          (request.service * (1 + (this.contention * this.queued) / this.concurrency)) /
+            this.resolution,
+        ) * this.resolution;
     const left = request.arrival + this.timeout - this.clock.now();
-    if (left < request.service) request.timer = this.clock.setTimer(left, () => this.expire(request));
+    if (left < request.service)
+      request.timer = this.clock.setTimer(left, () => this.expire(request));
     else request.timer = this.clock.setTimer(request.service, () => this.complete(request));
   }
 

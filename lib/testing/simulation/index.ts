@@ -14,7 +14,13 @@ export {
   type FaultWindow,
   type TailOptions,
 } from './dependency.js';
-export { Load, type ArrivalProcess, type LoadStep, type ConstantLoadOptions, type StepLoadOptions } from './load.js';
+export {
+  Load,
+  type ArrivalProcess,
+  type LoadStep,
+  type ConstantLoadOptions,
+  type StepLoadOptions,
+} from './load.js';
 export {
   SimulationReport,
   RECOVERY_LEVEL,
@@ -27,7 +33,12 @@ export {
 export { Simulate, SimulationBuilder, type SimulationRunOptions } from './simulate.js';
 export { AdaptiveThrottle, type AdaptiveThrottleOptions } from './adaptive-throttle.js';
 export { AwsRetry, type AwsRetryMode } from './aws-retry.js';
-export { MATRIX_SCENARIOS, MATRIX_RATE, matrixScenario, type MatrixScenario } from './matrix-scenarios.js';
+export {
+  MATRIX_SCENARIOS,
+  MATRIX_RATE,
+  matrixScenario,
+  type MatrixScenario,
+} from './matrix-scenarios.js';
 export {
   ScenarioMatrix,
   MatrixReport,
@@ -39,7 +50,12 @@ export {
   type MatrixCell,
   type MatrixRow,
 } from './matrix.js';
-export { ChainBuilder, HopAnswerError, type ChainRunOptions, type NestedRetryMode } from './chain.js';
+export {
+  ChainBuilder,
+  HopAnswerError,
+  type ChainRunOptions,
+  type NestedRetryMode,
+} from './chain.js';
 export { ChainReport, type ChainSecond, type ChainReportJSON } from './chain-report.js';
 export {
   ChainMatrix,

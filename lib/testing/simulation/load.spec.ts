@@ -39,8 +39,15 @@ describe('Load', () => {
   it('refuses bad steps, naming the field', () => {
     expect(() => Load.steps([])).toThrow(PolicyConfigError);
     expect(() => Load.constant({ perSecond: -1 })).toThrow('steps[0].perSecond: -1 is invalid');
-    expect(() => Load.steps([{ at: 10, perSecond: 1 }, { at: 5, perSecond: 1 }])).toThrow("steps[1].at: 5 is invalid: must be greater than the previous step's at (10)");
+    expect(() =>
+      Load.steps([
+        { at: 10, perSecond: 1 },
+        { at: 5, perSecond: 1 },
+      ]),
+    ).toThrow("steps[1].at: 5 is invalid: must be greater than the previous step's at (10)");
     expect(() => Load.constant({ perSecond: 1, arrivals: 'bursty' as never })).toThrow('arrivals');
-    expect(() => Load.steps([{ at: -1, perSecond: 1 }])).toThrow('steps[0].at: -1 is invalid: must be a finite duration in ms >= 0');
+    expect(() => Load.steps([{ at: -1, perSecond: 1 }])).toThrow(
+      'steps[0].at: -1 is invalid: must be a finite duration in ms >= 0',
+    );
   });
 });

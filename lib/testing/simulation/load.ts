@@ -72,9 +72,18 @@ export class Load {
     const checked = steps.map((step, index) => {
       const at = checkValue(DELAY_RULE, `steps[${index}].at`, step?.at);
       const perSecond = step?.perSecond;
-      if (at <= previous) throw new PolicyConfigError(`steps[${index}].at`, at, `must be greater than the previous step's at (${previous})`);
+      if (at <= previous)
+        throw new PolicyConfigError(
+          `steps[${index}].at`,
+          at,
+          `must be greater than the previous step's at (${previous})`,
+        );
       if (typeof perSecond !== 'number' || !Number.isFinite(perSecond) || perSecond < 0) {
-        throw new PolicyConfigError(`steps[${index}].perSecond`, perSecond, 'must be a finite rate >= 0 calls per second');
+        throw new PolicyConfigError(
+          `steps[${index}].perSecond`,
+          perSecond,
+          'must be a finite rate >= 0 calls per second',
+        );
       }
       previous = at;
       return Object.freeze({ at, perSecond });

@@ -45,7 +45,11 @@ function workers(rate: number): number {
 }
 
 function modelled(rate: number, timeout = SERVER_TIMEOUT): Dependency {
-  return Dependency.healthy({ p50: P50, p99: P99, capacity: { concurrency: workers(rate), timeout } });
+  return Dependency.healthy({
+    p50: P50,
+    p99: P99,
+    capacity: { concurrency: workers(rate), timeout },
+  });
 }
 
 /**
@@ -80,7 +84,12 @@ function bestGoodput(workers: number): number {
   return ((workers * 1000) / service.mean) * service.answered;
 }
 
-function overloaded(name: string, overload: number, description: string, contention: number): MatrixScenario {
+function overloaded(
+  name: string,
+  overload: number,
+  description: string,
+  contention: number,
+): MatrixScenario {
   const concurrency = (rate: number) => overloadedWorkers(rate, overload);
   return {
     name,
@@ -88,7 +97,12 @@ function overloaded(name: string, overload: number, description: string, content
     duration: 2 * MINUTE,
     faults: whole(2 * MINUTE),
     servesHalf: true,
-    dependency: (rate: number) => Dependency.healthy({ p50: P50, p99: P99, capacity: { concurrency: concurrency(rate), timeout: SERVER_TIMEOUT, contention } }),
+    dependency: (rate: number) =>
+      Dependency.healthy({
+        p50: P50,
+        p99: P99,
+        capacity: { concurrency: concurrency(rate), timeout: SERVER_TIMEOUT, contention },
+      }),
     capacity: (rate: number) => bestGoodput(concurrency(rate)),
   };
 }
@@ -134,7 +148,14 @@ const FLAPS = [30_000, 90_000, 150_000, 210_000].map((start) => ({ start, end: s
  *   a tight body (p50 20 ms, p99 60 ms): the tail hedging is for (1 min).
  */
 export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
-  { name: 'healthy', description: 'nothing wrong', duration: MINUTE, faults: [], servesHalf: true, dependency: (rate: number) => modelled(rate) },
+  {
+    name: 'healthy',
+    description: 'nothing wrong',
+    duration: MINUTE,
+    faults: [],
+    servesHalf: true,
+    dependency: (rate: number) => modelled(rate),
+  },
   failing(1, 10 * MINUTE),
   failing(10, 10 * MINUTE),
   failing(30, 10 * MINUTE),
@@ -147,7 +168,8 @@ export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
     duration: 2 * MINUTE,
     faults: [{ start: 30_000, end: 90_000 }],
     servesHalf: true,
-    dependency: (rate: number) => modelled(rate).brownout({ after: 30_000, slower: 8, lasting: MINUTE }),
+    dependency: (rate: number) =>
+      modelled(rate).brownout({ after: 30_000, slower: 8, lasting: MINUTE }),
   },
   {
     name: 'outage-30s',
@@ -171,7 +193,11 @@ export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
     duration: 255_000,
     faults: FLAPS,
     servesHalf: false,
-    dependency: (rate: number) => FLAPS.reduce((d, f) => d.outage({ after: f.start, lasting: f.end - f.start }), modelled(rate)),
+    dependency: (rate: number) =>
+      FLAPS.reduce(
+        (d, f) => d.outage({ after: f.start, lasting: f.end - f.start }),
+        modelled(rate),
+      ),
   },
   {
     name: 'overload',
@@ -181,18 +207,33 @@ export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
     servesHalf: true,
     dependency: (rate: number) => {
       const concurrency = overloadedWorkers(rate, 1.5);
-      return Dependency.healthy({ p50: P50, p99: P99, capacity: { concurrency, queue: concurrency, timeout: SERVER_TIMEOUT } });
+      return Dependency.healthy({
+        p50: P50,
+        p99: P99,
+        capacity: { concurrency, queue: concurrency, timeout: SERVER_TIMEOUT },
+      });
     },
   },
-  overloaded('overload-3x', 3, 'offered load 3× capacity, an unbounded queue: queueing latency grows, requests time out in it and waste work', 0),
-  overloaded('queue-latency', 2, 'offered load 2× capacity, service slowing with the queue (contention 1): past saturation throughput falls', 1),
+  overloaded(
+    'overload-3x',
+    3,
+    'offered load 3× capacity, an unbounded queue: queueing latency grows, requests time out in it and waste work',
+    0,
+  ),
+  overloaded(
+    'queue-latency',
+    2,
+    'offered load 2× capacity, service slowing with the queue (contention 1): past saturation throughput falls',
+    1,
+  ),
   {
     name: 'slow',
     description: '3× slower from 0:30 for 60 s, nothing fails',
     duration: 2 * MINUTE,
     faults: [],
     servesHalf: true,
-    dependency: (rate: number) => modelled(rate, Infinity).brownout({ after: 30_000, slower: 3, lasting: MINUTE }),
+    dependency: (rate: number) =>
+      modelled(rate, Infinity).brownout({ after: 30_000, slower: 3, lasting: MINUTE }),
   },
   {
     name: 'cold-start-dead',
@@ -208,7 +249,12 @@ export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
     duration: MINUTE,
     faults: [],
     servesHalf: true,
-    dependency: (rate: number) => Dependency.healthy({ p50: P50, p99: 3 * P50, capacity: { concurrency: workers(rate), timeout: Infinity } }).tail({ share: 0.03, slower: 20 }),
+    dependency: (rate: number) =>
+      Dependency.healthy({
+        p50: P50,
+        p99: 3 * P50,
+        capacity: { concurrency: workers(rate), timeout: Infinity },
+      }).tail({ share: 0.03, slower: 20 }),
   },
 ]);
 
@@ -216,7 +262,11 @@ export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
 export function matrixScenario(name: string): MatrixScenario {
   const found = MATRIX_SCENARIOS.find((s) => s.name === name);
   if (found === undefined) {
-    throw new PolicyConfigError('scenario', name, `must be one of ${MATRIX_SCENARIOS.map((s) => s.name).join(', ')}`);
+    throw new PolicyConfigError(
+      'scenario',
+      name,
+      `must be one of ${MATRIX_SCENARIOS.map((s) => s.name).join(', ')}`,
+    );
   }
   return found;
 }

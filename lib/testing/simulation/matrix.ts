@@ -1,11 +1,22 @@
-import { type CallEvent, Hedge, type Policy, PolicyConfigError, RetryBudget } from '../../core/index.js';
+import {
+  type CallEvent,
+  Hedge,
+  type Policy,
+  PolicyConfigError,
+  RetryBudget,
+} from '../../core/index.js';
 import { checkValue, given, numberRule, POSITIVE_SPAN_RULE } from '../../core/internal.js';
 import { SEED_RULE } from '../seeded-random.js';
 import { AdaptiveThrottle } from './adaptive-throttle.js';
 import { AwsRetry } from './aws-retry.js';
 import type { FaultWindow } from './dependency.js';
 import { Load } from './load.js';
-import { MATRIX_RATE, MATRIX_SCENARIOS, matrixScenario, type MatrixScenario } from './matrix-scenarios.js';
+import {
+  MATRIX_RATE,
+  MATRIX_SCENARIOS,
+  matrixScenario,
+  type MatrixScenario,
+} from './matrix-scenarios.js';
 import type { SimulationReport } from './report.js';
 import { Simulate } from './simulate.js';
 
@@ -25,16 +36,41 @@ import { Simulate } from './simulate.js';
  * - `awsStandard`: no budget, the AWS SDKs' standard retry quota deciding retries ({@link AwsRetry});
  * - `awsAdaptive`: no budget, the AWS SDKs' adaptive mode (quota and client send-rate limiter).
  */
-export type MatrixVariant = 'policy' | 'breakerOff' | 'adaptiveThrottle' | 'hedged' | 'budgetOff' | 'tokenBucket10' | 'tokenBucket20' | 'awsStandard' | 'awsAdaptive';
+export type MatrixVariant =
+  | 'policy'
+  | 'breakerOff'
+  | 'adaptiveThrottle'
+  | 'hedged'
+  | 'budgetOff'
+  | 'tokenBucket10'
+  | 'tokenBucket20'
+  | 'awsStandard'
+  | 'awsAdaptive';
 
 /** The retry-budget references, in table order (run them with `variants: ['policy', ...BUDGET_REFERENCES]`). */
-export const BUDGET_REFERENCES: readonly MatrixVariant[] = Object.freeze(['budgetOff', 'tokenBucket10', 'tokenBucket20', 'awsStandard', 'awsAdaptive']);
+export const BUDGET_REFERENCES: readonly MatrixVariant[] = Object.freeze([
+  'budgetOff',
+  'tokenBucket10',
+  'tokenBucket20',
+  'awsStandard',
+  'awsAdaptive',
+]);
 
 /** Every variant, in table order. */
-export const MATRIX_VARIANTS: readonly MatrixVariant[] = Object.freeze(['policy', 'breakerOff', 'adaptiveThrottle', 'hedged', ...BUDGET_REFERENCES]);
+export const MATRIX_VARIANTS: readonly MatrixVariant[] = Object.freeze([
+  'policy',
+  'breakerOff',
+  'adaptiveThrottle',
+  'hedged',
+  ...BUDGET_REFERENCES,
+]);
 
 /** The variants a run has unless told otherwise (`hedged` and the budget references are asked for by name). */
-const DEFAULT_VARIANTS: readonly MatrixVariant[] = Object.freeze(['policy', 'breakerOff', 'adaptiveThrottle']);
+const DEFAULT_VARIANTS: readonly MatrixVariant[] = Object.freeze([
+  'policy',
+  'breakerOff',
+  'adaptiveThrottle',
+]);
 
 /** What each variant's row is labelled in the table (`policy` is labelled with the policy's name). */
 const VARIANT_LABELS: Readonly<Record<MatrixVariant, string>> = {
@@ -68,7 +104,13 @@ export interface MatrixOptions {
   /** Variants to run, in this order (default `policy`, `breakerOff`, `adaptiveThrottle`). */
   readonly variants?: readonly MatrixVariant[];
   /** Told after each run (scenario × variant × seed) finishes, with how many are done of how many. */
-  readonly onProgress?: (done: number, total: number, scenario: string, variant: MatrixVariant, seed: number) => void;
+  readonly onProgress?: (
+    done: number,
+    total: number,
+    scenario: string,
+    variant: MatrixVariant,
+    seed: number,
+  ) => void;
 }
 
 /** What one run (scenario × variant × seed) measured. Ratios 0..1, durations ms. */
@@ -109,7 +151,8 @@ export interface MatrixRow {
 function attemptsIn(report: SimulationReport, windows: readonly FaultWindow[]): number {
   let total = 0;
   for (const w of windows) {
-    for (let s = Math.floor(w.start / 1000); s * 1000 < w.end && s < report.perSecond.length; s++) total += report.perSecond[s]!.dependencyRequests;
+    for (let s = Math.floor(w.start / 1000); s * 1000 < w.end && s < report.perSecond.length; s++)
+      total += report.perSecond[s]!.dependencyRequests;
   }
   return total;
 }
@@ -143,11 +186,19 @@ function variantGate(variant: MatrixVariant): AdaptiveThrottle | AwsRetry | unde
 /** `scenario` run for at most `maximum` ms, its fault windows clipped to the shorter run. */
 function capped(scenario: MatrixScenario, maximum: number): MatrixScenario {
   if (scenario.duration <= maximum) return scenario;
-  const faults = scenario.faults.filter((f) => f.start < maximum).map((f) => ({ start: f.start, end: Math.min(f.end, maximum) }));
+  const faults = scenario.faults
+    .filter((f) => f.start < maximum)
+    .map((f) => ({ start: f.start, end: Math.min(f.end, maximum) }));
   return { ...scenario, duration: maximum, faults, dependency: scenario.dependency };
 }
 
-async function runCell(policy: Policy, scenario: MatrixScenario, variant: MatrixVariant, rate: number, seed: number): Promise<MatrixCell> {
+async function runCell(
+  policy: Policy,
+  scenario: MatrixScenario,
+  variant: MatrixVariant,
+  rate: number,
+  seed: number,
+): Promise<MatrixCell> {
   let attempts = 0;
   let hedges = 0;
   let beforeOpen: number | null = null;
@@ -164,7 +215,9 @@ async function runCell(policy: Policy, scenario: MatrixScenario, variant: Matrix
   const gate = variantGate(variant);
   if (gate !== undefined) builder = builder.throttledBy(gate);
   const report = await builder.run(seed);
-  const ends = scenario.faults.length > 0 && scenario.faults[scenario.faults.length - 1]!.end < scenario.duration;
+  const ends =
+    scenario.faults.length > 0 &&
+    scenario.faults[scenario.faults.length - 1]!.end < scenario.duration;
   return Object.freeze({
     seed,
     availability: report.availability,
@@ -184,18 +237,34 @@ async function runCell(policy: Policy, scenario: MatrixScenario, variant: Matrix
  * a simulated second then already settles 100 000 calls, minutes of real time per simulated minute).
  * @internal
  */
-export const SIMULATED_RATE_RULE = numberRule('must be a number of calls per second in (0, 100000]', (v) => v > 0 && v <= 100_000);
+export const SIMULATED_RATE_RULE = numberRule(
+  'must be a number of calls per second in (0, 100000]',
+  (v) => v > 0 && v <= 100_000,
+);
 
-function checkOptions(options: MatrixOptions): { seeds: readonly number[]; rate: number; scenarios: readonly MatrixScenario[]; variants: readonly MatrixVariant[] } {
-  const maximum = checkValue(POSITIVE_SPAN_RULE, 'maximumDuration', given(options.maximumDuration, Infinity));
+function checkOptions(options: MatrixOptions): {
+  seeds: readonly number[];
+  rate: number;
+  scenarios: readonly MatrixScenario[];
+  variants: readonly MatrixVariant[];
+} {
+  const maximum = checkValue(
+    POSITIVE_SPAN_RULE,
+    'maximumDuration',
+    given(options.maximumDuration, Infinity),
+  );
   const seeds = given(options.seeds, MATRIX_SEEDS);
-  if (!Array.isArray(seeds) || seeds.length === 0) throw new PolicyConfigError('seeds', seeds, 'must be a non-empty array of seeds');
+  if (!Array.isArray(seeds) || seeds.length === 0)
+    throw new PolicyConfigError('seeds', seeds, 'must be a non-empty array of seeds');
   seeds.forEach((seed, index) => checkValue(SEED_RULE, `seeds[${index}]`, seed));
   const rate = checkValue(SIMULATED_RATE_RULE, 'rate', given(options.rate, MATRIX_RATE));
-  const scenarios = (options.scenarios === undefined ? MATRIX_SCENARIOS : options.scenarios.map(matrixScenario)).map((s) => capped(s, maximum));
+  const scenarios = (
+    options.scenarios === undefined ? MATRIX_SCENARIOS : options.scenarios.map(matrixScenario)
+  ).map((s) => capped(s, maximum));
   const variants = options.variants ?? DEFAULT_VARIANTS;
   for (const v of variants) {
-    if (!MATRIX_VARIANTS.includes(v)) throw new PolicyConfigError('variants', v, `must be among ${MATRIX_VARIANTS.join(', ')}`);
+    if (!MATRIX_VARIANTS.includes(v))
+      throw new PolicyConfigError('variants', v, `must be among ${MATRIX_VARIANTS.join(', ')}`);
   }
   return { seeds, rate, scenarios, variants };
 }
@@ -264,7 +333,8 @@ export class MatrixReport {
   /** The cell for `scenario` × `variant` × `seed`. @throws RangeError when the matrix did not run it. */
   cell(scenario: string, variant: MatrixVariant, seed: number): MatrixCell {
     const found = this.row(scenario, variant).cells.find((c) => c.seed === seed);
-    if (found === undefined) throw new RangeError(`the matrix has no cell ${scenario} × ${variant} × seed ${seed}`);
+    if (found === undefined)
+      throw new RangeError(`the matrix has no cell ${scenario} × ${variant} × seed ${seed}`);
     return found;
   }
 
@@ -278,7 +348,12 @@ export class MatrixReport {
       rows: this.rows.map((row) => ({
         scenario: row.scenario,
         variant: row.variant,
-        cells: row.cells.map((c) => ({ ...c, availability: r4(c.availability), loadMultiplier: r4(c.loadMultiplier), worstSecond: r4(c.worstSecond) })),
+        cells: row.cells.map((c) => ({
+          ...c,
+          availability: r4(c.availability),
+          loadMultiplier: r4(c.loadMultiplier),
+          worstSecond: r4(c.worstSecond),
+        })),
       })),
     };
   }
@@ -289,8 +364,21 @@ export class MatrixReport {
    * mean (most in brackets), attempts before the first open and time to recover as the worst seed.
    */
   toString(): string {
-    const header = ['scenario', 'variant', 'availability (min)', 'load ×', 'worst s ×', 'attempts in fault', 'opens (max)', 'first open after (attempts)', 'recovered after (s)'];
-    const label: Record<MatrixVariant, string> = { ...VARIANT_LABELS, policy: this.policy || 'policy' };
+    const header = [
+      'scenario',
+      'variant',
+      'availability (min)',
+      'load ×',
+      'worst s ×',
+      'attempts in fault',
+      'opens (max)',
+      'first open after (attempts)',
+      'recovered after (s)',
+    ];
+    const label: Record<MatrixVariant, string> = {
+      ...VARIANT_LABELS,
+      policy: this.policy || 'policy',
+    };
     const rows = this.rows.map(({ scenario, variant, cells }) => {
       const availability = cells.map((c) => c.availability);
       const fault = cells.map((c) => c.faultAttempts);
@@ -305,13 +393,28 @@ export class MatrixReport {
         mean(cells.map((c) => c.worstSecond)).toFixed(2),
         fault[0] === null ? '-' : String(Math.round(mean(fault as number[]))),
         `${mean(opens).toFixed(1)} (${Math.max(...opens)})`,
-        first.every((f) => f === null) ? '-' : first.some((f) => f === null) ? `${Math.max(...(first.filter((f) => f !== null) as number[]))}, never` : String(Math.max(...(first as number[]))),
-        ttr.some((t) => t === null) ? '-' : ttr.some((t) => t === 'never') ? 'never' : (Math.max(...(ttr as number[])) / 1000).toFixed(0),
+        first.every((f) => f === null)
+          ? '-'
+          : first.some((f) => f === null)
+            ? `${Math.max(...(first.filter((f) => f !== null) as number[]))}, never`
+            : String(Math.max(...(first as number[]))),
+        ttr.some((t) => t === null)
+          ? '-'
+          : ttr.some((t) => t === 'never')
+            ? 'never'
+            : (Math.max(...(ttr as number[])) / 1000).toFixed(0),
       ];
     });
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-    const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+    const line = (cells: string[]) =>
+      cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
     const title = `Scenario matrix${this.policy ? ` — policy ${this.policy}` : ''}: ${this.rate} calls/s, seeds ${this.seeds.join(', ')}`;
-    return [title, '', line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+    return [
+      title,
+      '',
+      line(header),
+      line(widths.map((w) => '-'.repeat(w))),
+      ...rows.map(line),
+    ].join('\n');
   }
 }

@@ -238,7 +238,8 @@ export class SimulationReport {
    */
   latency(q: number): number {
     // A RangeError, not a PolicyConfigError: a mistake in reading the report, not an option.
-    if (!FRACTION_RULE.accepts(q)) throw new RangeError(`latency(q): q ${FRACTION_RULE.rule}, got ${String(q)}`);
+    if (!FRACTION_RULE.accepts(q))
+      throw new RangeError(`latency(q): q ${FRACTION_RULE.rule}, got ${String(q)}`);
     const values = this.durations;
     if (values.length === 0) return 0;
     if (!this.sorted) {
@@ -257,7 +258,8 @@ export class SimulationReport {
    * @throws RangeError when `q` is outside [0, 1]
    */
   admittedLatency(q: number): number {
-    if (!FRACTION_RULE.accepts(q)) throw new RangeError(`admittedLatency(q): q ${FRACTION_RULE.rule}, got ${String(q)}`);
+    if (!FRACTION_RULE.accepts(q))
+      throw new RangeError(`admittedLatency(q): q ${FRACTION_RULE.rule}, got ${String(q)}`);
     const values = this.admitted;
     if (values.length === 0) return 0;
     if (!this.admittedSorted) {
@@ -293,7 +295,10 @@ export class SimulationReport {
       },
       breakerOpens: this.breakerOpens,
       timeToRecover: this.timeToRecover === undefined ? null : fixed(this.timeToRecover, 3),
-      faultWindow: this.faultWindow === undefined ? null : { start: this.faultWindow.start, end: this.faultWindow.end },
+      faultWindow:
+        this.faultWindow === undefined
+          ? null
+          : { start: this.faultWindow.start, end: this.faultWindow.end },
       preFaultAvailability: fixed(this.preFaultAvailability, 4),
       dependencyCounters: { ...this.dependencyCounters },
       perSecond: this.perSecond.map((s) => ({ ...s })),
@@ -308,7 +313,10 @@ export class SimulationReport {
    */
   toString(every?: number): string {
     const n = this.perSecond.length;
-    const step = every !== undefined && Number.isInteger(every) && every >= 1 ? every : Math.max(1, Math.ceil(n / 30));
+    const step =
+      every !== undefined && Number.isInteger(every) && every >= 1
+        ? every
+        : Math.max(1, Math.ceil(n / 30));
     const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
     const ms = (x: number) => `${x.toFixed(1)}ms`;
     const ttr = this.timeToRecover;
@@ -326,7 +334,9 @@ export class SimulationReport {
       `  Latency p99      ${ms(this.latency(0.99))}`,
       `  BreakerOpens     ${this.breakerOpens}`,
       `  TimeToRecover    ${ttr === undefined ? (this.faultWindow === undefined ? 'n/a (no fault window)' : 'not recovered') : ms(ttr)}`,
-      `  Stop reasons     ${Object.entries(this.reasons).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+      `  Stop reasons     ${Object.entries(this.reasons)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
       '',
       '  seconds     calls  requests  ampl.  avail.    breaker   budget',
     ];
@@ -337,7 +347,10 @@ export class SimulationReport {
       const succeeded = rows.reduce((a, r) => a + r.succeeded, 0);
       const breaker = rows.reduce<SimulatedBreakerState | null>((worst, r) => {
         if (r.breakerState === null) return worst;
-        return worst === null || BREAKER_STATES.indexOf(r.breakerState) > BREAKER_STATES.indexOf(worst) ? r.breakerState : worst;
+        return worst === null ||
+          BREAKER_STATES.indexOf(r.breakerState) > BREAKER_STATES.indexOf(worst)
+          ? r.breakerState
+          : worst;
       }, null);
       const budget = rows[rows.length - 1]!.budgetUtilization;
       const range = step === 1 ? `${i}` : `${i}–${Math.min(n, i + step) - 1}`;

@@ -4,7 +4,9 @@ import { SeededRandom } from '../seeded-random.js';
 
 /** Fixed, distinct streams derived from a run's seed (policy jitter, dependency, arrivals). @internal */
 export function stream(seed: number, index: number): SeededRandom {
-  return new SeededRandom(((Math.imul(seed ^ Math.imul(index, 0x9e37_79b9), 0x85eb_ca6b) ^ index) >>> 0));
+  return new SeededRandom(
+    (Math.imul(seed ^ Math.imul(index, 0x9e37_79b9), 0x85eb_ca6b) ^ index) >>> 0,
+  );
 }
 
 /** Microtask turns without activity after which a driver takes the queue as settled. */
@@ -16,7 +18,7 @@ const QUIET_TURNS = 8;
  */
 export async function settleMicrotasks(activity: () => number): Promise<void> {
   let seen = activity();
-  for (let quiet = 0; quiet < QUIET_TURNS; ) {
+  for (let quiet = 0; quiet < QUIET_TURNS;) {
     await undefined;
     const now = activity();
     if (now === seen) quiet++;

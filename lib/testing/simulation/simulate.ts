@@ -1,5 +1,20 @@
-import { type AttemptContext, type CallEvent, type CallResult, type Policy, PolicyConfigError, RetryBudget, type RetryBudgetOptions, type StopReason } from '../../core/index.js';
-import { BOUND_RULE, checkValue, given, POSITIVE_SPAN_RULE, SPAN_RULE } from '../../core/internal.js';
+import {
+  type AttemptContext,
+  type CallEvent,
+  type CallResult,
+  type Policy,
+  PolicyConfigError,
+  RetryBudget,
+  type RetryBudgetOptions,
+  type StopReason,
+} from '../../core/index.js';
+import {
+  BOUND_RULE,
+  checkValue,
+  given,
+  POSITIVE_SPAN_RULE,
+  SPAN_RULE,
+} from '../../core/internal.js';
 import { SEED_RULE } from '../seeded-random.js';
 import { AdaptiveThrottle, THROTTLE_REFUSAL } from './adaptive-throttle.js';
 import { AwsRetry } from './aws-retry.js';
@@ -8,7 +23,9 @@ import type { Load } from './load.js';
 import { BREAKER_STATES, SimulationReport } from './report.js';
 import { type ChainBuilder, chainOf } from './chain.js';
 
-const [CLOSED, HALF_OPEN, OPEN] = (['closed', 'halfOpen', 'open'] as const).map((state) => BREAKER_STATES.indexOf(state));
+const [CLOSED, HALF_OPEN, OPEN] = (['closed', 'halfOpen', 'open'] as const).map((state) =>
+  BREAKER_STATES.indexOf(state),
+);
 import { VirtualClock } from './virtual-clock.js';
 import { settleMicrotasks, stream } from './run-support.js';
 
@@ -34,8 +51,6 @@ export interface SimulationRunOptions {
    */
   readonly settle?: 'microtasks' | 'macrotask';
 }
-
-
 
 /**
  * A simulation being described (immutable; each step returns a new builder). Start with
@@ -75,7 +90,11 @@ export class SimulationBuilder {
    */
   throttledBy(throttle: AdaptiveThrottle | AwsRetry): SimulationBuilder {
     if (!(throttle instanceof AdaptiveThrottle) && !(throttle instanceof AwsRetry)) {
-      throw new PolicyConfigError('throttle', throttle, 'must be an AdaptiveThrottle (AdaptiveThrottle.sre()) or an AwsRetry (AwsRetry.standard, AwsRetry.adaptive)');
+      throw new PolicyConfigError(
+        'throttle',
+        throttle,
+        'must be an AdaptiveThrottle (AdaptiveThrottle.sre()) or an AwsRetry (AwsRetry.standard, AwsRetry.adaptive)',
+      );
     }
     return new SimulationBuilder(this.policy, this.dependency, this.load, this.duration, throttle);
   }
@@ -85,7 +104,13 @@ export class SimulationBuilder {
    * @throws PolicyConfigError naming `duration` unless it is a finite duration in ms > 0.
    */
   for(ms: number): SimulationBuilder {
-    return new SimulationBuilder(this.policy, this.dependency, this.load, checkValue(BOUND_RULE, 'duration', ms), this.throttle);
+    return new SimulationBuilder(
+      this.policy,
+      this.dependency,
+      this.load,
+      checkValue(BOUND_RULE, 'duration', ms),
+      this.throttle,
+    );
   }
 
   /**
@@ -112,25 +137,55 @@ export class SimulationBuilder {
     const dependency = this.dependency;
     const load = this.load;
     const duration = this.duration;
-    if (dependency === undefined) throw new PolicyConfigError('dependency', undefined, 'is required: call .against(Dependency.healthy({ p50, p99 }))');
-    if (load === undefined) throw new PolicyConfigError('load', undefined, 'is required: call .under(Load.constant({ perSecond }))');
-    if (duration === undefined) throw new PolicyConfigError('duration', undefined, 'is required: call .for(ms)');
-    const progressEvery = checkValue(POSITIVE_SPAN_RULE, 'progressEvery', given(options.progressEvery, 10_000));
+    if (dependency === undefined)
+      throw new PolicyConfigError(
+        'dependency',
+        undefined,
+        'is required: call .against(Dependency.healthy({ p50, p99 }))',
+      );
+    if (load === undefined)
+      throw new PolicyConfigError(
+        'load',
+        undefined,
+        'is required: call .under(Load.constant({ perSecond }))',
+      );
+    if (duration === undefined)
+      throw new PolicyConfigError('duration', undefined, 'is required: call .for(ms)');
+    const progressEvery = checkValue(
+      POSITIVE_SPAN_RULE,
+      'progressEvery',
+      given(options.progressEvery, 10_000),
+    );
     const drainLimit = checkValue(SPAN_RULE, 'drainLimit', given(options.drainLimit, 120_000));
     const onProgress = options.onProgress;
 
     const clock = new VirtualClock();
     const budget = this.policy.options.budget;
     if (budget.kind === 'using') {
-      throw new PolicyConfigError('budget', 'RetryBudget.using(bucket)', 'cannot be simulated: the bucket belongs to another clock; use RetryBudget.automatic or RetryBudget.of(options)');
+      throw new PolicyConfigError(
+        'budget',
+        'RetryBudget.using(bucket)',
+        'cannot be simulated: the bucket belongs to another clock; use RetryBudget.automatic or RetryBudget.of(options)',
+      );
     }
     if (this.policy.options.breaker?.kind === 'using') {
-      throw new PolicyConfigError('breaker', 'Breaker.using(instance)', 'cannot be simulated: the breaker belongs to another clock; use Breaker.default or Breaker.with(settings)');
+      throw new PolicyConfigError(
+        'breaker',
+        'Breaker.using(instance)',
+        'cannot be simulated: the breaker belongs to another clock; use Breaker.default or Breaker.with(settings)',
+      );
     }
     if (this.policy.options.limit?.kind === 'using') {
-      throw new PolicyConfigError('limit', 'Limit.using(instance)', 'cannot be simulated: the limiter belongs to another clock; use Limit.concurrency(n) or Limit.adaptive(options)');
+      throw new PolicyConfigError(
+        'limit',
+        'Limit.using(instance)',
+        'cannot be simulated: the limiter belongs to another clock; use Limit.concurrency(n) or Limit.adaptive(options)',
+      );
     }
-    const runBudget = budget.kind === 'of' || budget.kind === 'shared' ? RetryBudget.tokenBucket(budget.options as RetryBudgetOptions) : budget;
+    const runBudget =
+      budget.kind === 'of' || budget.kind === 'shared'
+        ? RetryBudget.tokenBucket(budget.options as RetryBudgetOptions)
+        : budget;
 
     const secondsCount = Math.ceil(duration / 1000);
     const perCalls = new Int32Array(secondsCount);
@@ -152,15 +207,19 @@ export class SimulationBuilder {
       else if (kind === 'breakerClosed') breakerState = CLOSED;
       else return;
       const second = Math.floor(clock.now() / 1000);
-      if (second < secondsCount && perBreaker[second]! < breakerState) perBreaker[second] = breakerState;
+      if (second < secondsCount && perBreaker[second]! < breakerState)
+        perBreaker[second] = breakerState;
     };
-    const policy = this.policy.with({ clock, random: stream(seed, 1).next, budget: runBudget }).withListener(listener);
+    const policy = this.policy
+      .with({ clock, random: stream(seed, 1).next, budget: runBudget })
+      .withListener(listener);
     const o = policy.options;
     const hasBreaker = o.breaker !== undefined;
     // Nothing can abort an attempt without a timeout or a deadline; reading ctx.signal would build an
     // AbortController per attempt for nothing.
     // A hedge aborts its losers.
-    const readsSignal = o.attemptTimeout !== undefined || o.deadline !== undefined || o.hedge !== undefined;
+    const readsSignal =
+      o.attemptTimeout !== undefined || o.deadline !== undefined || o.hedge !== undefined;
 
     const live = dependency.start(clock, stream(seed, 2).next);
     const send = (signal: AbortSignal | undefined): Promise<void> => {
@@ -169,7 +228,10 @@ export class SimulationBuilder {
       if (second < secondsCount) perRequests[second]!++;
       return live.request(signal);
     };
-    const gate = this.throttle instanceof AdaptiveThrottle ? this.throttle.start(stream(seed, 4).next) : undefined;
+    const gate =
+      this.throttle instanceof AdaptiveThrottle
+        ? this.throttle.start(stream(seed, 4).next)
+        : undefined;
     const accepted = (): void => gate!.accept(clock.now());
     const sendThrough = (signal: AbortSignal | undefined): Promise<void> => {
       if (gate === undefined) return send(signal);
@@ -182,7 +244,8 @@ export class SimulationBuilder {
     // no listener), with the same outcome. Equal bounds still read it: the policy's timer fires first.
     const longest = dependency.capacity.timeout;
     const work = readsSignal
-      ? (context: AttemptContext): Promise<void> => sendThrough(context.bound > longest && o.hedge === undefined ? undefined : context.signal)
+      ? (context: AttemptContext): Promise<void> =>
+          sendThrough(context.bound > longest && o.hedge === undefined ? undefined : context.signal)
       : (): Promise<void> => sendThrough(undefined);
     // The AWS references keep state per call (what its retry cost, whether its attempt timed out),
     // so each call gets its own work; an attempt may wait for a send token, so its signal is read.
@@ -251,7 +314,8 @@ export class SimulationBuilder {
         perBreaker[next] = breakerState;
         clock.setTimer((next + 1) * 1000 - clock.now(), () => tick(next));
       }
-      if (onProgress !== undefined && next % progressSeconds === 0) onProgress(Math.min(next * 1000, duration), duration);
+      if (onProgress !== undefined && next % progressSeconds === 0)
+        onProgress(Math.min(next * 1000, duration), duration);
     };
     clock.setTimer(Math.min(1000, duration), () => tick(0));
 
@@ -268,7 +332,8 @@ export class SimulationBuilder {
       if (exact) await macrotask();
       else await settleMicrotasks(changes);
     }
-    if (onProgress !== undefined && secondsCount % progressSeconds !== 0) onProgress(duration, duration);
+    if (onProgress !== undefined && secondsCount % progressSeconds !== 0)
+      onProgress(duration, duration);
 
     return new SimulationReport({
       seed,
@@ -291,7 +356,13 @@ export class SimulationBuilder {
       },
       durations: durations.slice(0, settled),
       admittedDurations: admitted.slice(0, admittedCount),
-      seconds: { calls: perCalls, requests: perRequests, succeeded: perSucceeded, breaker: perBreaker, utilization: perUtilization },
+      seconds: {
+        calls: perCalls,
+        requests: perRequests,
+        succeeded: perSucceeded,
+        breaker: perBreaker,
+        utilization: perUtilization,
+      },
       hasBreaker,
       hasBudget,
     });
@@ -323,8 +394,17 @@ export const Simulate = {
    * @throws PolicyConfigError naming `policy` unless it is a Policy (has `with` and `tryRun`).
    */
   policy(policy: Policy): SimulationBuilder {
-    if (policy === null || typeof policy !== 'object' || typeof policy.with !== 'function' || typeof policy.tryRun !== 'function') {
-      throw new PolicyConfigError('policy', policy, 'must be a Policy (Resilience.default.with({ ... }))');
+    if (
+      policy === null ||
+      typeof policy !== 'object' ||
+      typeof policy.with !== 'function' ||
+      typeof policy.tryRun !== 'function'
+    ) {
+      throw new PolicyConfigError(
+        'policy',
+        policy,
+        'must be a Policy (Resilience.default.with({ ... }))',
+      );
     }
     return new SimulationBuilder(policy, undefined, undefined, undefined);
   },

@@ -8,7 +8,11 @@ import { Simulate } from './simulate.js';
  * version of the seed scenario: 200 calls/s for 30 s, the dependency 8× slower from 5 s to 25 s
  * (40 workers, a 150 ms server-side timeout: the seed scenario's capacity scaled to the load).
  */
-const brownout = Dependency.healthy({ p50: 20, p99: 200, capacity: { concurrency: 40, timeout: 150 } }).brownout({ after: 5000, slower: 8, lasting: 20_000 });
+const brownout = Dependency.healthy({
+  p50: 20,
+  p99: 200,
+  capacity: { concurrency: 40, timeout: 150 },
+}).brownout({ after: 5000, slower: 8, lasting: 20_000 });
 const scenario = (budget?: RetryBudget) =>
   Simulate.policy(budget === undefined ? Resilience.default : Resilience.default.with({ budget }))
     .against(brownout)

@@ -64,7 +64,9 @@ export class VirtualClock extends ManualClock {
   jumpTo(time: number): void {
     const first = this.heap.peek();
     if (first !== undefined && first.due < time) {
-      throw new RangeError(`VirtualClock.jumpTo(${time}): a timer is due at ${first.due}; fire it first`);
+      throw new RangeError(
+        `VirtualClock.jumpTo(${time}): a timer is due at ${first.due}; fire it first`,
+      );
     }
     if (time > this.current) this.current = time;
   }

@@ -20,7 +20,10 @@ export interface ActTwoOutcome {
  * every hop, then with the library's defaults; prints a progress line per phase, the table, where
  * the chart went and the verdict.
  */
-export async function actTwo(scenario: ChainScenario, line: (text: string) => void = (text) => console.log(text)): Promise<ActTwoOutcome> {
+export async function actTwo(
+  scenario: ChainScenario,
+  line: (text: string) => void = (text) => console.log(text),
+): Promise<ActTwoOutcome> {
   const names = hopNames(scenario.hops);
   line(
     `act 2: ${[...names, 'database'].join(' → ')}, each service ${scenario.attempts} attempts per call, separate processes on 127.0.0.1; ` +
@@ -28,7 +31,9 @@ export async function actTwo(scenario: ChainScenario, line: (text: string) => vo
   );
   const runs: ChainSummary[] = [];
   for (const mode of ['naive', 'defaults'] as const) {
-    const record = await runChain(mode, scenario, (phase) => line(`  ${mode === 'naive' ? 'naive retries' : 'library defaults'}: ${phase}`));
+    const record = await runChain(mode, scenario, (phase) =>
+      line(`  ${mode === 'naive' ? 'naive retries' : 'library defaults'}: ${phase}`),
+    );
     runs.push(summarizeChain(record, scenario));
   }
   const [naive, defaults] = runs as [ChainSummary, ChainSummary];
@@ -36,9 +41,17 @@ export async function actTwo(scenario: ChainScenario, line: (text: string) => vo
   line(chainTable(runs, names));
   const chart = await writeChainChart(chainChartSvg(runs, scenario));
   line('');
-  line(`chart: ${chart.svg}${chart.png === undefined ? ` (no PNG: ${chart.pngProblem})` : ` and ${chart.png}`}`);
+  line(
+    `chart: ${chart.svg}${chart.png === undefined ? ` (no PNG: ${chart.pngProblem})` : ` and ${chart.png}`}`,
+  );
   const verdict = judgeChain(naive, defaults, chainLimits(scenario.hops, scenario.attempts));
   line('');
-  line(verdictText(verdict, machineLoad(), `the storm is real and the library's defaults bound it (act 2)`));
+  line(
+    verdictText(
+      verdict,
+      machineLoad(),
+      `the storm is real and the library's defaults bound it (act 2)`,
+    ),
+  );
   return { scenario, naive, defaults, verdict, chart: { svg: chart.svg, png: chart.png } };
 }

@@ -65,12 +65,15 @@ export class ChainDriver {
       tick();
     });
     this.agent.destroy();
-    await Promise.all([...this.sockets].map((socket) => (socket.closed ? undefined : once(socket, 'close'))));
+    await Promise.all(
+      [...this.sockets].map((socket) => (socket.closed ? undefined : once(socket, 'close'))),
+    );
     return this.phases;
   }
 
   private calls(phase: number): PhaseCalls {
-    while (this.phases.length <= phase) this.phases.push({ sent: 0, succeeded: 0, latencies: [], statuses: {} });
+    while (this.phases.length <= phase)
+      this.phases.push({ sent: 0, succeeded: 0, latencies: [], statuses: {} });
     return this.phases[phase]!;
   }
 
@@ -92,6 +95,13 @@ export class ChainDriver {
       if (status.startsWith('2')) calls.succeeded++;
       onSettled();
     };
-    postCall(`${this.url}/work`, this.agent, abandon.signal, { [PHASE_HEADER]: String(phase) }, this.sockets, settle);
+    postCall(
+      `${this.url}/work`,
+      this.agent,
+      abandon.signal,
+      { [PHASE_HEADER]: String(phase) },
+      this.sockets,
+      settle,
+    );
   }
 }

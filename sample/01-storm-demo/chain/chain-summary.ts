@@ -50,9 +50,13 @@ export function summarizeChain(record: ChainRecord, scenario: ChainScenario): Ch
   const phases = scenario.phases.map((phase, index): ChainPhaseSummary => {
     const calls = record.calls[index]?.sent ?? 0;
     const per = (n: number | undefined): number => (calls === 0 ? 0 : round((n ?? 0) / calls, 3));
-    const received = [...record.hops.map((hop) => hop.received[index]), record.database.received[index]];
+    const received = [
+      ...record.hops.map((hop) => hop.received[index]),
+      record.database.received[index],
+    ];
     let worst = 0;
-    for (let s = start; s < start + phase.seconds; s++) worst = Math.max(worst, record.database.perSecond[s] ?? 0);
+    for (let s = start; s < start + phase.seconds; s++)
+      worst = Math.max(worst, record.database.perSecond[s] ?? 0);
     start += phase.seconds;
     const latencies = record.calls[index]?.latencies ?? [];
     return {
@@ -79,7 +83,17 @@ const LABEL: Record<HopMode, string> = { naive: 'naive retries', defaults: 'libr
  * call at each hop, the worst second, frontend availability and p50/p99, nested-retry records per hop.
  */
 export function chainTable(runs: readonly ChainSummary[], hops: readonly string[]): string {
-  const header = ['configuration', 'phase', 'db req/call', `per call: ${[...hops, 'database'].join(' → ')}`, 'worst s', 'frontend 2xx', 'p50', 'p99', 'nested-retry records'];
+  const header = [
+    'configuration',
+    'phase',
+    'db req/call',
+    `per call: ${[...hops, 'database'].join(' → ')}`,
+    'worst s',
+    'frontend 2xx',
+    'p50',
+    'p99',
+    'nested-retry records',
+  ];
   const rows = runs.flatMap((run) =>
     run.phases.map((p) => [
       LABEL[run.mode],
@@ -94,6 +108,7 @@ export function chainTable(runs: readonly ChainSummary[], hops: readonly string[
     ]),
   );
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: string[]): string =>
+    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }

@@ -9,7 +9,15 @@
  */
 import { createServer } from 'node:http';
 import { MachineMeter } from '../machine.js';
-import { type DatabaseCounts, type DatabaseState, type FromChild, PHASE_HEADER, type ToChild, bump, phaseOf } from './protocol.js';
+import {
+  type DatabaseCounts,
+  type DatabaseState,
+  type FromChild,
+  PHASE_HEADER,
+  type ToChild,
+  bump,
+  phaseOf,
+} from './protocol.js';
 
 const HEALTHY_LATENCY_MS = 5;
 
@@ -23,13 +31,17 @@ const server = createServer((request, response) => {
   const phase = phaseOf(request.headers[PHASE_HEADER]);
   bump(counts.received, phase);
   const state = states[phase] ?? 'healthy';
-  if (startedAt !== undefined) bump(counts.perSecond, Math.floor((performance.now() - startedAt) / 1000));
+  if (startedAt !== undefined)
+    bump(counts.perSecond, Math.floor((performance.now() - startedAt) / 1000));
   request.resume();
   const fails = state === 'down' || (state === 'failingHalf' && Math.random() < 0.5);
   const answer = (): void => {
     if (response.destroyed) return;
     const body = fails ? '{"error":"unavailable"}' : '{"rows":1}';
-    response.writeHead(fails ? 503 : 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    response.writeHead(fails ? 503 : 200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
     response.end(body);
   };
   if (fails) answer();
@@ -45,4 +57,6 @@ process.on('message', (message: ToChild) => {
 // The parent going away (or closing the channel) ends the process: nothing outlives the demo.
 process.on('disconnect', () => process.exit(0));
 server.keepAliveTimeout = 30_000;
-server.listen(0, '127.0.0.1', () => send({ kind: 'listening', port: (server.address() as { port: number }).port }));
+server.listen(0, '127.0.0.1', () =>
+  send({ kind: 'listening', port: (server.address() as { port: number }).port }),
+);

@@ -45,17 +45,29 @@ export function parseDemoArgs(argv: readonly string[]): DemoArgs {
   } catch (error) {
     throw new DemoArgsError((error as Error).message);
   }
-  const choice = (name: string, text: string | boolean | undefined, allowed: readonly number[], fallback: number): number => {
+  const choice = (
+    name: string,
+    text: string | boolean | undefined,
+    allowed: readonly number[],
+    fallback: number,
+  ): number => {
     if (text === undefined) return fallback;
     const n = Number(text);
-    if (typeof text !== 'string' || !/^\d+$/.test(text) || !allowed.includes(n)) throw new DemoArgsError(`--${name} ${JSON.stringify(text)}: must be one of ${allowed.join(', ')}`);
+    if (typeof text !== 'string' || !/^\d+$/.test(text) || !allowed.includes(n))
+      throw new DemoArgsError(
+        `--${name} ${JSON.stringify(text)}: must be one of ${allowed.join(', ')}`,
+      );
     return n;
   };
   const act = values.act === undefined ? undefined : choice('act', values.act, [1, 2], 0);
   const hops = choice('hops', values.hops, [3, 4], 3) as 3 | 4;
   const attempts = choice('attempts', values.attempts, [2, 3, 4, 5], 3);
-  if ((values.hops !== undefined || values.attempts !== undefined) && act === 1) throw new DemoArgsError('--hops and --attempts set up act 2; they do nothing with --act 1');
-  if (values.metrics === true && act === 2) throw new DemoArgsError('--metrics reads act 1 from its OpenTelemetry exporter; it does nothing with --act 2');
+  if ((values.hops !== undefined || values.attempts !== undefined) && act === 1)
+    throw new DemoArgsError('--hops and --attempts set up act 2; they do nothing with --act 1');
+  if (values.metrics === true && act === 2)
+    throw new DemoArgsError(
+      '--metrics reads act 1 from its OpenTelemetry exporter; it does nothing with --act 2',
+    );
   return {
     quick: values.quick === true,
     json: values.json === true,

@@ -10,14 +10,38 @@
  */
 import 'reflect-metadata';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BadGatewayException, Controller, type DynamicModule, HttpCode, HttpException, Inject, Module, Post, Req, Res } from '@nestjs/common';
+import {
+  BadGatewayException,
+  Controller,
+  type DynamicModule,
+  HttpCode,
+  HttpException,
+  Inject,
+  Module,
+  Post,
+  Req,
+  Res,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ambient, ResilienceContextModule, ResilienceModule } from '@nresilience/nestjs';
-import { type FetchFunction, ResilientHttpModule, getResilientFetchToken, markRepeatable } from '@nresilience/nestjs/http';
+import {
+  type FetchFunction,
+  ResilientHttpModule,
+  getResilientFetchToken,
+  markRepeatable,
+} from '@nresilience/nestjs/http';
 import { callerSignal } from '../caller-signal.js';
 import { MachineMeter } from '../machine.js';
 import { naiveFetch } from './naive-fetch.js';
-import { type FromChild, type HopCounts, type HopSpec, PHASE_HEADER, type ToChild, bump, phaseOf } from './protocol.js';
+import {
+  type FromChild,
+  type HopCounts,
+  type HopSpec,
+  PHASE_HEADER,
+  type ToChild,
+  bump,
+  phaseOf,
+} from './protocol.js';
 
 const SPEC = Symbol('HopSpec');
 const DOWNSTREAM = Symbol('DownstreamFetch');
@@ -35,22 +59,37 @@ class WorkController {
 
   @Post()
   @HttpCode(200)
-  async work(@Req() request: IncomingMessage, @Res({ passthrough: true }) response: ServerResponse): Promise<{ ok: true }> {
+  async work(
+    @Req() request: IncomingMessage,
+    @Res({ passthrough: true }) response: ServerResponse,
+  ): Promise<{ ok: true }> {
     const phase = phaseOf(request.headers[PHASE_HEADER]);
     bump(this.counts.received, phase);
     if (Ambient.current()?.nestedRetry === true) bump(this.counts.nested, phase);
     const signal = callerSignal(request, response);
     let answer: Response;
     try {
-      answer = await this.downstream(`${this.spec.downstream}/work`, markRepeatable({ method: 'POST', headers: { [PHASE_HEADER]: String(phase), 'content-length': '0' }, signal }));
+      answer = await this.downstream(
+        `${this.spec.downstream}/work`,
+        markRepeatable({
+          method: 'POST',
+          headers: { [PHASE_HEADER]: String(phase), 'content-length': '0' },
+          signal,
+        }),
+      );
     } catch (error) {
-      if (signal.aborted) throw new HttpException('the caller went away', CLIENT_CLOSED_REQUEST, { cause: error });
+      if (signal.aborted)
+        throw new HttpException('the caller went away', CLIENT_CLOSED_REQUEST, { cause: error });
       // The library's refusals and deadlines reach its exception filter as they are (503, 504).
-      if (error instanceof Error && error.name === 'TypeError') throw new BadGatewayException(`${this.spec.name}: the next hop is unreachable`, { cause: error });
+      if (error instanceof Error && error.name === 'TypeError')
+        throw new BadGatewayException(`${this.spec.name}: the next hop is unreachable`, {
+          cause: error,
+        });
       throw error;
     }
     await answer.body?.cancel();
-    if (answer.status >= 400) throw new BadGatewayException(`${this.spec.name}: the next hop answered ${answer.status}`);
+    if (answer.status >= 400)
+      throw new BadGatewayException(`${this.spec.name}: the next hop answered ${answer.status}`);
     return { ok: true };
   }
 }
@@ -63,18 +102,31 @@ class HopModule {
       { provide: COUNTS, useValue: counts },
     ];
     if (spec.mode === 'naive') {
-      const fetchNaively: FetchFunction = (input, init) => naiveFetch(String(input), init ?? {}, spec.attempts);
-      return { module: HopModule, controllers: [WorkController], providers: [...common, { provide: DOWNSTREAM, useValue: fetchNaively }] };
+      const fetchNaively: FetchFunction = (input, init) =>
+        naiveFetch(String(input), init ?? {}, spec.attempts);
+      return {
+        module: HopModule,
+        controllers: [WorkController],
+        providers: [...common, { provide: DOWNSTREAM, useValue: fetchNaively }],
+      };
     }
     return {
       module: HopModule,
       imports: [
-        ResilienceModule.forRoot({ policies: { downstream: { attempts: spec.attempts } }, exceptionFilter: true, telemetry: false, logging: 'off' }),
+        ResilienceModule.forRoot({
+          policies: { downstream: { attempts: spec.attempts } },
+          exceptionFilter: true,
+          telemetry: false,
+          logging: 'off',
+        }),
         ResilientHttpModule.register({ policy: 'downstream' }),
         ResilienceContextModule.forRoot(),
       ],
       controllers: [WorkController],
-      providers: [...common, { provide: DOWNSTREAM, useExisting: getResilientFetchToken('downstream') }],
+      providers: [
+        ...common,
+        { provide: DOWNSTREAM, useExisting: getResilientFetchToken('downstream') },
+      ],
     };
   }
 }
@@ -83,7 +135,10 @@ async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2]!) as HopSpec;
   const counts: HopCounts = { received: [], nested: [] };
   const meter = new MachineMeter();
-  const app = await NestFactory.create(HopModule.for(spec, counts), { logger: ['error', 'warn'], abortOnError: false });
+  const app = await NestFactory.create(HopModule.for(spec, counts), {
+    logger: ['error', 'warn'],
+    abortOnError: false,
+  });
   const server = app.getHttpServer() as import('node:http').Server;
   server.keepAliveTimeout = 30_000;
   await app.listen(0, '127.0.0.1');

@@ -4,7 +4,11 @@
  * The wait is the library's default backoff (100 ms doubling, full jitter), so the two
  * configurations differ in what decides a retry, not in how long they wait.
  */
-export async function naiveFetch(url: string, init: RequestInit, attempts: number): Promise<Response> {
+export async function naiveFetch(
+  url: string,
+  init: RequestInit,
+  attempts: number,
+): Promise<Response> {
   let last: unknown;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     if (attempt > 1) await wait(Math.random() * 100 * 2 ** (attempt - 2), init.signal ?? undefined);

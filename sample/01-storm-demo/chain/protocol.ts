@@ -58,7 +58,11 @@ export type ToChild = { readonly kind: 'start' } | { readonly kind: 'counts' };
 /** Child → parent. */
 export type FromChild =
   | { readonly kind: 'listening'; readonly port: number }
-  | { readonly kind: 'counts'; readonly counts: HopCounts | DatabaseCounts; readonly machine: import('../machine.js').MachineReading };
+  | {
+      readonly kind: 'counts';
+      readonly counts: HopCounts | DatabaseCounts;
+      readonly machine: import('../machine.js').MachineReading;
+    };
 
 /** Adds `amount` to `counts[index]`, growing the array as needed. */
 export function bump(counts: number[], index: number, amount = 1): void {

@@ -4,7 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { type MachineReading, MachineMeter } from '../machine.js';
 import { ChainDriver, type PhaseCalls } from './chain-driver.js';
 import { type ChainScenario, chainSeconds, hopNames, phaseIndexAt } from './chain-scenario.js';
-import type { DatabaseCounts, FromChild, HopCounts, HopMode, HopSpec, ToChild } from './protocol.js';
+import type {
+  DatabaseCounts,
+  FromChild,
+  HopCounts,
+  HopMode,
+  HopSpec,
+  ToChild,
+} from './protocol.js';
 
 /** Phase index the warm-up's calls carry: counted by nobody's table. */
 const WARM_UP_PHASE = 63;
@@ -36,9 +43,14 @@ class Child {
 
   /** Forks `module` with `args` and waits for it to say which port it listens on. */
   static async start(name: string, module: string, args: string[]): Promise<Child> {
-    const child = fork(fileURLToPath(new URL(module, import.meta.url)), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(fileURLToPath(new URL(module, import.meta.url)), args, {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const listening = new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${name} did not start within ${START_BOUND_MS} ms`)), START_BOUND_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`${name} did not start within ${START_BOUND_MS} ms`)),
+        START_BOUND_MS,
+      );
       child.once('exit', (code) => {
         clearTimeout(timer);
         reject(new Error(`${name} exited with code ${code} while starting`));
@@ -98,12 +110,18 @@ class Child {
  * the children have exited.
  * @param onPhase told each phase's name as it starts (for a progress line)
  */
-export async function runChain(mode: HopMode, scenario: ChainScenario, onPhase: (name: string) => void = () => {}): Promise<ChainRecord> {
+export async function runChain(
+  mode: HopMode,
+  scenario: ChainScenario,
+  onPhase: (name: string) => void = () => {},
+): Promise<ChainRecord> {
   const names = hopNames(scenario.hops);
   const children: Child[] = [];
   const meter = new MachineMeter();
   try {
-    const database = await Child.start('database', './database.js', [JSON.stringify(scenario.phases.map((p) => p.database))]);
+    const database = await Child.start('database', './database.js', [
+      JSON.stringify(scenario.phases.map((p) => p.database)),
+    ]);
     children.push(database);
     let downstream = database.url;
     const hops: Child[] = [];
@@ -117,7 +135,10 @@ export async function runChain(mode: HopMode, scenario: ChainScenario, onPhase: 
     }
     const frontend = hops[0]!;
     if (scenario.warmUpSeconds > 0) {
-      await new ChainDriver(frontend.url, scenario.rate, scenario.callTimeoutMs).run(scenario.warmUpSeconds * 1000, () => WARM_UP_PHASE);
+      await new ChainDriver(frontend.url, scenario.rate, scenario.callTimeoutMs).run(
+        scenario.warmUpSeconds * 1000,
+        () => WARM_UP_PHASE,
+      );
     }
 
     const driver = new ChainDriver(frontend.url, scenario.rate, scenario.callTimeoutMs);
@@ -142,7 +163,13 @@ export async function runChain(mode: HopMode, scenario: ChainScenario, onPhase: 
     const machines: Record<string, MachineReading> = { 'load driver': machine };
     hops.forEach((hop, k) => (machines[hop.name] = hopCounts[k]!.machine));
     machines.database = databaseCounts.machine;
-    return { mode, calls, hops: hopCounts.map((c) => c.counts), database: databaseCounts.counts, machines };
+    return {
+      mode,
+      calls,
+      hops: hopCounts.map((c) => c.counts),
+      database: databaseCounts.counts,
+      machines,
+    };
   } finally {
     meter.stop();
     await Promise.all(children.map((child) => child.stop()));

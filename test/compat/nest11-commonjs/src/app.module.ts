@@ -8,7 +8,8 @@ export class PaymentsService {
   @Resilient('payments')
   async charge(orderId: string, @AttemptSignal() signal?: AbortSignal): Promise<{ id: string }> {
     const response = await fetch(`${PAYMENTS_URL}/charges/${orderId}`, { method: 'POST', signal });
-    if (!response.ok) throw new HttpException(`payments answered ${response.status}`, response.status);
+    if (!response.ok)
+      throw new HttpException(`payments answered ${response.status}`, response.status);
     return (await response.json()) as { id: string };
   }
 }
@@ -29,7 +30,15 @@ export class CheckoutController {
       policies: {
         // A fixed run of 3 failures trips it (no rate floor) and an unjittered 10 s break, so the
         // check can expect `Retry-After: 10`.
-        payments: { attempts: 2, breaker: { consecutiveFailures: 3, failureRateFloor: 0, breakDuration: '10s', jitter: 'none' } },
+        payments: {
+          attempts: 2,
+          breaker: {
+            consecutiveFailures: 3,
+            failureRateFloor: 0,
+            breakDuration: '10s',
+            jitter: 'none',
+          },
+        },
       },
       exceptionFilter: true,
     }),

@@ -7,7 +7,7 @@ import type * as App from '../src/app.module';
 // docs/testing.md's Jest recipe for a CommonJS app: ts-jest compiles the ESM package to CommonJS.
 // ts-jest compiles the whole package to CommonJS on the first require, inside this test: seconds on
 // an idle machine, more than Jest's default 5 s on a loaded one (it failed so under load 9 on 2 cores).
-it('boots AppModule under Jest; a @Resilient method makes the policy\'s 2 attempts', async () => {
+it("boots AppModule under Jest; a @Resilient method makes the policy's 2 attempts", async () => {
   let requests = 0;
   const dependency = createServer((_, response) => {
     requests++;
@@ -21,7 +21,9 @@ it('boots AppModule under Jest; a @Resilient method makes the policy\'s 2 attemp
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
   await moduleRef.init();
   try {
-    await expect(moduleRef.get(PaymentsService).charge('1')).rejects.toThrow('payments answered 500');
+    await expect(moduleRef.get(PaymentsService).charge('1')).rejects.toThrow(
+      'payments answered 500',
+    );
     expect(requests).toBe(2);
   } finally {
     await moduleRef.close();

@@ -21,7 +21,9 @@ it('boots the quick start under Jest; the inventory policy makes its 3 attempts 
   const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
   await moduleRef.init();
   try {
-    await expect(moduleRef.get(InventoryService).stock('sku-1')).rejects.toThrow('inventory answered 500');
+    await expect(moduleRef.get(InventoryService).stock('sku-1')).rejects.toThrow(
+      'inventory answered 500',
+    );
     expect(requests).toBe(3);
   } finally {
     await moduleRef.close();

@@ -11,8 +11,12 @@ export class PaymentsService {
   @Resilient('payments', { returns: 'observable' })
   charge(orderId: string, @AttemptSignal() signal?: AbortSignal): Observable<{ id: string }> {
     return defer(async () => {
-      const response = await fetch(`${PAYMENTS_URL}/charges/${orderId}`, { method: 'POST', signal });
-      if (!response.ok) throw new HttpException(`payments answered ${response.status}`, response.status);
+      const response = await fetch(`${PAYMENTS_URL}/charges/${orderId}`, {
+        method: 'POST',
+        signal,
+      });
+      if (!response.ok)
+        throw new HttpException(`payments answered ${response.status}`, response.status);
       return (await response.json()) as { id: string };
     });
   }
@@ -35,7 +39,15 @@ export class CheckoutController {
       policies: {
         // A fixed run of 3 failures trips it (no rate floor) and an unjittered 10 s break, so the
         // check can expect `Retry-After: 10`.
-        payments: { attempts: 2, breaker: { consecutiveFailures: 3, failureRateFloor: 0, breakDuration: '10s', jitter: 'none' } },
+        payments: {
+          attempts: 2,
+          breaker: {
+            consecutiveFailures: 3,
+            failureRateFloor: 0,
+            breakDuration: '10s',
+            jitter: 'none',
+          },
+        },
       },
       exceptionFilter: true,
     }),
