@@ -75,6 +75,9 @@ describe('bench smoke (BENCH_SMOKE=1)', () => {
       'default',
       'breakerOnly',
       'http',
+      'loopOnly',
+      'freeSlot',
+      'breakerFreeSlot',
     ]);
   }, 65_000);
 
