@@ -58,6 +58,27 @@ function functionsOf(file: string): FunctionSite[] {
 
 const sites = SOURCES.flatMap(functionsOf);
 
+/** Getters of the file's classes whose whole body is `return this.plan.<field>;` (derivable state). */
+function planForwardersOf(file: string): string[] {
+  const text = readFileSync(join(FOLDER, file), 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isGetAccessorDeclaration(node) && node.body?.statements.length === 1) {
+      const only = node.body.statements[0]!;
+      if (
+        ts.isReturnStatement(only) &&
+        only.expression !== undefined &&
+        /^this\.plan\.[A-Za-z]+$/.test(only.expression.getText(source))
+      )
+        found.push(`${file} get ${node.name.getText(source)}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
 describe('lib/core/execution', () => {
   it('reads its sources (the check is not vacuous)', () => {
     expect(SOURCES).toEqual(
@@ -73,6 +94,10 @@ describe('lib/core/execution', () => {
       .filter((s) => s.parameters > 4)
       .map((s) => `${s.file}:${s.line} ${s.name} (${s.parameters})`);
     expect(long).toEqual([]);
+  });
+
+  it('keeps no getter that only forwards a field of the call plan (read call.plan.* directly)', () => {
+    expect(SOURCES.flatMap(planForwardersOf)).toEqual([]);
   });
 
   it('has no two functions of its modules with the same name', () => {

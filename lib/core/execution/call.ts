@@ -1,12 +1,8 @@
 import { Ambient } from '../ambient/ambient-context.js';
 import { Admission } from '../breaker/breaker-state.js';
-import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { Fallback, FallbackStop } from '../fallback/fallback.js';
-import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import { Verdict } from '../classification/verdict.js';
 import type { RejectionReason } from '../errors.js';
-import type { CallObserver, ExecutablePolicy, ResolvedPolicyOptions } from './executable-policy.js';
-import type { Clock } from '../time/clock.js';
 import type { AttemptContext, AttemptHandle } from './attempt-context.js';
 import type { CallLog } from './call-result.js';
 import {
@@ -215,37 +211,6 @@ export class Call<T> {
   /** Clock reading at which the deadline passes (`Infinity` without one). */
   get deadlineAt(): number {
     return this.due ?? Infinity;
-  }
-
-  /** The policy's settings. */
-  get options(): ResolvedPolicyOptions {
-    return this.plan.options;
-  }
-
-  get policy(): ExecutablePolicy {
-    return this.plan.policy;
-  }
-
-  get clock(): Clock {
-    return this.plan.clock;
-  }
-
-  /** The policy's observer (its listeners as one), or `undefined`. */
-  get listener(): CallObserver | undefined {
-    return this.plan.listener;
-  }
-
-  get breaker(): CircuitBreaker | undefined {
-    return this.plan.breaker;
-  }
-
-  get bucket(): RetryBudgetState | undefined {
-    return this.plan.bucket;
-  }
-
-  /** Whether attempts after the first are timed for the retry budget alone (it reads their durations). */
-  get timesRetries(): boolean {
-    return this.plan.timesRetries;
   }
 
   /** The last attempt's value (`undefined` when it threw). */
@@ -485,10 +450,10 @@ function tighterDeadline(own: number | undefined): number | undefined {
  */
 export function stopForDrain<T>(call: Call<T>): Step {
   call.reason = 'draining';
-  if (call.listener !== undefined) {
+  if (call.plan.listener !== undefined) {
     call.emit({
       kind: 'draining',
-      policy: call.options.name,
+      policy: call.plan.options.name,
       attempt: call.attempts,
       verdict: call.verdict?.kind,
       error: errorName(call.error),

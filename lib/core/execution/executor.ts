@@ -4,7 +4,6 @@ export type { CallContinuation } from './call.js';
 import type { CallLog } from './call-result.js';
 import { loop } from './loop.js';
 import type { CallPlan } from './plan.js';
-import type { ResolvedPolicyOptions } from './executable-policy.js';
 import { streamHead } from '../streams/stream-head.js';
 import { isStreamSource } from '../streams/stream-source.js';
 import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
@@ -30,7 +29,7 @@ export function execute<T>(
   log: CallLog | undefined,
 ): Promise<T> {
   if (plan.addsNothing && log === undefined && (request === undefined || plain(request)))
-    return passThrough(work, plan.options);
+    return passThrough(work, plan);
   return loop(new Call(plan, work, request, log));
 }
 
@@ -46,7 +45,7 @@ function plain(request: CallRequest): boolean {
  * is the call's (no frame of ours). A synchronous throw or value becomes a rejected or resolved
  * promise, as an async function would make it.
  */
-function passThrough<T>(work: Work<T>, options: ResolvedPolicyOptions): Promise<T> {
+function passThrough<T>(work: Work<T>, plan: CallPlan): Promise<T> {
   let pending: T | PromiseLike<T>;
   try {
     pending = work(UNBOUND_FIRST_ATTEMPT);
@@ -57,7 +56,7 @@ function passThrough<T>(work: Work<T>, options: ResolvedPolicyOptions): Promise<
   // A stream returned as it is still waits for its first element, so `run` hands back a protected stream.
   return isStreamSource(pending)
     ? (streamHead(
-        { options, signal: undefined, attempts: 1 },
+        { plan, signal: undefined, attempts: 1 },
         UNBOUND_FIRST_ATTEMPT,
         pending,
       ) as Promise<T>)

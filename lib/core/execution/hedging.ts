@@ -129,7 +129,7 @@ class Race<T> {
   ): void {
     if (bounded !== undefined) {
       if (bounded.timer === undefined) return;
-      this.call.clock.clearTimer(bounded.timer);
+      this.call.plan.clock.clearTimer(bounded.timer);
       bounded.timer = undefined;
     }
     this.settle(entry, outcome, threw);
@@ -154,7 +154,7 @@ class Race<T> {
     const threshold = this.state.threshold(from);
     if (threshold === undefined) return;
     this.threshold = threshold;
-    this.timer = call.clock.setTimer(threshold, () => this.fire(), false, from);
+    this.timer = call.plan.clock.setTimer(threshold, () => this.fire(), false, from);
   }
 
   /** The threshold passed with nothing answered: asks the gates, then starts the hedge. */
@@ -162,13 +162,13 @@ class Race<T> {
     this.timer = undefined;
     if (this.done) return;
     const call = this.call;
-    const now = call.clock.now();
+    const now = call.plan.clock.now();
     if (!this.gatesOpen(now)) return;
-    const bucket = call.bucket;
+    const bucket = call.plan.bucket;
     // The retry budget pays for a hedge; a refusal stops the hedge, never the attempt running.
     if (bucket !== undefined && !bucket.tryAcquire(false)) return;
     let slot: Slot = Slot.None;
-    if (call.options.limit !== undefined) {
+    if (call.plan.options.limit !== undefined) {
       // A hedge never queues for a slot: without a free one it does not start.
       if (!call.plan.limiter!.tryAcquire()) {
         bucket?.refund();
@@ -184,10 +184,10 @@ class Race<T> {
     call.admission = Admission.Closed;
     call.slot = slot;
     const handle = attemptContext(call);
-    if (call.listener !== undefined)
+    if (call.plan.listener !== undefined)
       call.emit({
         kind: 'hedged',
-        policy: call.options.name,
+        policy: call.plan.options.name,
         attempt: number,
         duration: hedgedAfter,
         delay: this.threshold,
@@ -205,11 +205,11 @@ class Race<T> {
     const call = this.call;
     if (
       call.signal?.aborted === true ||
-      call.options.drain?.draining === true ||
+      call.plan.options.drain?.draining === true ||
       now >= call.deadlineAt
     )
       return false;
-    const breaker = call.breaker;
+    const breaker = call.plan.breaker;
     if (breaker !== undefined && !breaker.closed) return false;
     const floor = breaker?.settings.failureRateFloor;
     return this.state.mayHedge(now, floor !== undefined && floor > 0 ? floor : DEFAULT_TRIP_POINT);
@@ -290,7 +290,7 @@ class Race<T> {
     this.done = true;
     const call = this.call;
     if (this.timer !== undefined) {
-      call.clock.clearTimer(this.timer);
+      call.plan.clock.clearTimer(this.timer);
       this.timer = undefined;
     }
     const entries = this.entries;

@@ -7,12 +7,10 @@ import { errorName } from './error-name.js';
 
 /** What {@link HeldCall.hold} keeps of the call whose end it holds. */
 export interface HeldCallSource {
-  /** The call's observer. */
-  readonly listener: CallObserver | undefined;
+  /** What the call read of its policy: its observer (`undefined` without one) and its clock. */
+  readonly plan: { readonly listener: CallObserver | undefined; readonly clock: Clock };
   /** What the observer's `callStarted` returned for the call. */
   readonly state: unknown;
-  /** The policy's clock. */
-  readonly clock: Clock;
   /** Clock reading at the call's start, ms. */
   readonly start: number;
 }
@@ -91,12 +89,12 @@ export class HeldCall {
 
   /**
    * Holds `terminal` instead of telling it (the executor, on a success).
-   * @param call the call that succeeded: its observer (`listener`), observer state, clock and start reading
+   * @param call the call that succeeded: its plan's observer (`listener`) and clock, its observer state and start reading
    */
   hold(call: HeldCallSource, terminal: CallEvent): void {
-    this.observer = call.listener;
+    this.observer = call.plan.listener;
     this.state = call.state;
-    this.clock = call.clock;
+    this.clock = call.plan.clock;
     this.startedAt = call.start;
     this.terminal = terminal;
   }

@@ -11,7 +11,9 @@ import { type StreamAttempt, type StreamSource, closeSource, iteratorOf } from '
 
 /** What the hook reads of the call running the attempt. */
 export interface StreamCall {
-  readonly options: { readonly clock: Clock; readonly attemptTimeout: number | undefined };
+  readonly plan: {
+    readonly options: { readonly clock: Clock; readonly attemptTimeout: number | undefined };
+  };
   /** The caller's signal, if any. */
   readonly signal: AbortSignal | undefined;
   /** Attempts made so far, the running one included. */
@@ -52,7 +54,7 @@ export function streamHead<T>(
     return Promise.reject(error);
   }
   try {
-    checkStreamable(call.options);
+    checkStreamable(call.plan.options);
   } catch (refused) {
     // Never pulled: the source is ended at once (a fetch body's connection closed).
     closeSource(source, iterator, false);
@@ -88,7 +90,7 @@ export function streamHead<T>(
     first.then(
       (result) => {
         if (!done()) return;
-        const { clock, attemptTimeout } = call.options;
+        const { clock, attemptTimeout } = call.plan.options;
         resolve(
           new ProtectedStream({
             source,
