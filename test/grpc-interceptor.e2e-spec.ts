@@ -8,6 +8,7 @@ import {
   FakeClock,
   Jitter,
   type PolicyOptions,
+  RelayedRefusalError,
   Resilience,
   RetryBudget,
 } from '../lib/core/index.js';
@@ -334,6 +335,47 @@ describe('unary calls through the resilience interceptor', () => {
     expect(recorder.terminal.map((event) => event.reason)).toEqual(['cancelled']);
   });
 
+  it('a refusal of one of our services below (UNAVAILABLE + x-nresilience-refusal) is passed up at once: one call, no wait, the same reason and pushback', async () => {
+    const { client, clock, drive, recorder } = setup();
+    server.script('Say', {
+      code: grpc.status.UNAVAILABLE,
+      details: 'refused',
+      pushback: '2000',
+      refusal: 'BudgetExhausted',
+    });
+    const outcome = await drive(unary(client, 'Say'));
+    const cause = (outcome.error as (grpc.ServiceError & { cause?: unknown }) | undefined)?.cause;
+    expect(cause).toBeInstanceOf(RelayedRefusalError);
+    expect([
+      (cause as RelayedRefusalError).reason,
+      (cause as RelayedRefusalError).retryAfter,
+      (cause as RelayedRefusalError).origin,
+    ]).toEqual(['BudgetExhausted', 2000, ECHO]);
+    expect([
+      outcome.error?.code,
+      outcome.error?.metadata.get('grpc-retry-pushback-ms'),
+      outcome.error?.metadata.get('x-nresilience-refusal'),
+    ]).toEqual([grpc.status.UNAVAILABLE, ['2000'], ['BudgetExhausted']]);
+    expect(server.calls('Say')).toHaveLength(1);
+    expect(clock.now()).toBe(0);
+    expect(recorder.ofKind('attempt').map((event) => event.verdict)).toEqual(['Permanent']);
+  });
+
+  it('relayed refusals are no breaker evidence; an unknown reason is a plain UNAVAILABLE (retried)', async () => {
+    const { client, drive, interceptor } = setup({}, 'Echo', {
+      breaker: Breaker.with({ consecutiveFailures: 3 }),
+    });
+    for (let i = 0; i < 6; i++) {
+      server.script('Say', { code: grpc.status.UNAVAILABLE, refusal: 'DependencyUnavailable' });
+      expect((await drive(unary(client, 'Say'))).error?.code).toBe(grpc.status.UNAVAILABLE);
+    }
+    expect(server.calls('Say')).toHaveLength(6);
+    expect(interceptor.policyFor(ECHO).breaker()!.state).toBe('closed');
+    server.reset();
+    server.script('Say', { code: grpc.status.UNAVAILABLE, refusal: 'Sleepy' });
+    expect((await drive(unary(client, 'Say'))).reply?.call).toBe(2);
+  });
+
   it('Classifier.grpc is what a policy with a preset classifier (default, http) runs with; a custom one is kept', () => {
     const { interceptor } = setup();
     expect(interceptor.policyFor(ECHO).options.classifier).toBe(Classifier.grpc);
@@ -435,11 +477,20 @@ describe('the ambient context (inbound request being served)', () => {
     expect(server.calls('Say')).toHaveLength(0);
   });
 
-  it('inside Resilience.singleShot a repeatable call makes one attempt and carries no retrying marker', async () => {
+  it('inside Resilience.singleShot a repeatable call makes one attempt and still carries the retrying marker (the layer above retries it)', async () => {
     const { client, drive } = setup();
     server.script('Say', { code: grpc.status.UNAVAILABLE });
     const outcome = await drive(Resilience.singleShot(() => unary(client, 'Say')));
     expect(outcome.error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(server.calls('Say').map((call) => call.metadata.get('x-nresilience-retrying'))).toEqual([
+      ['1'],
+    ]);
+  });
+
+  it('inside Resilience.singleShot a call not marked repeatable carries no retrying marker', async () => {
+    const { client, drive } = setup({ repeatable: [] });
+    server.script('Say', { code: grpc.status.UNAVAILABLE });
+    await drive(Resilience.singleShot(() => unary(client, 'Say')));
     expect(server.calls('Say').map((call) => call.metadata.get('x-nresilience-retrying'))).toEqual([
       [],
     ]);

@@ -205,10 +205,11 @@ function answersInGrpcTerms(address: () => string, registry: () => PolicyRegistr
 
   it('a budget refusal answers UNAVAILABLE with grpc-retry-pushback-ms = the hint rounded up to whole ms', async () => {
     const { error } = await act(client, 'budget');
-    expect([error?.code, error?.metadata.get('grpc-retry-pushback-ms')]).toEqual([
-      grpc.status.UNAVAILABLE,
-      ['1235'],
-    ]);
+    expect([
+      error?.code,
+      error?.metadata.get('grpc-retry-pushback-ms'),
+      error?.metadata.get('x-nresilience-refusal'),
+    ]).toEqual([grpc.status.UNAVAILABLE, ['1235'], ['BudgetExhausted']]);
     expect(error?.details).toContain('BudgetExhausted');
   });
 
@@ -261,6 +262,21 @@ function answersInGrpcTerms(address: () => string, registry: () => PolicyRegistr
       first!.metadata.get('x-nresilience-retrying'),
       second!.metadata.get('x-nresilience-retrying'),
     ]).toEqual([['1'], []]);
+  });
+
+  it('passes a refusal of the service below up at once: one downstream call, the same reason and pushback to its caller', async () => {
+    ledger.script('Post', {
+      code: grpc.status.UNAVAILABLE,
+      pushback: '4000',
+      refusal: 'DependencyUnavailable',
+    });
+    const { error } = await act(client, 'relay');
+    expect([
+      error?.code,
+      error?.metadata.get('grpc-retry-pushback-ms'),
+      error?.metadata.get('x-nresilience-refusal'),
+    ]).toEqual([grpc.status.UNAVAILABLE, ['4000'], ['DependencyUnavailable']]);
+    expect(ledger.calls('Post')).toHaveLength(1);
   });
 
   it("classifies the registry policy's downstream statuses by the gRPC rule: NOT_FOUND is an answer, not retried", async () => {

@@ -8,6 +8,7 @@ export * from './backoff/backoff.js';
 export * from './backoff/jitter.js';
 export * from './classification/classifier.js';
 export * from './classification/grpc-status.js';
+export { REFUSAL_METADATA } from './classification/relayed-refusal.js';
 export * from './time/clock.js';
 export * from './time/manual-clock.js';
 export * from './time/fake-clock.js';

@@ -10,7 +10,8 @@
  * - one listener per caller signal (`subscribeAbort`);
  * - marking an error as the dependency's failure (for exception filters and logs);
  * - `warnOnce`, the one-time warning channel;
- * - whether a policy is a scope's key without a label (telemetry keeps it off the name's series).
+ * - whether a policy is a scope's key without a label (telemetry keeps it off the name's series);
+ * - which refusal reasons a hop passes up (`relayedReasonOf`, the HTTP and gRPC clients' shared list).
  *
  * @internal
  */
@@ -25,3 +26,4 @@ export * from './signals/abort-link.js';
 export * from './diagnostics/dependency-failure.js';
 export { warnOnce } from './diagnostics/warnings.js';
 export { isUnlabeledScopeKey } from './policy/unlabeled-keys.js';
+export { relayedReasonOf } from './classification/relayed-refusal.js';

@@ -98,7 +98,11 @@ const OPTION_KEYS = [
  * - the first attempt of a call that may be retried carries `x-nresilience-retrying: 1`; every
  *   bounded attempt carries the time it has left as `x-nresilience-remaining-ms` (besides
  *   `grpc-timeout`), and its criticality with `propagateCriticality`;
- * - inside `Resilience.singleShot(fn)` calls make one attempt each;
+ * - inside `Resilience.singleShot(fn)` calls make one attempt each (a repeatable one still carries
+ *   the nested-retry marker: the layer above retries it);
+ * - a refusal of one of our services below (UNAVAILABLE with `x-nresilience-refusal`, what the
+ *   library's Nest exception filter answers) rejects the call at once with `RelayedRefusalError`
+ *   as its `cause` (no retry, no second guarded pause, no breaker evidence);
  * - the inbound request's remaining time comes from the ambient context (filled by
  *   `ResilienceRpcContextInterceptor` or the HTTP inbound middleware).
  * Final failures reach the client as gRPC statuses: refusals of this process (budget, breaker) as
@@ -174,7 +178,8 @@ export function createResilienceInterceptor(
     const plan = {
       service,
       policy: services.for(service),
-      repeatable: ambient?.singleShot !== true && isRepeatable(method) === true,
+      repeatable: isRepeatable(method) === true,
+      singleShot: ambient?.singleShot === true,
       streaming: definition.responseStream,
       inboundRemaining: Ambient.remaining() ?? Infinity,
       criticality: propagateCriticality ? ambient?.criticality : undefined,

@@ -14,11 +14,15 @@ import {
   DeadlineExceededError,
   GrpcStatus,
   type Policy,
+  PUSHBACK_METADATA,
+  REFUSAL_METADATA,
+  RelayedRefusalError,
+  readPushback,
   stopReasonOf,
   type TimerHandle,
   WallClock,
 } from '../core/index.js';
-import { failureCause, markDependencyFailure } from '../core/internal.js';
+import { failureCause, markDependencyFailure, relayedReasonOf } from '../core/internal.js';
 import { GrpcCallCancelledError, GrpcStatusError } from './grpc-status.error.js';
 import { wireDeadline } from './wire-deadline.js';
 import { type AttemptStamp, stampAttempt } from '../outbound/stamp.js';
@@ -49,8 +53,13 @@ export function stampMetadata(metadata: Metadata, stamp: AttemptStamp): void {
 export interface CallPlan {
   /** The service's (or method's) policy. */
   readonly policy: Policy;
-  /** False: one attempt only (the method is not marked repeatable, or a single-shot scope is active). */
+  /** False: one attempt only and no nested-retry marker (the method is not marked repeatable). */
   readonly repeatable: boolean;
+  /**
+   * True in a single-shot scope (`Ambient.singleShot`): one attempt, but a repeatable call still
+   * carries the nested-retry marker, since the layer above retries it.
+   */
+  readonly singleShot?: boolean;
   /** True for server streaming: retried only until the first message. */
   readonly streaming: boolean;
   /** Time left, ms, of the inbound request being served (`Infinity` when none). */
@@ -144,7 +153,7 @@ export class ResilientCall {
   }
 
   private async run(): Promise<void> {
-    const { policy, repeatable } = this.plan;
+    const { policy, repeatable, singleShot } = this.plan;
     const clock = policy.options.clock;
     const outer = Math.min(
       WallClock.until(this.options.deadline),
@@ -162,7 +171,7 @@ export class ResilientCall {
     try {
       const answer = await policy.run((context) => this.attempt(context), {
         signal: this.cancellation.signal,
-        attempts: repeatable ? undefined : 1,
+        attempts: repeatable && singleShot !== true ? undefined : 1,
         // The interceptor does not hedge yet (docs/hedging.md): never two calls of one RPC on the wire at once.
         repeatable: false,
       });
@@ -231,7 +240,7 @@ export class ResilientCall {
       const release = (): void => signal.removeEventListener('abort', onAbort);
       const metadata = (this.metadata ?? new Metadata()).clone();
       stampMetadata(metadata, {
-        retrying: repeatable && policy.options.attempts > 1,
+        retrying: repeatable && (policy.options.attempts > 1 || this.plan.singleShot === true),
         attempt: context.attempt,
         bound,
         outer,
@@ -270,13 +279,30 @@ export class ResilientCall {
           if (status.code === GrpcStatus.OK) {
             answer = { wire, headers, message, hasMessage, status };
             resolve(answer);
-          } else reject(new GrpcStatusError(status, headers));
+          } else reject(this.relayedRefusal(status) ?? new GrpcStatusError(status, headers));
         },
       });
       if (this.hasMessage) wire.sendMessage(this.message);
       wire.halfClose();
       if (streaming) wire.startRead();
     });
+  }
+
+  /**
+   * The refusal one of our services below answered, when `status` is one: UNAVAILABLE with
+   * `x-nresilience-refusal` naming a refusal reason, its pushback as the hint. Passed up at once as
+   * the fetch does (Permanent: no retry, no second guarded pause, no breaker evidence).
+   */
+  private relayedRefusal(status: StatusObject): RelayedRefusalError | undefined {
+    if (status.code !== GrpcStatus.UNAVAILABLE) return undefined;
+    const reason = relayedReasonOf(status.metadata?.get(REFUSAL_METADATA)[0]);
+    if (reason === undefined) return undefined;
+    const pushback = readPushback(status.metadata);
+    return new RelayedRefusalError(
+      reason,
+      typeof pushback === 'number' ? pushback : undefined,
+      this.plan.service ?? this.options.method_definition.path,
+    );
   }
 
   /** Delivers the accepted attempt: headers, the message, then the status (or, for a stream, the rest as it comes). */
@@ -334,7 +360,9 @@ export class ResilientCall {
 
 /**
  * The status a client receives for a call that ended with `error`: an attempt's own status as it
- * came; a refusal of this process (retry budget, breaker) as UNAVAILABLE; a deadline or attempt
+ * came; a refusal (of this process's retry budget or breaker, or relayed from a service below) as
+ * UNAVAILABLE with `grpc-retry-pushback-ms` (its `retryAfter`, when known) and `x-nresilience-refusal`
+ * (its reason) as trailers; a deadline or attempt
  * timeout as DEADLINE_EXCEEDED; the caller's cancellation as the status it asked for; anything else
  * as INTERNAL. The error rides along as `cause` (grpc-js copies the status onto its `ServiceError`),
  * the attempt's `GrpcStatusError` for a status that came from the wire.
@@ -343,7 +371,16 @@ export function statusFor(error: unknown): StatusObject {
   if (error instanceof GrpcStatusError) return { ...error.status, cause: error } as StatusObject;
   const status = (code: number, details: string): StatusObject =>
     ({ code, details, metadata: new Metadata(), cause: error }) as StatusObject;
-  if (error instanceof CallRejectedError) return status(GrpcStatus.UNAVAILABLE, error.message);
+  if (error instanceof CallRejectedError) {
+    // As the Nest exception filter answers a refusal: the hint and the reason ride along as trailers.
+    const refused = status(GrpcStatus.UNAVAILABLE, error.message);
+    const retryAfter = error.retryAfter;
+    if (retryAfter !== undefined && Number.isFinite(retryAfter) && retryAfter >= 0)
+      refused.metadata.set(PUSHBACK_METADATA, String(Math.ceil(retryAfter)));
+    const reason = relayedReasonOf(error.reason);
+    if (reason !== undefined) refused.metadata.set(REFUSAL_METADATA, reason);
+    return refused;
+  }
   if (error instanceof DeadlineExceededError || error instanceof AttemptTimeoutError)
     return status(GrpcStatus.DEADLINE_EXCEEDED, error.message);
   if (error instanceof GrpcCallCancelledError) return status(error.code, error.details);

@@ -1,10 +1,22 @@
-import type { AxiosAdapter, AxiosInstance, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
-import { AttemptTimeoutError, PolicyConfigError, rejectUnknownKeys } from '../core/index.js';
+import type {
+  AxiosAdapter,
+  AxiosHeaders,
+  AxiosInstance,
+  AxiosResponse,
+  InternalAxiosRequestConfig,
+} from 'axios';
+import {
+  AttemptTimeoutError,
+  PolicyConfigError,
+  WallClock,
+  rejectUnknownKeys,
+} from '../core/index.js';
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
 import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, isIdempotentMethod } from './idempotency.js';
 import { BodyNotReplayableError } from './request-body.js';
 import { OutboundCall } from '../outbound/outbound-call.js';
 import { markHttpFailure } from './dependency-failures.js';
+import { relayedRefusalOf } from './relayed-refusal.js';
 
 /** Options of {@link installResilientAdapter}. */
 export interface ResilientAxiosOptions {
@@ -40,7 +52,10 @@ const OPTION_KEYS = ['policy', 'maximumHosts', 'propagateCriticality', 'wallCloc
  * usual `AxiosError` with its `response`; what the library decides is its own error —
  * `NotRepeatableError` (as {@link AxiosNotRepeatableError}, which axios's `isAxiosError` also
  * accepts), `BodyNotReplayableError`, `DeadlineExceededError`, `CallRejectedError` — with the
- * transport's `AxiosError` as `cause` where there was one.
+ * transport's `AxiosError` as `cause` where there was one — and `RelayedRefusalError` for a refusal
+ * of one of our services below (a 503 problem of type `urn:nresilience:problem:call-rejected`, read
+ * from `data` as axios parsed it: a `responseType: 'stream'` body is not read), at once, as the
+ * fetch passes it on.
  * @returns the per-host state (for health)
  * @throws PolicyConfigError naming the option for a bad option
  */
@@ -60,6 +75,7 @@ export async function installResilientAdapter(
   );
   const propagateCriticality = options.propagateCriticality === true;
   const original = instance.defaults.adapter;
+  const wallClock = options.wallClock ?? WallClock.now;
 
   const adapter: AxiosAdapter = async (
     config: InternalAxiosRequestConfig,
@@ -73,6 +89,16 @@ export async function installResilientAdapter(
       data !== null &&
       typeof (data as { pipe?: unknown }).pipe === 'function'
     );
+    const refusalIn = (response: AxiosResponse | undefined) =>
+      response === undefined
+        ? undefined
+        : relayedRefusalOf(
+            response.status,
+            (name) => axios.AxiosHeaders.from(response.headers as AxiosHeaders).get(name),
+            response.data,
+            origin,
+            wallClock,
+          );
     const call = new OutboundCall<unknown>(
       hosts.for(origin),
       { repeatable: isIdempotentMethod(method) || config.headers.has(IDEMPOTENCY_KEY_HEADER) },
@@ -96,15 +122,17 @@ export async function installResilientAdapter(
           // Only the attempt's signal ends a bounded attempt: an axios timer of its own, even with slack,
           // can fire first on a loaded event loop and turn the library's timeout into ECONNABORTED.
           if (ctx.bound !== Infinity) attempt.timeout = 0;
+          let response: AxiosResponse;
           try {
-            const response = await transport(attempt);
-            return call.answered(response, response.data);
+            response = await transport(attempt);
           } catch (error) {
-            throw call.failed(
-              error,
-              (error as { response?: { data?: unknown } } | undefined)?.response?.data,
-            );
+            const failed = (error as { response?: AxiosResponse } | undefined)?.response;
+            // A refusal by one of our services below is passed on as that refusal, as the fetch does.
+            throw call.failed(refusalIn(failed) ?? error, failed?.data);
           }
+          const refused = refusalIn(response);
+          if (refused !== undefined) throw call.failed(refused, response.data);
+          return call.answered(response, response.data);
         },
         // The axios seam does not hedge yet (docs/hedging.md): never two sends of one request at once.
         { signal: config.signal as AbortSignal | undefined, repeatable: false },

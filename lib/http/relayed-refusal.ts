@@ -1,4 +1,5 @@
-import { type RejectionReason, RelayedRefusalError, parseRetryAfter } from '../core/index.js';
+import { RelayedRefusalError, parseRetryAfter } from '../core/index.js';
+import { relayedReasonOf } from '../core/internal.js';
 
 /**
  * The problem type of a refusal by one of our own services (`ResilienceExceptionFilter`'s
@@ -8,12 +9,6 @@ export const CALL_REJECTED_PROBLEM_TYPE = 'urn:nresilience:problem:call-rejected
 
 /** A problem body longer than this is not ours (ours are a few hundred bytes): it is not read further. */
 const MAXIMUM_PROBLEM_BYTES = 4096;
-const REASONS: readonly RejectionReason[] = [
-  'BudgetExhausted',
-  'DependencyUnavailable',
-  'RateLimited',
-  'QuotaExhausted',
-];
 
 /**
  * The refusal a lower hop answered, when `answer` is one: a 503 `application/problem+json` whose
@@ -29,27 +24,63 @@ export async function relayedRefusal(
   origin: string,
   nowEpochMs: () => number,
 ): Promise<RelayedRefusalError | undefined> {
-  if (answer.status !== 503 || answer.body === null) return undefined;
-  const type = answer.headers.get('content-type');
-  if (type === null || !type.toLowerCase().startsWith('application/problem+json')) return undefined;
-  const length = Number(answer.headers.get('content-length') ?? 0);
-  if (length > MAXIMUM_PROBLEM_BYTES) return undefined;
+  const header = (name: string) => answer.headers.get(name) ?? undefined;
+  if (!mayBeRefusal(answer.status, header) || answer.body === null) return undefined;
   const text = await readAtMost(answer.clone().body!, MAXIMUM_PROBLEM_BYTES);
-  if (text === undefined) return undefined;
-  let problem: unknown;
-  try {
-    problem = JSON.parse(text);
-  } catch {
-    return undefined;
+  return text === undefined
+    ? undefined
+    : refusalOf(text, header('retry-after'), origin, nowEpochMs);
+}
+
+/**
+ * {@link relayedRefusal} for an answer already read (the axios seam's `response`): `status`, a header
+ * reader and `data` as the client parsed it (an object, or the text or bytes when it did not).
+ * @param header a response header's value by its lower-case name, `undefined` when absent
+ */
+export function relayedRefusalOf(
+  status: number,
+  header: (name: string) => unknown,
+  data: unknown,
+  origin: string,
+  nowEpochMs: () => number,
+): RelayedRefusalError | undefined {
+  if (!mayBeRefusal(status, header)) return undefined;
+  const body = Buffer.isBuffer(data)
+    ? data.toString('utf8')
+    : data instanceof ArrayBuffer
+      ? Buffer.from(data).toString('utf8')
+      : data;
+  if (typeof body === 'string' && body.length > MAXIMUM_PROBLEM_BYTES) return undefined;
+  return refusalOf(body, header('retry-after'), origin, nowEpochMs);
+}
+
+/** A 503 problem+json no longer than ours ever are: the only answers worth reading as a refusal. */
+function mayBeRefusal(status: number, header: (name: string) => unknown): boolean {
+  if (status !== 503) return false;
+  const type = header('content-type');
+  if (typeof type !== 'string' || !type.toLowerCase().startsWith('application/problem+json'))
+    return false;
+  return !(Number(header('content-length') ?? 0) > MAXIMUM_PROBLEM_BYTES);
+}
+
+/** The refusal `problem` (parsed, or JSON text) names, with `retryAfter` as its hint; else `undefined`. */
+function refusalOf(
+  problem: unknown,
+  retryAfter: unknown,
+  origin: string,
+  nowEpochMs: () => number,
+): RelayedRefusalError | undefined {
+  if (typeof problem === 'string') {
+    try {
+      problem = JSON.parse(problem);
+    } catch {
+      return undefined;
+    }
   }
-  const { type: problemType, reason } = (problem ?? {}) as { type?: unknown; reason?: unknown };
-  if (problemType !== CALL_REJECTED_PROBLEM_TYPE || !REASONS.includes(reason as RejectionReason))
-    return undefined;
-  return new RelayedRefusalError(
-    reason as RejectionReason,
-    parseRetryAfter(answer.headers.get('retry-after'), nowEpochMs()),
-    origin,
-  );
+  const { type, reason } = (problem ?? {}) as { type?: unknown; reason?: unknown };
+  const relayed = relayedReasonOf(reason);
+  if (type !== CALL_REJECTED_PROBLEM_TYPE || relayed === undefined) return undefined;
+  return new RelayedRefusalError(relayed, parseRetryAfter(retryAfter, nowEpochMs()), origin);
 }
 
 /** The stream's text when it ends within `limit` bytes; `undefined` (the stream cancelled) past it or on an error. */

@@ -8,8 +8,9 @@ import {
   GrpcStatus,
   PUSHBACK_METADATA,
   RateLimitedError,
+  REFUSAL_METADATA,
 } from '../core/index.js';
-import type { DependencyFailure } from '../core/internal.js';
+import { type DependencyFailure, relayedReasonOf } from '../core/internal.js';
 import { findLibraryError } from './library-error.js';
 
 /** The inbound gRPC metadata of an RPC context, as far as answering needs it (no grpc-js import). */
@@ -32,7 +33,8 @@ export interface GrpcRefusal {
  * `ServiceError` of an outbound call through the gRPC interceptor; never inside an `HttpException`):
  * `CallRejectedError` (and a local `RateLimitedError`) → UNAVAILABLE with `grpc-retry-pushback-ms` =
  * its `retryAfter` rounded up to whole ms (none when unknown), so a gRPC client waits as long as the
- * break or the budget asks (gRFC A6); `DeadlineExceededError`, a final `AttemptTimeoutError` and an
+ * break or the budget asks (gRFC A6), and `x-nresilience-refusal` = its reason (not for `Limited`),
+ * so the library's client interceptor above passes the refusal up at once (`RelayedRefusalError`); `DeadlineExceededError`, a final `AttemptTimeoutError` and an
  * `AttemptStalledError` → DEADLINE_EXCEEDED; a call of the library's own clients that ended on its
  * dependency's failure (what HTTP answers 502: attempts exhausted, not repeatable, a body that broke)
  * → UNAVAILABLE without a pushback (gRPC's mapping of 502). Anything else is no refusal of ours (Nest's RPC handling answers it).
@@ -70,6 +72,11 @@ export function grpcAnswer(
     const retryAfter = error.retryAfter;
     if (retryAfter !== undefined && Number.isFinite(retryAfter) && retryAfter >= 0)
       trailers.set(PUSHBACK_METADATA, String(Math.ceil(retryAfter)));
+    // Tells one of our clients above that this is a refusal to pass up, not a failing service.
+    const reason = relayedReasonOf(
+      error instanceof CallRejectedError ? error.reason : 'RateLimited',
+    );
+    if (reason !== undefined) trailers.set(REFUSAL_METADATA, reason);
   } else if (
     error instanceof DeadlineExceededError ||
     error instanceof AttemptTimeoutError ||

@@ -1,3 +1,6 @@
+import type { ExecutionContext } from '@nestjs/common';
+import { of } from 'rxjs';
+import { Ambient } from '../core/index.js';
 import { ResilienceRpcContextInterceptor } from './resilience-rpc-context.interceptor.js';
 
 /** A grpc-js-like metadata object holding `values` per key. */
@@ -49,5 +52,44 @@ describe('ResilienceRpcContextInterceptor.changesFor', () => {
       ResilienceRpcContextInterceptor.changesFor({ pattern: 'sum' }, undefined),
     ).toBeUndefined();
     expect(ResilienceRpcContextInterceptor.changesFor(undefined, undefined)).toBeUndefined();
+  });
+});
+
+describe("ResilienceRpcContextInterceptor({ nested: 'singleShot' })", () => {
+  /** Runs the interceptor on a gRPC call with `values` as metadata; what the handler saw of the ambient context. */
+  function handled(
+    interceptor: ResilienceRpcContextInterceptor,
+    values: Record<string, unknown[]>,
+  ) {
+    const context = {
+      getType: () => 'rpc',
+      getArgByIndex: (i: number) => (i === 1 ? metadata(values) : undefined),
+    } as unknown as ExecutionContext;
+    let seen: { singleShot?: boolean; nestedRetry?: boolean } | undefined;
+    interceptor.intercept(context, {
+      handle: () => {
+        seen = Ambient.current();
+        return of(undefined);
+      },
+    });
+    return [seen?.nestedRetry ?? false, seen?.singleShot ?? false];
+  }
+
+  it('runs a marked call single-shot, and an unmarked one as usual', () => {
+    const single = new ResilienceRpcContextInterceptor({ nested: 'singleShot' });
+    expect(handled(single, { 'x-nresilience-retrying': ['1'] })).toEqual([true, true]);
+    expect(handled(single, { 'x-nresilience-remaining-ms': ['500'] })).toEqual([false, false]);
+  });
+
+  it("only records a marked call by default ('report')", () => {
+    expect(
+      handled(new ResilienceRpcContextInterceptor(), { 'x-nresilience-retrying': ['1'] }),
+    ).toEqual([true, false]);
+  });
+
+  it('refuses another nested value, naming the field', () => {
+    expect(() => new ResilienceRpcContextInterceptor({ nested: 'always' as never })).toThrow(
+      "nested: \"always\" is invalid: must be 'report' or 'singleShot'",
+    );
   });
 });

@@ -1,11 +1,23 @@
 import {
   type CallHandler,
   type ExecutionContext,
+  Inject,
   Injectable,
   type NestInterceptor,
+  Optional,
 } from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import { Ambient, type AmbientChanges, ambientFromHeaders, WallClock } from '../core/index.js';
+import {
+  Ambient,
+  type AmbientChanges,
+  ambientFromHeaders,
+  PolicyConfigError,
+  WallClock,
+} from '../core/index.js';
+import {
+  RESILIENCE_CONTEXT_OPTIONS,
+  type ResilienceContextOptions,
+} from './resilience-context.middleware.js';
 
 /** What a gRPC server call offers to read (grpc-js `ServerUnaryCall` and the streams; no grpc-js import). */
 interface InboundCall {
@@ -26,6 +38,9 @@ interface InboundMetadata {
  * with `useAmbientDeadline` — are then bounded by the tighter of the inbound time left and their own.
  * Malformed values are ignored; a passed deadline counts as 0 ms left. Other contexts (HTTP, other
  * RPC transports) pass through untouched, so it can be bound globally in a hybrid app.
+ * `nested: 'singleShot'` (given here, or by `ResilienceContextModule.forRoot` when bound through
+ * `APP_INTERCEPTOR`) handles a call carrying the nested-retry marker in a single-shot scope, as the
+ * HTTP middleware does: every policy call makes one attempt, still marking what it sends.
  *
  * ```ts
  * app.useGlobalInterceptors(new ResilienceRpcContextInterceptor());        // or
@@ -34,6 +49,24 @@ interface InboundMetadata {
  */
 @Injectable()
 export class ResilienceRpcContextInterceptor implements NestInterceptor {
+  private readonly singleShot: boolean;
+
+  /**
+   * @param options `{ nested?: 'report' | 'singleShot' }` (default `'report'`: a marked call is only
+   *   recorded); the other fields of `ResilienceContextOptions` concern HTTP and are not read
+   * @throws PolicyConfigError (field `nested`) unless it is `'report'` or `'singleShot'`
+   */
+  constructor(
+    @Optional()
+    @Inject(RESILIENCE_CONTEXT_OPTIONS)
+    options?: Pick<ResilienceContextOptions, 'nested'>,
+  ) {
+    const nested = options?.nested;
+    if (nested !== undefined && nested !== 'report' && nested !== 'singleShot')
+      throw new PolicyConfigError('nested', nested, "must be 'report' or 'singleShot'");
+    this.singleShot = nested === 'singleShot';
+  }
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'rpc') return next.handle();
     const changes = ResilienceRpcContextInterceptor.changesFor(
@@ -41,6 +74,7 @@ export class ResilienceRpcContextInterceptor implements NestInterceptor {
       context.getArgByIndex(2),
     );
     if (changes === undefined) return next.handle();
+    if (this.singleShot && changes.nestedRetry === true) changes.singleShot = true;
     // Nest binds the handler to the async context `handle()` is called in.
     return Ambient.run(changes, () => next.handle());
   }

@@ -8,12 +8,14 @@ import {
   Module,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import axios from 'axios';
 import { Ambient, Breaker, CallRejectedError, RelayedRefusalError } from '../../lib/core/index.js';
 import {
   type ResilientFetch,
   InjectResilientFetch,
   ResilientHttpModule,
   createResilientFetch,
+  installResilientAdapter,
 } from '../../lib/http/index.js';
 import { CALL_REJECTED_PROBLEM_TYPE } from '../../lib/http/relayed-refusal.js';
 import {
@@ -125,6 +127,67 @@ describe('the resilient fetch reading a refusal from a service below', () => {
     const response = await Ambient.singleShot(() => http(`${server.url}/x`));
     expect(response.status).toBe(500);
     expect(server.seen.map((r) => r.headers['x-nresilience-retrying'])).toEqual(['1']);
+  });
+});
+
+describe('the axios seam reading a refusal from a service below', () => {
+  async function resilientAxios(changes = {}) {
+    const { clock, events, policy } = jumpingPolicy('api', changes);
+    const instance = axios.create();
+    const hosts = await installResilientAdapter(instance, { policy });
+    return { clock, events, hosts, instance };
+  }
+
+  it('rejects at once with RelayedRefusalError: same reason and hint, one request, no wait, no retry', async () => {
+    const server = await serve(refusing('QuotaExhausted', '2'));
+    const { clock, events, instance } = await resilientAxios();
+    const failure = await instance.get(`${server.url}/orders`).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(RelayedRefusalError);
+    const refusal = failure as RelayedRefusalError;
+    expect([refusal.reason, refusal.retryAfter, refusal.origin]).toEqual([
+      'QuotaExhausted',
+      2000,
+      server.url,
+    ]);
+    expect(server.seen).toHaveLength(1);
+    expect(clock.now()).toBe(0);
+    expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.reason, e.verdict])).toEqual([
+      ['failed', 'permanent', 'Permanent'],
+    ]);
+  });
+
+  it('reads the refusal whatever validateStatus says, and from a body axios left as text', async () => {
+    const server = await serve(refusing('DependencyUnavailable', '3'));
+    const { instance } = await resilientAxios();
+    const accepting = instance.get(`${server.url}/a`, { validateStatus: () => true });
+    await expect(accepting).rejects.toMatchObject({
+      reason: 'DependencyUnavailable',
+      retryAfter: 3000,
+    });
+    const text = instance.get(`${server.url}/b`, {
+      responseType: 'text',
+      transitional: { forcedJSONParsing: false },
+    });
+    await expect(text).rejects.toBeInstanceOf(RelayedRefusalError);
+    expect(server.seen).toHaveLength(2);
+  });
+
+  it('is never evidence against the host, and leaves any other 503 problem to the HTTP rules', async () => {
+    const refusals = await serve(refusing('BudgetExhausted', '1'));
+    const other = await serve(refusing('BudgetExhausted', '1', 'urn:example:maintenance'));
+    const { hosts, instance } = await resilientAxios({
+      breaker: Breaker.with({ consecutiveFailures: 5 }),
+    });
+    for (let i = 0; i < 20; i++)
+      await expect(instance.get(`${refusals.url}/x`)).rejects.toBeInstanceOf(RelayedRefusalError);
+    expect(refusals.seen).toHaveLength(20);
+    expect(hosts.entries(1)[0]!.breaker?.state).toBe('closed');
+    const failure = (await instance.get(`${other.url}/x`).catch((error: unknown) => error)) as {
+      response?: { status: number };
+    };
+    expect(failure).not.toBeInstanceOf(RelayedRefusalError);
+    expect(failure.response?.status).toBe(503);
+    expect(other.seen).toHaveLength(3);
   });
 });
 

@@ -13,6 +13,8 @@ export interface Step {
   details?: string;
   /** Raw `grpc-retry-pushback-ms` trailer value to send with the status. */
   pushback?: string;
+  /** Raw `x-nresilience-refusal` trailer value (a refusal reason) to send with the status. */
+  refusal?: string;
   /** Real ms to wait before answering (keep it short). */
   delay?: number;
   /** Send response headers (`x-call: n`) before the status, even when failing. */
@@ -56,6 +58,7 @@ function pause(ms: number): Promise<void> {
 function trailersOf(step: Step): grpc.Metadata {
   const trailers = new grpc.Metadata();
   if (step.pushback !== undefined) trailers.set('grpc-retry-pushback-ms', step.pushback);
+  if (step.refusal !== undefined) trailers.set('x-nresilience-refusal', step.refusal);
   return trailers;
 }
 
