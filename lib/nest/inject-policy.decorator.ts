@@ -1,7 +1,13 @@
 import { Inject } from '@nestjs/common';
 import { INJECT_POLICY_METADATA } from './resilience.constants.js';
 
-/** Every name any `@InjectPolicy` in the process has used; `ResilienceModule` provides a handle for each. @internal */
+/**
+ * Every name any `@InjectPolicy` in the process has used; `ResilienceModule` provides a handle for
+ * each. Process-level because it is filled at decoration time: `@InjectPolicy(name)` runs when its
+ * class is defined, before any module instance exists, and Nest wants one provider per token when it
+ * reads the module definition. It holds names only: each application's handle providers resolve
+ * against that application's own registry. @internal
+ */
 export const injectedPolicyNames = new Set<string>();
 
 /**

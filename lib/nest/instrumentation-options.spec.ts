@@ -3,11 +3,16 @@ import { describe, expect, it } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import { LogSampling } from '../telemetry/logging-listener.js';
-import { instrumentationProblems, resolveLogging } from './resilience-instrumentation.js';
+import { ModuleOptionsReading, readModuleOptions } from './module-settings.js';
 import { ResilienceModule } from './resilience.module.js';
 
+/** The messages the module options reader gives for `telemetry` and `logging`. */
 const messages = (telemetry: unknown, logging: unknown) =>
-  instrumentationProblems(telemetry, logging).map((problem) => problem.message);
+  (ModuleOptionsReading.of({ policies: { p: {} }, telemetry, logging }).error?.problems ?? []).map(
+    (problem) => problem.message,
+  );
+const resolveLogging = (logging: unknown) =>
+  readModuleOptions({ policies: { p: {} }, logging }).logging;
 const PLAIN =
   'must be a plain object (an object literal or a JSON/YAML mapping; not an array, Map, Date, RegExp, class instance or an object inheriting properties)';
 const METER =

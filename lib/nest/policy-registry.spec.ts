@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Classifier, FakeClock, Verdict } from '../core/index.js';
+import { ModuleOptionsReading } from './module-settings.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
@@ -191,7 +192,7 @@ describe('PolicyRegistry', () => {
   });
 
   it('reports use before initialization', () => {
-    const registry = new PolicyRegistry({ policies: { a: {} } });
+    const registry = new PolicyRegistry(ModuleOptionsReading.of({ policies: { a: {} } }));
     expect(() => registry.get('a')).toThrow(/not initialized yet.*app\.init\(\)/);
     registry.onModuleInit();
     expect(registry.get('a').name).toBe('a');

@@ -2,7 +2,6 @@ import {
   type BeforeApplicationShutdown,
   Inject,
   Injectable,
-  Logger,
   type OnModuleDestroy,
   type OnModuleInit,
   Optional,
@@ -17,39 +16,34 @@ import {
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import {
   type CircuitBreaker,
-  Classifier,
-  Drain,
   type KeyedFamily,
   type Policy,
-  PolicyConfigError,
   type PolicyExplanation,
   type PolicyScope,
   SystemClock,
   type RetryBudgetState,
   explainPolicy,
 } from '../core/index.js';
-import {
-  CLOCK_RULE,
-  isPlainObject,
-  NAME_RULE,
-  optionProblems,
-  RANDOM_RULE,
-} from '../core/internal.js';
 import { PolicyHandle } from './policy-handle.js';
 import { httpExceptionRule } from './http-exception.rule.js';
-import type { ReloadCounts, ReloadEvent, ReloadListener, ReloadTrigger } from './reload-event.js';
-import { type ReloadTarget, ReloadTriggers, reloadSettingsProblems } from './reload-triggers.js';
+import { KeyedFamilies } from './keyed-families.js';
+import {
+  ModuleOptionsReading,
+  RESILIENCE_SETTINGS,
+  checkClassifierNames,
+} from './module-settings.js';
+import { PolicyUsages } from './policy-usages.js';
+import { RegistryShutdown } from './registry-shutdown.js';
+import type { ReloadCounts, ReloadListener, ReloadTrigger } from './reload-event.js';
+import { ReloadReporter } from './reload-reporter.js';
+import { type ReloadTarget, ReloadTriggers } from './reload-triggers.js';
 import {
   type PolicyInstrumentation,
   RESILIENCE_INSTRUMENTATION,
-  instrumentationProblems,
 } from './resilience-instrumentation.js';
-import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 import { UnknownPolicyError } from './unknown-policy.error.js';
-import { ShutdownGrace, shutdownOptionProblems } from './shutdown-grace.js';
-
-const EXTRAS = ['isGlobal', 'exceptionFilter'];
+import { ShutdownGrace } from './shutdown-grace.js';
 
 /**
  * Owns one policy per registered name (a singleton per name) and the state pinned to the name: each
@@ -78,40 +72,45 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   // Replaced once, when the module options are loaded (they carry the clock and random source).
   private policies = new PinnedPolicies();
   private readonly handles = new Map<string, PolicyHandle>();
-  private readonly families = new Map<string, WeakRef<KeyedFamily>[]>();
-  private readonly inUse = new Map<string, string[]>();
+  private readonly families = new KeyedFamilies();
+  private readonly usages = new PolicyUsages();
+  private readonly reports: ReloadReporter;
+  private readonly shutdown: RegistryShutdown;
   private loaded = false;
   private triggers: ReloadTriggers | undefined;
-  private readonly listeners = new Set<ReloadListener>();
-  private counts: ReloadCounts = { reloaded: 0, reloadFailed: 0 };
-  private reloadLogger: Logger | undefined;
-  private readonly drain = new Drain();
   private readonly target: ReloadTarget = {
-    validate: (document) => this.validate(document as ResilienceConfig, []),
+    validate: (document) => this.validate(document as ResilienceConfig),
     apply: (trigger, parsed) => this.applyReload(trigger, parsed),
-    refuse: (trigger, error) => this.report(trigger, error),
+    refuse: (trigger, error) => this.reports.refused(trigger, error, this.names()),
   };
 
   /**
-   * @param options the module options (`policies`, `defaults`, `clock`, `random`, `telemetry`, `logging`); validated on init.
+   * Created by Nest (`ResilienceModule` provides it); outside Nest use {@link PolicyRegistry.create}.
+   * @param options the module options as read once (`ResilienceModule` reads them); a refused
+   *   reading makes the registry's init throw its `ResilienceConfigError`.
    * @param instrumentation telemetry and logging attached to every policy built (`ResilienceModule`
    *   provides it; `PolicyRegistry.create` attaches none)
    * @param grace the module's shutdown grace (`ResilienceModule` provides it; the registry drains after it)
+   * @internal
    */
   constructor(
-    @Inject(RESILIENCE_MODULE_OPTIONS) private readonly options: ResilienceModuleOptions,
+    @Inject(RESILIENCE_SETTINGS) private readonly options: ModuleOptionsReading,
     @Optional()
     @Inject(RESILIENCE_INSTRUMENTATION)
     private readonly instrumentation?: PolicyInstrumentation,
-    @Optional() private readonly grace?: ShutdownGrace,
-  ) {}
+    @Optional() grace?: ShutdownGrace,
+  ) {
+    this.reports = new ReloadReporter(instrumentation);
+    this.shutdown = new RegistryShutdown(grace);
+  }
 
   /**
    * Creates and loads a registry outside Nest (scripts, unit tests).
+   * @param options `ResilienceModuleOptions` (`policies`, `defaults`, `clock`, `random`, ...)
    * @throws ResilienceConfigError listing every problem of `options`.
    */
   static create(options: ResilienceModuleOptions): PolicyRegistry {
-    const registry = new PolicyRegistry(options);
+    const registry = new PolicyRegistry(ModuleOptionsReading.of(options));
     registry.load();
     return registry;
   }
@@ -145,14 +144,12 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
    */
   beforeApplicationShutdown(signal?: string): Promise<void> | void {
     this.triggers?.close();
-    const grace = this.grace?.wait(signal);
-    if (grace === undefined) this.drain.start();
-    else return grace.then(() => this.drain.start());
+    return this.shutdown.begin(signal);
   }
 
   /** Whether the registry is draining (the application is shutting down, its grace over). */
   get draining(): boolean {
-    return this.drain.draining;
+    return this.shutdown.draining;
   }
 
   /**
@@ -160,7 +157,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * grace), or once draining. The health indicator's `downWhenShuttingDown` reads it.
    */
   get shuttingDown(): boolean {
-    return this.grace?.shuttingDown === true || this.drain.draining;
+    return this.shutdown.shuttingDown;
   }
 
   /**
@@ -277,9 +274,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * Held weakly: a client that is dropped stops being reported.
    */
   trackKeys(name: string, family: KeyedFamily): void {
-    const refs = this.liveFamilies(name);
-    if (!refs.some((ref) => ref.deref() === family)) refs.push(new WeakRef(family));
-    this.families.set(name, refs);
+    this.families.track(name, family);
   }
 
   /**
@@ -288,20 +283,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * summarises them in the name's entry. Empty when none; never throws.
    */
   keyedFamilies(name: string): KeyedFamily[] {
-    const families: KeyedFamily[] = [];
-    for (const ref of this.liveFamilies(name)) {
-      const family = ref.deref();
-      if (family !== undefined) families.push(family);
-    }
-    return families;
-  }
-
-  /** The weak references of `name` whose family is still alive (dead ones are dropped). */
-  private liveFamilies(name: string): WeakRef<KeyedFamily>[] {
-    const refs = (this.families.get(name) ?? []).filter((ref) => ref.deref() !== undefined);
-    if (refs.length === 0) this.families.delete(name);
-    else this.families.set(name, refs);
-    return refs;
+    return this.families.of(name);
   }
 
   /**
@@ -320,9 +302,9 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
   reload(config: ResilienceConfig): void {
     let parsed: ParsedResilienceConfig;
     try {
-      parsed = this.validate(config, []);
+      parsed = this.validate(config);
     } catch (error) {
-      this.report('api', error as Error);
+      this.reports.refused('api', error as Error, this.names());
       throw error;
     }
     this.applyReload('api', parsed);
@@ -353,13 +335,12 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @returns a function that removes the listener.
    */
   onReload(listener: ReloadListener): () => void {
-    this.listeners.add(listener);
-    return () => void this.listeners.delete(listener);
+    return this.reports.add(listener);
   }
 
   /** Reloads applied and refused since start-up. */
   get reloadCounts(): ReloadCounts {
-    return this.counts;
+    return this.reports.reloadCounts;
   }
 
   /**
@@ -368,119 +349,43 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @throws UnknownPolicyError naming every unregistered name and where it is used.
    */
   require(usages: ReadonlyMap<string, readonly string[]>): void {
-    const missing = [...usages.keys()].filter((name) => !this.policies.has(name));
-    if (missing.length > 0) throw new UnknownPolicyError(missing, this.names(), usages);
-    for (const [name, where] of usages)
-      this.inUse.set(name, [...(this.inUse.get(name) ?? []), ...where]);
+    this.usages.require(
+      usages,
+      (name) => this.policies.has(name),
+      () => this.names(),
+    );
   }
 
+  /** Builds every policy from the module options (read once), opening the config file or source. */
   private load(): void {
-    const problems: PolicyConfigError[] = [];
-    const options = this.options as unknown;
-    if (options === null || typeof options !== 'object') {
-      throw new ResilienceConfigError([
-        new PolicyConfigError(
-          'options',
-          options,
-          'must be an object { policies, defaults?, clock?, random? }',
-        ),
-      ]);
-    }
-    const {
-      clock,
-      random,
-      telemetry,
-      logging,
-      configFile,
-      watch,
-      configSource,
-      reloadOnSignal,
-      classifiers,
-      shutdown,
-      ...config
-    } = options as ResilienceModuleOptions & Record<string, unknown>;
-    const codeClassifiers = classifierProblems(classifiers, problems);
-    problems.push(...shutdownOptionProblems(shutdown));
-    problems.push(...instrumentationProblems(telemetry, logging));
-    problems.push(
-      ...reloadSettingsProblems({ configFile, watch, configSource, reloadOnSignal }, config),
-    );
-    problems.push(
-      ...optionProblems(
-        { clock, random },
-        { clock: CLOCK_RULE, random: RANDOM_RULE },
-        '',
-        'option',
-      ),
-    );
-    for (const key of EXTRAS) {
-      if (key in config) {
-        problems.push(
-          new PolicyConfigError(
-            key,
-            config[key],
-            `is a module definition option: give it to forRoot({ ${key} }) or beside useFactory in forRootAsync({ ${key}, useFactory })`,
-          ),
-        );
-        delete config[key];
-      }
-    }
+    const settings = this.options.settings;
     let parsed: ParsedResilienceConfig;
-    if (configFile === undefined && configSource === undefined)
-      parsed = this.validate(config as unknown as ResilienceConfig, problems);
+    if (settings.source === undefined) parsed = settings.inline!;
     else {
-      if (problems.length > 0) throw new ResilienceConfigError(problems);
       this.triggers = new ReloadTriggers(
-        { configFile, watch, configSource, reloadOnSignal, clock: clock ?? SystemClock.instance },
+        { ...settings.source, clock: settings.clock ?? SystemClock.instance },
         this.target,
       );
       parsed = this.triggers.open();
     }
+    checkClassifierNames(settings.classifiers, parsed);
     const instrumentation = this.instrumentation;
-    for (const name of codeClassifiers.keys()) {
-      if (!parsed.policies.has(name))
-        throw new ResilienceConfigError([
-          new PolicyConfigError(
-            `classifiers.${name}`,
-            '[Classifier]',
-            `must name a configured policy (${[...parsed.policies.keys()].join(', ') || 'none configured'})`,
-          ),
-        ]);
-    }
     this.policies = new PinnedPolicies({
-      clock,
-      random,
-      drain: this.drain,
+      clock: settings.clock,
+      random: settings.random,
+      drain: this.shutdown.drain,
       instrument: instrumentation && ((name, policy) => instrumentation.instrument(name, policy)),
-      classifiers: codeClassifiers,
+      classifiers: settings.classifiers,
       defaultRules: [httpExceptionRule],
     });
     this.apply(parsed);
   }
 
-  private validate(
-    config: ResilienceConfig,
-    problems: PolicyConfigError[],
-  ): ParsedResilienceConfig {
-    let parsed: ParsedResilienceConfig | undefined;
-    try {
-      parsed = parseResilienceConfig(config);
-    } catch (error) {
-      if (!(error instanceof ResilienceConfigError)) throw error;
-      problems.push(...error.problems);
-    }
-    for (const [name, where] of this.inUse) {
-      if (parsed !== undefined && !parsed.policies.has(name)) {
-        problems.push(
-          new PolicyConfigError(
-            `policies.${name}`,
-            undefined,
-            `is required: it is used by ${where.join(', ')} in the running application`,
-          ),
-        );
-      }
-    }
-    if (problems.length > 0 || parsed === undefined) throw new ResilienceConfigError(problems);
+  /** Parses a config document and checks it against the running application's usages. */
+  private validate(config: ResilienceConfig): ParsedResilienceConfig {
+    const parsed = parseResilienceConfig(config);
+    const problems = this.usages.problems(parsed);
+    if (problems.length > 0) throw new ResilienceConfigError(problems);
     return parsed;
   }
 
@@ -491,70 +396,6 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
 
   private applyReload(trigger: ReloadTrigger, parsed: ParsedResilienceConfig): void {
     this.apply(parsed);
-    this.counts = { ...this.counts, reloaded: this.counts.reloaded + 1 };
-    this.logger?.log(`config reloaded (${trigger}): ${this.names().join(', ')}`);
-    this.emit({ kind: 'reloaded', trigger, error: undefined, names: this.names() });
+    this.reports.applied(trigger, this.names());
   }
-
-  /** A refused reload: counted, logged once at warn, reported; nothing else changes. */
-  private report(trigger: ReloadTrigger, error: Error): void {
-    this.counts = { ...this.counts, reloadFailed: this.counts.reloadFailed + 1 };
-    this.logger?.warn(
-      `config reload (${trigger}) refused, the previous config stays in force: ${error.message}`,
-    );
-    this.emit({ kind: 'reloadFailed', trigger, error, names: this.names() });
-  }
-
-  private emit(event: ReloadEvent): void {
-    this.instrumentation?.recordReload(event.kind);
-    for (const listener of this.listeners) {
-      try {
-        listener(event);
-      } catch {
-        // A listener must not decide whether a reload happened.
-      }
-    }
-  }
-
-  /** Reload log lines go where the policies' own logs go (nowhere when logging is off or not attached). */
-  private get logger(): Logger | undefined {
-    return this.instrumentation?.logging === undefined
-      ? undefined
-      : (this.reloadLogger ??= new Logger('NResilience.config'));
-  }
-}
-
-/** Reads the `classifiers` module option: a map of policy names to `Classifier`s; problems are pushed. */
-function classifierProblems(
-  classifiers: unknown,
-  problems: PolicyConfigError[],
-): ReadonlyMap<string, Classifier> {
-  const found = new Map<string, Classifier>();
-  if (classifiers === undefined) return found;
-  if (!isPlainObject(classifiers)) {
-    problems.push(
-      new PolicyConfigError(
-        'classifiers',
-        classifiers,
-        'must be a plain object of policy names to Classifiers, e.g. { payments: Classifier.http.with(rule) }',
-      ),
-    );
-    return found;
-  }
-  for (const [name, classifier] of Object.entries(classifiers)) {
-    if (!NAME_RULE.accepts(name))
-      problems.push(
-        new PolicyConfigError(`classifiers.${name}`, name, `a policy name ${NAME_RULE.rule}`),
-      );
-    else if (classifier instanceof Classifier) found.set(name, classifier);
-    else
-      problems.push(
-        new PolicyConfigError(
-          `classifiers.${name}`,
-          classifier,
-          'must be a Classifier (Classifier.of(...rules), Classifier.http.with(...))',
-        ),
-      );
-  }
-  return found;
 }

@@ -1,12 +1,15 @@
 import { Logger } from '@nestjs/common';
 import { FakeClock, Resilience } from '../core/index.js';
 import { LogSampling } from '../telemetry/logging-listener.js';
-import {
-  NestResilienceLogger,
-  PolicyInstrumentation,
-  instrumentationProblems,
-  resolveLogging,
-} from './resilience-instrumentation.js';
+import { ModuleOptionsReading, readModuleOptions } from './module-settings.js';
+import { NestResilienceLogger, PolicyInstrumentation } from './resilience-instrumentation.js';
+
+/** What the module options reader resolves `logging` to. */
+const resolveLogging = (logging: unknown) =>
+  readModuleOptions({ policies: { p: {} }, logging }).logging;
+/** The problems the module options reader finds in `telemetry` and `logging`. */
+const instrumentationProblems = (telemetry: unknown, logging: unknown) =>
+  ModuleOptionsReading.of({ policies: { p: {} }, telemetry, logging }).error?.problems ?? [];
 
 describe('logging module option', () => {
   it('resolves profiles and sampling; off is no listener', () => {

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ResilienceConfigError } from '../config/resilience-config.error.js';
 import { type Policy, PolicyConfigError } from '../core/index.js';
 import { describeValue } from '../core/internal.js';
-import { type ResolvedLogging, readLogging, telemetryProblems } from './instrumentation-options.js';
+import type { ModuleOptionsReading, TelemetrySettings } from './module-settings.js';
 import {
   LoggingListener,
   type LoggingProfile,
@@ -133,62 +133,37 @@ export class PolicyInstrumentation {
 }
 
 /**
- * Problems of the `telemetry` and `logging` module options, field by field (path, value, rule): an
- * unknown key (`logging.profil`), a provider that is no OpenTelemetry provider, a bad profile or
- * sampling. Empty when valid.
- */
-export function instrumentationProblems(telemetry: unknown, logging: unknown): PolicyConfigError[] {
-  const read = readLogging(logging);
-  return [...telemetryProblems(telemetry), ...('problems' in read ? read.problems : [])];
-}
-
-/**
- * The logging settings of a `logging` module option (`undefined` for `'off'`).
- * @throws PolicyConfigError naming `logging...` for an invalid value (the first problem)
- */
-export function resolveLogging(logging: unknown): ResolvedLogging {
-  const read = readLogging(logging);
-  if ('problems' in read) throw read.problems[0];
-  return read.logging;
-}
-
-/**
- * Builds the module's instrumentation from its options (the `RESILIENCE_INSTRUMENTATION` provider).
- * OpenTelemetry is loaded with a dynamic `import()` so the root entry works without
- * `@opentelemetry/api` installed. Never throws for invalid options: `PolicyRegistry` reports them when
- * it loads and the application refuses to start.
+ * Builds the module's instrumentation from its options as read once (the
+ * `RESILIENCE_INSTRUMENTATION` provider). OpenTelemetry is loaded with a dynamic `import()` so the
+ * root entry works without `@opentelemetry/api` installed. Refused options attach nothing: the
+ * registry throws their error in its init and the application does not start.
+ * @throws ResilienceConfigError naming `telemetry` when a given provider throws
  */
 export async function createInstrumentation(
-  options: { telemetry?: unknown; logging?: unknown } | undefined,
+  reading: ModuleOptionsReading,
 ): Promise<PolicyInstrumentation> {
-  const read = readLogging(options?.logging);
-  const logging = 'logging' in read ? read.logging : undefined;
-  const setting = options?.telemetry;
-  let telemetry: TelemetryInstrumenter | undefined;
-  let traces = true;
-  // An invalid option attaches nothing here: the registry refuses it by its path when it loads.
-  if (setting !== false && telemetryProblems(setting).length === 0) {
-    const chosen = (typeof setting === 'object' ? setting : {}) as {
-      meterProvider?: Providers[0];
-      tracerProvider?: Providers[1];
-      traces?: boolean;
-    };
-    traces = chosen.traces !== false;
+  const settings = reading.valid;
+  const telemetry = settings?.telemetry ?? false;
+  let instrumenter: TelemetryInstrumenter | undefined;
+  if (telemetry !== false) {
     let otel: typeof import('../telemetry/otel-telemetry.js') | undefined;
     try {
       otel = await import('../telemetry/otel-telemetry.js');
     } catch (error) {
       if (!isMissingOpenTelemetry(error)) throw error;
-      if (setting !== undefined) {
+      if (telemetry.option !== undefined) {
         new Logger('NResilience').warn(
           'telemetry is on but @opentelemetry/api is not installed: policies record no metrics or spans',
         );
       }
     }
-    if (otel !== undefined)
-      telemetry = attachTelemetry(otel, chosen.meterProvider, chosen.tracerProvider, setting);
+    if (otel !== undefined) instrumenter = attachTelemetry(otel, telemetry);
   }
-  return new PolicyInstrumentation(logging, telemetry, traces);
+  return new PolicyInstrumentation(
+    settings?.logging,
+    instrumenter,
+    telemetry === false || telemetry.traces,
+  );
 }
 
 /** The OpenTelemetry providers `ResilienceTelemetry` takes (a type only: OpenTelemetry is loaded dynamically). */
@@ -199,18 +174,19 @@ type Providers = ConstructorParameters<
 /** The OpenTelemetry instrumenter on the given providers; a provider that throws stops start-up with a config error naming it. */
 function attachTelemetry(
   otel: typeof import('../telemetry/otel-telemetry.js'),
-  meterProvider: Providers[0],
-  tracerProvider: Providers[1],
-  setting: unknown,
+  setting: TelemetrySettings,
 ): TelemetryInstrumenter {
   try {
-    return new otel.ResilienceTelemetry(meterProvider, tracerProvider);
+    return new otel.ResilienceTelemetry(
+      setting.meterProvider as Providers[0],
+      setting.tracerProvider as Providers[1],
+    );
   } catch (error) {
     const reason = error instanceof Error ? error.message : describeValue(error);
     throw new ResilienceConfigError([
       new PolicyConfigError(
         'telemetry',
-        setting,
+        setting.option,
         `could not be attached: its provider threw "${reason}"`,
       ),
     ]);

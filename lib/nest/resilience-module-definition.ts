@@ -1,8 +1,7 @@
 import { ConfigurableModuleBuilder, type DynamicModule, type Provider } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
-import { PolicyConfigError } from '../core/index.js';
-import { BOOLEAN_RULE, checkOptions, isPlainObject } from '../core/internal.js';
 import { getPolicyToken, injectedPolicyNames } from './inject-policy.decorator.js';
+import { readExceptionFilter } from './module-settings.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
 import {
@@ -47,21 +46,9 @@ function defineModule(definition: DynamicModule, extras: ResilienceModuleExtras)
  * @throws PolicyConfigError naming `exceptionFilter`, the value and the rule for anything but a boolean or `{ badGateway?: boolean }`
  */
 function exceptionFilterClass(value: unknown): typeof ResilienceExceptionFilter | undefined {
-  if (value === undefined || value === false) return undefined;
-  if (value === true) return ResilienceExceptionFilter;
-  if (!isPlainObject(value))
-    throw new PolicyConfigError(
-      'exceptionFilter',
-      value,
-      'must be true, false or { badGateway?: boolean }',
-    );
-  const options = checkOptions(
-    value,
-    { badGateway: BOOLEAN_RULE },
-    'exceptionFilter',
-    'exceptionFilter option',
-  );
-  return options.badGateway === true ? ResilienceBadGatewayFilter : ResilienceExceptionFilter;
+  const filter = readExceptionFilter(value);
+  if (filter === undefined) return undefined;
+  return filter.badGateway ? ResilienceBadGatewayFilter : ResilienceExceptionFilter;
 }
 
 // OPTIONS_TYPE and ASYNC_OPTIONS_TYPE exist for their types only (Nest's documented pattern).

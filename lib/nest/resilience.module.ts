@@ -2,6 +2,7 @@ import { Module, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { PolicyRegistry } from './policy-registry.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
+import { ModuleOptionsReading, RESILIENCE_SETTINGS } from './module-settings.js';
 import { RESILIENCE_INSTRUMENTATION, createInstrumentation } from './resilience-instrumentation.js';
 import { ConfigurableResilienceModule } from './resilience-module-definition.js';
 import { routeWarningsToNest } from './nest-warnings.js';
@@ -47,10 +48,16 @@ import { ShutdownGrace } from './shutdown-grace.js';
     PolicyRegistry,
     ResilientExplorer,
     ShutdownGrace,
+    // The options are read here, once; everything below consumes the reading.
+    {
+      provide: RESILIENCE_SETTINGS,
+      useFactory: (options: unknown) => ModuleOptionsReading.of(options),
+      inject: [RESILIENCE_MODULE_OPTIONS],
+    },
     {
       provide: RESILIENCE_INSTRUMENTATION,
       useFactory: createInstrumentation,
-      inject: [RESILIENCE_MODULE_OPTIONS],
+      inject: [RESILIENCE_SETTINGS],
     },
   ],
   exports: [PolicyRegistry],

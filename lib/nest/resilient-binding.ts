@@ -16,6 +16,10 @@ import type { PolicyRegistry } from './policy-registry.js';
 /** The own property under which Nest injects the application's registry into a `@Resilient` instance. @internal */
 export const BOUND_REGISTRY = Symbol('nresilience.registry');
 
+// Process-level by necessity: an instance Nest does not manage (made with `new`) carries no link to
+// any application, so rule 3 can only ask which applications are running. Each module instance adds
+// its own registry at start-up and removes it at shutdown; `bound` is keyed by instance, so two
+// applications never share an entry.
 const alive: PolicyRegistry[] = [];
 const bound = new WeakMap<object, PolicyRegistry>();
 

@@ -8,38 +8,8 @@ import {
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { DURATION_FORMAT, durationMs } from '../config/config-reading.js';
-import { type Clock, PolicyConfigError, SystemClock } from '../core/index.js';
-import { DELAY_RULE, isPlainObject } from '../core/internal.js';
-import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
-import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
-
-/** The problems of the `shutdown` module option (none when it is left out). */
-export function shutdownOptionProblems(value: unknown): PolicyConfigError[] {
-  if (value === undefined) return [];
-  if (!isPlainObject(value))
-    return [new PolicyConfigError('shutdown', value, "must be { grace } (e.g. { grace: '5s' })")];
-  const problems: PolicyConfigError[] = [];
-  for (const key of Object.keys(value))
-    if (key !== 'grace')
-      problems.push(
-        new PolicyConfigError(
-          `shutdown.${key}`,
-          value[key],
-          'is not a known shutdown option (grace)',
-        ),
-      );
-  const grace = durationMs(value.grace);
-  if (grace === undefined || !DELAY_RULE.accepts(grace))
-    problems.push(
-      new PolicyConfigError(
-        'shutdown.grace',
-        value.grace,
-        `${DELAY_RULE.rule}, ${DURATION_FORMAT}`,
-      ),
-    );
-  return problems;
-}
+import { type Clock, SystemClock } from '../core/index.js';
+import { type ModuleOptionsReading, RESILIENCE_SETTINGS } from './module-settings.js';
 
 /**
  * The module's shutdown grace (DESIGN §4 "Shutdown"). From the moment the application starts
@@ -69,11 +39,12 @@ export class ShutdownGrace
   private waiting: Promise<void> | undefined;
 
   /**
-   * @param options the module options (`shutdown`, `clock`)
+   * @param options the module options as read once (`shutdownGrace`, `clock`)
    * @param adapters the application's HTTP adapter, absent in a context without one
+   * @internal created by `ResilienceModule`
    */
   constructor(
-    @Inject(RESILIENCE_MODULE_OPTIONS) private readonly options: ResilienceModuleOptions,
+    @Inject(RESILIENCE_SETTINGS) private readonly options: ModuleOptionsReading,
     @Optional() private readonly adapters?: HttpAdapterHost,
   ) {}
 
@@ -82,10 +53,9 @@ export class ShutdownGrace
     return this.closing;
   }
 
-  /** The grace in ms, `undefined` without `shutdown` (the registry reported a bad value at start-up). */
+  /** The grace in ms, `undefined` without `shutdown` (or with options the registry refused at start-up). */
   private get grace(): number | undefined {
-    const grace = durationMs((this.options.shutdown as { grace?: unknown } | undefined)?.grace);
-    return grace !== undefined && DELAY_RULE.accepts(grace) ? grace : undefined;
+    return this.options.valid?.shutdownGrace;
   }
 
   /** Watches the HTTP server's requests when a grace is set (nothing otherwise). Called by Nest. */
@@ -112,7 +82,7 @@ export class ShutdownGrace
     const grace = this.grace;
     if (signal !== 'SIGTERM' || grace === undefined || grace === 0) return undefined;
     this.waiting ??= new Promise<void>((resolve) => {
-      const clock: Clock = this.options.clock ?? SystemClock.instance;
+      const clock: Clock = this.options.valid?.clock ?? SystemClock.instance;
       clock.setTimer(grace, resolve);
     });
     return this.waiting;
