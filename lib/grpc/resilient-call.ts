@@ -172,8 +172,8 @@ export class ResilientCall {
       const answer = await policy.run((context) => this.attempt(context), {
         signal: this.cancellation.signal,
         attempts: repeatable && singleShot !== true ? undefined : 1,
-        // The interceptor does not hedge yet (docs/hedging.md): never two calls of one RPC on the wire at once.
-        repeatable: false,
+        // A hedged policy races calls of a unary method marked repeatable; a stream is never hedged.
+        repeatable: repeatable && !this.plan.streaming,
       });
       this.commit(answer);
     } catch (error) {

@@ -12,7 +12,12 @@ import {
   rejectUnknownKeys,
 } from '../core/index.js';
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
-import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError, isIdempotentMethod } from './idempotency.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  NotRepeatableError,
+  isHedgeableRequest,
+  isIdempotentMethod,
+} from './idempotency.js';
 import { BodyNotReplayableError } from './request-body.js';
 import { OutboundCall } from '../outbound/outbound-call.js';
 import { markHttpFailure } from './dependency-failures.js';
@@ -99,11 +104,13 @@ export async function installResilientAdapter(
             origin,
             wallClock,
           );
+    const keyed = config.headers.has(IDEMPOTENCY_KEY_HEADER);
     const call = new OutboundCall<unknown>(
       hosts.for(origin),
-      { repeatable: isIdempotentMethod(method) || config.headers.has(IDEMPOTENCY_KEY_HEADER) },
+      { repeatable: isIdempotentMethod(method) || keyed },
       hosts,
       release,
+      isHedgeableRequest(method, keyed) && replayable,
     );
     return call.policy
       .run(
@@ -128,15 +135,20 @@ export async function installResilientAdapter(
           } catch (error) {
             const failed = (error as { response?: AxiosResponse } | undefined)?.response;
             // A refusal by one of our services below is passed on as that refusal, as the fetch does.
-            throw call.failed(refusalIn(failed) ?? error, failed?.data);
+            throw call.failed(ctx, refusalIn(failed) ?? error, failed?.data);
           }
           const refused = refusalIn(response);
-          if (refused !== undefined) throw call.failed(refused, response.data);
-          return call.answered(response, response.data);
+          if (refused !== undefined) throw call.failed(ctx, refused, response.data);
+          return call.answered(ctx, response, response.data);
         },
-        // The axios seam does not hedge yet (docs/hedging.md): never two sends of one request at once.
-        { signal: config.signal as AbortSignal | undefined, repeatable: false },
+        // A hedged policy races attempts of a GET, HEAD, OPTIONS or keyed request only (the request's rule).
+        { signal: config.signal as AbortSignal | undefined, ...call.runOptions },
       )
+      .then((response) => {
+        // The caller reads this answer's data; any other (a hedge's loser that answered too) is let go.
+        call.keep(response.data);
+        return response;
+      })
       .catch((error: unknown) => {
         // As the resilient fetch: a POST that failed once without an answer says why it was not sent
         // again; a failed answer (a 5xx) is the usual axios error, as fetch returns the Response.

@@ -13,6 +13,7 @@ import {
   IDEMPOTENCY_KEY_HEADER,
   NotRepeatableError,
   freshIdempotencyKey,
+  isHedgeableRequest,
   isIdempotentMethod,
   wantsGeneratedKey,
 } from './idempotency.js';
@@ -73,6 +74,8 @@ export class FetchCall {
   // so a stall stops whatever it started with it (the attempt's own is never aborted once it resolved).
   private readonly stallable: boolean;
   private transportAbort: AbortController | undefined;
+  /** Each answer's transport controller: when attempts overlap (a hedge), the caller's answer's is the one a stall stops. */
+  private readonly transports = new WeakMap<Response, AbortController>();
   /** When the latest attempt's call must end (clock ms), for a resumed download's continuation. */
   private deadlineAt = Infinity;
   private readonly stalled = (error: unknown): void => this.transportAbort?.abort(error);
@@ -88,11 +91,13 @@ export class FetchCall {
     private readonly signal: AbortSignal | undefined,
   ) {
     const policy = settings.hosts.for(origin);
+    const keyed = headers.has(IDEMPOTENCY_KEY_HEADER);
     this.call = new OutboundCall<Response>(
       policy,
-      { repeatable: isIdempotentMethod(method) || headers.has(IDEMPOTENCY_KEY_HEADER) },
+      { repeatable: isIdempotentMethod(method) || keyed },
       settings.hosts,
       discard,
+      isHedgeableRequest(method, keyed) && body.replayable,
     );
     this.quota = settings.quotaFor(policy);
     this.gap = settings.bodyGapTimeout ?? policy.options.attemptTimeout;
@@ -134,9 +139,9 @@ export class FetchCall {
       this.settings.resumeDownloads && method === 'GET' && !this.headers.has('range')
         ? new HeldCall()
         : undefined;
-    // The resilient fetch does not hedge yet (docs/hedging.md): a policy's `repeatable: true` must never race two sends of one request.
+    // A hedged policy races attempts of a GET, HEAD, OPTIONS or keyed request only: the request's own rule, never the policy's `repeatable`.
     const response = await policy
-      .run((ctx) => this.attempt(ctx), { signal, hold: held, repeatable: false })
+      .run((ctx) => this.attempt(ctx), { signal, hold: held, ...call.runOptions })
       .catch((error: unknown) => {
         // Say why a POST that failed once was not sent again, and how to let it (stop reason `notRepeatable`).
         const final = call.finalError(
@@ -147,8 +152,9 @@ export class FetchCall {
         markHttpFailure(final, call.last, policy, this.origin);
         throw final;
       });
-    // The caller owns this answer now: the next attempt (a resume) must not discard it.
-    call.keep();
+    // The caller owns this answer now: the next attempt (a resume) must not discard it; any other is let go.
+    call.keep(response);
+    this.transportAbort = this.transports.get(response) ?? this.transportAbort;
     if (held !== undefined && response.status === 200) return this.resumable(response, held);
     held?.end();
     // A buffered body is already read: nothing left for an abort to stop.
@@ -198,20 +204,23 @@ export class FetchCall {
       headers.set('if-range', etag!);
     }
     let answer: Response;
+    const transportAbort = this.stallable ? linked(ctx.signal) : undefined;
+    if (transportAbort !== undefined) this.transportAbort = transportAbort;
     try {
       answer = await settings.transport(this.url, {
         ...this.base,
         headers,
-        signal: this.stallable ? (this.transportAbort = linked(ctx.signal)).signal : ctx.signal,
+        signal: transportAbort?.signal ?? ctx.signal,
       });
       this.quota?.observe(answer.headers, clock.now(), settings.wallClock());
       if (settings.bufferResponses && this.method !== 'HEAD')
         answer = await bufferedResponse(answer);
     } catch (error) {
-      throw call.failed(error);
+      throw call.failed(ctx, error);
     }
+    if (transportAbort !== undefined) this.transports.set(answer, transportAbort);
     if (ctx.signal.aborted) {
-      // This attempt already lost to its bound: nobody will read this answer.
+      // This attempt already lost (to its bound, or to another attempt of a hedged race): nobody will read this answer.
       discard(answer);
       throw ctx.signal.reason;
     }
@@ -220,9 +229,9 @@ export class FetchCall {
     const refused = await relayedRefusal(answer, this.origin, settings.wallClock);
     if (refused !== undefined) {
       discard(answer);
-      throw call.failed(refused);
+      throw call.failed(ctx, refused);
     }
-    return call.answered(answer, answer);
+    return call.answered(ctx, answer, answer);
   }
 
   /** The first answer of a download that may be resumed: its body carries on where it broke or stalled. */
@@ -245,8 +254,8 @@ export class FetchCall {
             repeatable: false,
             continuing: { attempts: call.attempts, error, deadlineAt: this.deadlineAt, held },
           }),
-        resumed: () => {
-          call.keep();
+        resumed: (answer) => {
+          call.keep(answer);
           // `streamResumed` (DESIGN §3.12), an event of the held call.
           held.report({ kind: 'streamResumed', attempt: call.attempts, verdict: 'Ok' });
         },

@@ -125,6 +125,21 @@ export function isIdempotentMethod(method: string): boolean {
   return IDEMPOTENT_METHODS.has(method.toUpperCase());
 }
 
+/** Methods a hedged policy may send twice at once: safe ones (RFC 9110 §9.2.1), whose copies change nothing. */
+const HEDGEABLE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Whether a request may be hedged (two copies in flight at once, DESIGN §3.8): a GET, HEAD or
+ * OPTIONS, or a request carrying an `Idempotency-Key` (the server deduplicates its copies). PUT and
+ * DELETE without a key are retried but never hedged: two copies in flight may interleave with
+ * another client's write. A POST or PATCH without a key is never hedged.
+ * @param method the request's method
+ * @param keyed whether the request carries an `Idempotency-Key` header
+ */
+export function isHedgeableRequest(method: string, keyed: boolean): boolean {
+  return keyed || HEDGEABLE_METHODS.has(method.toUpperCase());
+}
+
 /** The key as an sf-string (RFC 8941 §4.1.6): quoted, with `\` and `"` escaped. */
 function quoteKey(key: string): string {
   return `"${key.replace(/[\\"]/g, '\\$&')}"`;
