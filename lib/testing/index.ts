@@ -93,3 +93,11 @@ export {
   type ChainMatrixCell,
   type ChainMatrixRow,
 } from './simulation/index.js';
+export {
+  renderTimeSeriesChart,
+  niceAxisMax,
+  type TimeSeriesChart,
+  type ChartPanel,
+  type ChartSeries,
+  type ChartBand,
+} from './simulation/time-series-chart.js';
