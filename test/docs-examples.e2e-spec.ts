@@ -15,6 +15,7 @@ import { fetchPrices } from '../docs/examples/http-fetch.js';
 import { plainPolicy } from '../docs/examples/plain-policy.js';
 import { drainBudget } from '../docs/examples/retry-budget.js';
 import { bulkhead } from '../docs/examples/limits.js';
+import { localLimit } from '../docs/examples/rate-limits.js';
 import { hedgedRead } from '../docs/examples/hedging.js';
 import { countCalls } from '../docs/examples/telemetry.js';
 import { LoopbackGrpc } from './support/grpc-loopback.js';
@@ -105,6 +106,12 @@ describe('docs/limits.md', () => {
       queued: 0,
       queue: 1,
     });
+  });
+});
+
+describe('docs/rate-limits.md', () => {
+  it('5/s with a burst of 2: three calls at once, two run, the third is refused with the ms to the next token', async () => {
+    expect(await localLimit()).toEqual(['place 1', 'place 2', 'limited 100 ms']);
   });
 });
 

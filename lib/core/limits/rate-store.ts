@@ -6,8 +6,9 @@ export interface RateTake {
   readonly count: number;
   /** The bucket: `limit` tokens per `per` ms, at most `burst` at once. */
   readonly limit: number;
-  /** ms */
+  /** The period `limit` counts over, ms. */
   readonly per: number;
+  /** Tokens the bucket holds at most (taken at once after a quiet spell). */
   readonly burst: number;
   /** The furthest ahead (ms) a lease may be reserved: a reservation due later is not made. */
   readonly horizon: number;
@@ -18,6 +19,7 @@ export interface RateTake {
  * answer arrived; with `granted` 0, `retryAfter` ms until asking again may succeed.
  */
 export interface RateGrant {
+  /** Tokens granted: the `count` asked, or 0. */
   readonly granted: number;
   /** ms from the answer until the granted tokens may be spent (0: now). */
   readonly validIn: number;

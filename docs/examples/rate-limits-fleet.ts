@@ -1,0 +1,15 @@
+// docs/rate-limits.md; test/redis/fleet-example.e2e-spec.ts runs it against a real Redis.
+// #region fleet
+import { Limit, Resilience } from '../../lib/core/index.js';
+import { connectRedisRateStore } from '../../lib/redis/index.js';
+
+/** Every process of the fleet runs this: together they make at most 500 calls a second to the provider. */
+export async function fleetLimit(url: string) {
+  const store = await connectRedisRateStore(url); // e.g. process.env.REDIS_URL
+  const openai = Resilience.default.with({
+    name: 'openai',
+    limit: Limit.rate({ limit: 500, per: 1000, store, expectedInstances: 10 }),
+  });
+  return { openai, store };
+}
+// #endregion fleet
