@@ -2,6 +2,7 @@ import {
   CallRejectedError,
   Classifier,
   DeadlineExceededError,
+  GUARDED_PAUSE_MS,
   PolicyConfigError,
   RelayedRefusalError,
   Resilience,
@@ -59,6 +60,14 @@ describe('Simulate.chain', () => {
       '1.050',
     ]);
     expect(report.availability).toBe(0);
+  });
+
+  it('a call refused below answers through three hops within about one guarded pause (relayed up at once, not paused at every hop)', async () => {
+    const report = await chain(Resilience.default, 3, database.failing(1), 20, 100).run(1);
+    // Median: the data service's failed query (~20 ms) and its one 100 ms guarded pause; a pause at
+    // every hop would be ~300 ms.
+    expect(report.latency(0.5)).toBe(121);
+    expect(report.latency(0.5)).toBeLessThan(GUARDED_PAUSE_MS + 50);
   });
 
   it("nested 'singleShot': a marked request is sent on with one attempt, still marked, so the hop below does not retry it either", async () => {
