@@ -62,6 +62,14 @@ describe('nresilience simulate (CLI)', () => {
     expect(readFileSync(main, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
   });
 
+  it('exits 2 naming an unknown command and both commands there are', async () => {
+    const result = await cli('simulat', '--config', config, '--policy', 'payments');
+    expect(result.code).toBe(2);
+    expect(result.stderr.split('\n')[0]).toBe(
+      'nresilience: command: "simulat" is invalid: must be "simulate" or "explain"',
+    );
+  });
+
   it('exits 2 naming an unknown flag', async () => {
     const result = await cli('simulate', '--config', config, '--policy', 'payments', '--sede', '4');
     expect(result.code).toBe(2);

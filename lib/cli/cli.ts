@@ -23,12 +23,13 @@ import type { PolicyPlan } from '../config/policy-config.js';
 
 export type { CliIo } from './cli-io.js';
 
-/** The usage text `nresilience --help` prints. */
 /** Usage of `nresilience explain`. */
 export const EXPLAIN_USAGE =
   'Usage: nresilience explain --config <resilience.yaml|json> --policy <name>';
 
+/** The usage text `nresilience --help` prints. */
 export const USAGE = `Usage: nresilience simulate --config <resilience.yaml|json> --policy <name> [options]
+       nresilience explain --config <resilience.yaml|json> --policy <name>
 
 Runs a policy from your ResilienceModule config against a modelled dependency on a virtual clock
 and reports what it cost: availability, load multiplier, worst second, latency, breaker opens.
@@ -277,7 +278,7 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
     throw new UsageError(
       'command',
       positionals.join(' ') || undefined,
-      `must be "simulate"\n\n${USAGE}`,
+      `must be "simulate" or "explain"\n\n${USAGE}`,
     );
   }
   if (values.config === undefined)

@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Agent } from 'node:http';
+import type { AxiosError } from 'axios';
 import type { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
-import axios, { type AxiosError, type AxiosResponse } from 'axios';
 import { installResilientAdapter } from '../../lib/http/index.js';
 import { answer, loopbackServers } from '../support/loopback-server.js';
 import { jumpingPolicy } from '../support/jumping-policy.js';
+import { oneSocketAxios } from '../support/one-socket-axios.js';
 
 const { serve, closeAll } = loopbackServers();
 const agents: Agent[] = [];
@@ -27,20 +28,8 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
  * An axios instance on a keep-alive agent with one socket, under a policy whose backoffs jump at
  * once; `bodies` records each attempt's response stream (of an answer or of a failed one).
  */
-async function oneSocketAxios(attempts: number) {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  agents.push(agent);
-  const instance = axios.create({ httpAgent: agent, responseType: 'stream' });
-  const bodies: Readable[] = [];
-  const http = axios.getAdapter('http');
-  instance.defaults.adapter = (config) =>
-    http(config).then(
-      (response: AxiosResponse) => (bodies.push(response.data as Readable), response),
-      (error: AxiosError) => {
-        bodies.push(error.response?.data as Readable);
-        throw error;
-      },
-    );
+async function jumpingAxios(attempts: number) {
+  const { instance, bodies } = oneSocketAxios(agents);
   const { events, policy } = jumpingPolicy('files', { attempts });
   await installResilientAdapter(instance, { policy });
   return { bodies, events, instance };
@@ -49,7 +38,7 @@ async function oneSocketAxios(attempts: number) {
 describe("axios seam, responseType stream: a failed attempt's unread body is released before the retry", () => {
   it('a 502 then a 200 on a one-socket keep-alive agent: the retry gets a socket and the call answers', async () => {
     const server = await serve((n, _req, res) => answer(res, n === 0 ? 502 : 200, { n }));
-    const { bodies, events, instance } = await oneSocketAxios(3);
+    const { bodies, events, instance } = await jumpingAxios(3);
     const response = await within(instance.get(`${server.url}/file`), 2000);
     expect([response.status, await text(response.data as Readable)]).toEqual([200, '{"n":1}']);
     expect(server.seen).toHaveLength(2);
@@ -62,7 +51,7 @@ describe("axios seam, responseType stream: a failed attempt's unread body is rel
 
   it("every attempt 502: the earlier bodies are destroyed, the last one is the caller's to read", async () => {
     const server = await serve((n, _req, res) => answer(res, 502, { n }));
-    const { bodies, instance } = await oneSocketAxios(3);
+    const { bodies, instance } = await jumpingAxios(3);
     const failure = (await within(
       instance.get(`${server.url}/file`).catch((e: unknown) => e),
       2000,

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Agent } from 'node:http';
-import type { Readable } from 'node:stream';
-import axios, { type AxiosError, type AxiosResponse } from 'axios';
+import axios from 'axios';
 import { Backoff, FakeClock, Resilience, RetryBudget } from '../../lib/core/index.js';
 import { createResilientFetch, installResilientAdapter } from '../../lib/http/index.js';
 import { answer, loopbackServers } from '../support/loopback-server.js';
+import { oneSocketAxios } from '../support/one-socket-axios.js';
 
 // A call that ends while its retry waits in backoff (the caller aborts) leaves a failed answer nobody
 // will read: it is released when the call rejects, not at a next attempt that never comes.
@@ -57,19 +57,7 @@ describe('a failed answer is released when the call ends in backoff', () => {
 
   it('axios (responseType stream, one-socket keep-alive agent): a 502, then an abort in backoff: the stream is destroyed and the socket serves the next request', async () => {
     const server = await serve((n, _req, res) => answer(res, n === 0 ? 502 : 200, { n }));
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    agents.push(agent);
-    const instance = axios.create({ httpAgent: agent, responseType: 'stream' });
-    const bodies: Readable[] = [];
-    const http = axios.getAdapter('http');
-    instance.defaults.adapter = (config) =>
-      http(config).then(
-        (response: AxiosResponse) => (bodies.push(response.data as Readable), response),
-        (error: AxiosError) => {
-          bodies.push(error.response?.data as Readable);
-          throw error;
-        },
-      );
+    const { instance, bodies } = oneSocketAxios(agents);
     const clock = new FakeClock();
     await installResilientAdapter(instance, {
       policy: Resilience.default.with({

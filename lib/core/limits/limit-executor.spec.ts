@@ -3,11 +3,11 @@ import { Backoff } from '../backoff/backoff.js';
 import { RetryBudget } from '../budget/retry-budget.js';
 import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from '../errors.js';
 import { Drain } from '../signals/drain.js';
-import type { CallEvent } from '../events/call-events.js';
 import { Resilience } from '../policy/policy.js';
 import { FakeClock } from '../time/fake-clock.js';
 import type { ConcurrencyLimiter } from './concurrency-limiter.js';
 import { Limit } from './limit-value.js';
+import { limitedPolicy } from '../../../test/support/limited-policy.js';
 
 class Down extends Error {
   override name = 'Down';
@@ -37,22 +37,8 @@ function gate(clock: FakeClock) {
   };
 }
 
-function policyWith(limit: Limit, extra: Parameters<typeof Resilience.default.with>[0] = {}) {
-  const clock = new FakeClock();
-  const events: CallEvent[] = [];
-  const policy = Resilience.default
-    .with({
-      name: 'prices',
-      clock,
-      random: () => 0.5,
-      budget: RetryBudget.none,
-      backoff: Backoff.none,
-      limit,
-      ...extra,
-    })
-    .withListener((e) => events.push(e));
-  return { clock, events, policy, limiter: policy.limiter() as ConcurrencyLimiter };
-}
+const policyWith = (limit: Limit, extra: Parameters<typeof Resilience.default.with>[0] = {}) =>
+  limitedPolicy<ConcurrencyLimiter>('prices', limit, extra);
 
 describe('executor with a concurrency limit (bulkhead)', () => {
   it('refuses a call beyond the limit with an empty queue after the guarded pause, as Limited, without starting its work', async () => {

@@ -1,30 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
-import { Backoff } from '../backoff/backoff.js';
 import { RetryBudget } from '../budget/retry-budget.js';
 import { CallRejectedError, PolicyConfigError } from '../errors.js';
-import type { CallEvent } from '../events/call-events.js';
 import { Resilience } from '../policy/policy.js';
 import { FakeClock } from '../time/fake-clock.js';
 import { Limit } from './limit-value.js';
+import { limitedPolicy } from '../../../test/support/limited-policy.js';
 import { RateLimiter } from './rate-limiter.js';
 import { rateSettings } from './rate-settings.js';
 
-function policyWith(limit: Limit, extra: Parameters<typeof Resilience.default.with>[0] = {}) {
-  const clock = new FakeClock();
-  const events: CallEvent[] = [];
-  const policy = Resilience.default
-    .with({
-      name: 'payments',
-      clock,
-      random: () => 0.5,
-      budget: RetryBudget.none,
-      backoff: Backoff.none,
-      limit,
-      ...extra,
-    })
-    .withListener((e) => events.push(e));
-  return { clock, events, policy, limiter: policy.limiter() as RateLimiter };
-}
+const policyWith = (limit: Limit, extra: Parameters<typeof Resilience.default.with>[0] = {}) =>
+  limitedPolicy<RateLimiter>('payments', limit, extra);
 
 function counter() {
   let started = 0;

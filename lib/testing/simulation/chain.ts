@@ -21,7 +21,7 @@ import { SEED_RULE } from '../seeded-random.js';
 import type { Dependency } from './dependency.js';
 import type { Load } from './load.js';
 import { ChainReport, type NestedRetryMode } from './chain-report.js';
-import { settleMicrotasks, stream } from './run-support.js';
+import { requireScenario, settleMicrotasks, stream } from './run-support.js';
 import { VirtualClock } from './virtual-clock.js';
 
 export type { NestedRetryMode } from './chain-report.js';
@@ -139,21 +139,7 @@ export class ChainBuilder {
    */
   async run(seed: number, options: ChainRunOptions = {}): Promise<ChainReport> {
     checkValue(SEED_RULE, 'seed', seed);
-    const { dependency, load, duration } = this;
-    if (dependency === undefined)
-      throw new PolicyConfigError(
-        'dependency',
-        undefined,
-        'is required: call .against(Dependency.healthy({ p50, p99 }))',
-      );
-    if (load === undefined)
-      throw new PolicyConfigError(
-        'load',
-        undefined,
-        'is required: call .under(Load.constant({ perSecond }))',
-      );
-    if (duration === undefined)
-      throw new PolicyConfigError('duration', undefined, 'is required: call .for(ms)');
+    const { dependency, load, duration } = requireScenario(this);
     const nested = given(options.nested, 'report');
     if (nested !== 'report' && nested !== 'singleShot')
       throw new PolicyConfigError('nested', nested, "must be 'report' or 'singleShot'");

@@ -1,4 +1,7 @@
+import { PolicyConfigError } from '../../core/index.js';
 import { SeededRandom } from '../seeded-random.js';
+import type { Dependency } from './dependency.js';
+import type { Load } from './load.js';
 
 // What the simulator's drivers (one policy, a chain) share. @internal
 
@@ -27,4 +30,36 @@ export async function settleMicrotasks(activity: () => number): Promise<void> {
       seen = now;
     }
   }
+}
+
+/** What every run needs: the dependency, the load and the duration (ms). @internal */
+export interface Scenario {
+  readonly dependency: Dependency;
+  readonly load: Load;
+  readonly duration: number;
+}
+
+/**
+ * The scenario a builder was given, checked complete before a run.
+ * @throws PolicyConfigError naming the first of `dependency`, `load`, `duration` that is missing and
+ *   the builder call that gives it
+ * @internal
+ */
+export function requireScenario(builder: Partial<Scenario>): Scenario {
+  const { dependency, load, duration } = builder;
+  if (dependency === undefined)
+    throw new PolicyConfigError(
+      'dependency',
+      undefined,
+      'is required: call .against(Dependency.healthy({ p50, p99 }))',
+    );
+  if (load === undefined)
+    throw new PolicyConfigError(
+      'load',
+      undefined,
+      'is required: call .under(Load.constant({ perSecond }))',
+    );
+  if (duration === undefined)
+    throw new PolicyConfigError('duration', undefined, 'is required: call .for(ms)');
+  return { dependency, load, duration };
 }

@@ -27,7 +27,7 @@ const [CLOSED, HALF_OPEN, OPEN] = (['closed', 'halfOpen', 'open'] as const).map(
   BREAKER_STATES.indexOf(state),
 );
 import { VirtualClock } from './virtual-clock.js';
-import { settleMicrotasks, stream } from './run-support.js';
+import { requireScenario, settleMicrotasks, stream } from './run-support.js';
 
 /** Options of {@link SimulationBuilder.run}. */
 export interface SimulationRunOptions {
@@ -134,23 +134,7 @@ export class SimulationBuilder {
    */
   async run(seed: number, options: SimulationRunOptions = {}): Promise<SimulationReport> {
     checkValue(SEED_RULE, 'seed', seed);
-    const dependency = this.dependency;
-    const load = this.load;
-    const duration = this.duration;
-    if (dependency === undefined)
-      throw new PolicyConfigError(
-        'dependency',
-        undefined,
-        'is required: call .against(Dependency.healthy({ p50, p99 }))',
-      );
-    if (load === undefined)
-      throw new PolicyConfigError(
-        'load',
-        undefined,
-        'is required: call .under(Load.constant({ perSecond }))',
-      );
-    if (duration === undefined)
-      throw new PolicyConfigError('duration', undefined, 'is required: call .for(ms)');
+    const { dependency, load, duration } = requireScenario(this);
     const progressEvery = checkValue(
       POSITIVE_SPAN_RULE,
       'progressEvery',
