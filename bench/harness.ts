@@ -15,6 +15,9 @@
  * site stays monomorphic: a loop shared by all tasks turns megamorphic and bills every task, the raw
  * call included, for the dispatch.
  *
+ * `BENCH_METER=cpu` times the sequential harness in this process's CPU time (user + system) instead of
+ * wall time: on a machine other processes load, wall time moves with their load, CPU time much less.
+ *
  * `BENCH_SMOKE=1` (the CI smoke in `npm test`) runs every harness with a tiny N: it proves the bench
  * runs, its numbers mean nothing.
  */
@@ -108,7 +111,8 @@ export async function sequentialRounds(
   rounds: number,
   calls: number,
 ): Promise<{ ns: number[][]; ratio: number[][] }> {
-  const runs = tasks.map(([, call]) => compileLoop(call));
+  const meter = process.env.BENCH_METER === 'cpu' ? cpuTime : wallTime;
+  const runs = tasks.map(([, call]) => compileLoop(call, meter));
   const ns: number[][] = tasks.map(() => []);
   const ratio: number[][] = tasks.map(() => []);
   // Warm-up: every loop reaches its optimized tier before anything is recorded.
@@ -171,7 +175,7 @@ export async function measure(
     batchedRatio: batched[index]! / batched[0]!,
   }));
   console.log(
-    `${title} — Node ${process.version}; sequential: ${rounds} interleaved rounds × ${calls} calls, median (min–max); ` +
+    `${title} — Node ${process.version}; sequential: ${rounds} interleaved rounds × ${calls} calls (${process.env.BENCH_METER === 'cpu' ? 'CPU' : 'wall'} time), median (min–max); ` +
       `batched: tinybench ${time} ms per task, ${batch} calls per iteration`,
   );
   console.table(

@@ -7,11 +7,13 @@
  * every span, AsyncLocalStorage context manager); spans go to a processor that drops them, so memory
  * stays flat. Logging goes through Nest's `Logger` with the application at `log`/`warn`/`error` (a
  * production setting): healthy records are at `verbose`, so they are counted but not formatted.
- * One row uses a tracer that samples nothing (what most calls see under ratio sampling). Two rows
- * are the SDK's own floor: the same signals written by hand around the bare work, no policy.
+ * One row uses a tracer that samples nothing (what most calls see under ratio sampling). Three rows
+ * are the SDK's own floor: the same signals written by hand around the bare work, no policy — the
+ * metrics, the metrics with a bare span made current, and the metrics with a span carrying what our
+ * span carries (its attributes and the attempt event).
  */
 import { Logger } from '@nestjs/common';
-import { context, trace } from '@opentelemetry/api';
+import { SpanKind, context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   AggregationTemporality,
@@ -26,7 +28,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { measure } from './harness.js';
 import { NestResilienceLogger, Resilience, withLogging } from '@nresilience/nestjs';
-import { MetricNames, withTelemetry } from '@nresilience/nestjs/telemetry';
+import { MetricNames, TelemetryAttributes, withTelemetry } from '@nresilience/nestjs/telemetry';
 
 const work = async () => 1;
 
@@ -76,6 +78,31 @@ async function floorMetricsAndSpan(): Promise<number> {
   span.end();
   return value;
 }
+// The floor of the span our observer writes: the same content written by hand — the policy
+// attribute at the start, the criticality, one `attempt` event with its number, verdict and
+// duration, the outcome, reason and attempt count at the end — so the two rows differ by the
+// policy alone, not by what the span carries.
+const A = TelemetryAttributes;
+const spanStartAttributes = Object.freeze({ [A.policy]: 'bench' });
+async function floorMetricsAndFullSpan(): Promise<number> {
+  const start = performance.now();
+  const parent = context.active();
+  const span = floorTracer.startSpan(
+    'nresilience bench',
+    { kind: SpanKind.INTERNAL, attributes: spanStartAttributes },
+    parent,
+  );
+  span.setAttribute(A.criticality, 'critical');
+  const value = await context.with(trace.setSpan(parent, span), work);
+  const duration = performance.now() - start;
+  span.addEvent('attempt', { [A.attempt]: 1, [A.outcome]: 'Ok', [A.duration]: duration });
+  floorAttempts.add(1, floorAttributes);
+  floorCalls.add(1, floorAttributes);
+  floorDuration.record(duration / 1000, floorAttributes);
+  span.setAttributes({ [A.outcome]: 'succeeded', [A.reason]: 'succeeded', [A.attempt]: 1 });
+  span.end();
+  return value;
+}
 
 await measure(
   'Telemetry cost',
@@ -94,6 +121,10 @@ await measure(
     [
       'OpenTelemetry SDK floor: the same + one span made current, by hand',
       () => floorMetricsAndSpan(),
+    ],
+    [
+      'OpenTelemetry SDK floor: the same + the span content ours writes (attributes, attempt event)',
+      () => floorMetricsAndFullSpan(),
     ],
   ],
   { index: 1, label: 'without' },

@@ -30,6 +30,7 @@ describe('bench smoke (BENCH_SMOKE=1)', () => {
   it('success path prints both harnesses for every task', async () => {
     const out = await smoke('success-path.js');
     expect(out).toContain('sequential: 1 interleaved rounds');
+    expect(out).toMatch(/calls \((wall|CPU) time\)/);
     for (const task of [
       'raw await',
       'every feature off',
@@ -48,7 +49,11 @@ describe('bench smoke (BENCH_SMOKE=1)', () => {
   }, 65_000);
 
   it('telemetry bench counts the calls it instrumented', async () => {
-    expect(await smoke('telemetry.js')).toMatch(/recorded: [1-9]\d* calls, [1-9]\d* attempts/);
+    const out = await smoke('telemetry.js');
+    expect(out).toMatch(/recorded: [1-9]\d* calls, [1-9]\d* attempts/);
+    // The SDK's floors, the last with the span content our observer writes.
+    expect(out).toContain('OpenTelemetry SDK floor: the work + histogram record + 2 counters');
+    expect(out).toContain('OpenTelemetry SDK floor: the same + the span content ours writes');
   }, 65_000);
 
   it('http body bench reports every task for both workloads', async () => {
@@ -93,7 +98,7 @@ describe('bench smoke (BENCH_SMOKE=1)', () => {
     const report = JSON.parse(
       readFileSync(join(out, `stress-node${process.versions.node.split('.')[0]}.json`), 'utf8'),
     ) as {
-      summary: { key: string; throughput: number; requestsPerOp: number }[];
+      summary: { key: string; throughput: number; requestsPerOp: number; cpuUsPerOp: number }[];
       retryCut: number;
     };
     // Healthy configurations first, then the half-failing ones (the order of configurations.ts).
@@ -103,12 +108,19 @@ describe('bench smoke (BENCH_SMOKE=1)', () => {
       'nresilience-default@fail50',
       'nresilience-no-budget@fail50',
     ]);
-    for (const row of report.summary) expect(row.throughput).toBeGreaterThan(0);
+    for (const row of report.summary) {
+      expect(row.throughput).toBeGreaterThan(0);
+      // The client's CPU time per operation, what a loaded machine moves least.
+      expect(row.cpuUsPerOp).toBeGreaterThan(0);
+    }
     // A 300 ms run says nothing about the size of the cut (the bucket starts full); only that it is reported.
     expect(report.retryCut).toEqual(expect.any(Number));
-    expect(
-      readFileSync(join(out, `stress-node${process.versions.node.split('.')[0]}.md`), 'utf8'),
-    ).toContain('Retry cut of the budget');
+    const markdown = readFileSync(
+      join(out, `stress-node${process.versions.node.split('.')[0]}.md`),
+      'utf8',
+    );
+    expect(markdown).toContain('Retry cut of the budget');
+    expect(markdown).toContain('| client CPU µs/op |');
   }, 65_000);
 
   it('Nest route bench loads both routes and reports the ratio', async () => {

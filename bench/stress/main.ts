@@ -4,8 +4,8 @@
  *
  * Every configuration of `configurations.ts` × `--reps` runs in a fresh client process, in a shuffled
  * order, each against a fresh dependency process on loopback (`dependency.ts`), 80 concurrent callers.
- * Reports per configuration the median over the repetitions of throughput, latency p50/p99, GC pause
- * share, peak heap, and what the dependency felt (requests per operation, retries per operation),
+ * Reports per configuration the median over the repetitions of throughput, latency p50/p99, the
+ * client's CPU time per operation (the figure a loaded machine moves least), GC pause share, peak heap, and what the dependency felt (requests per operation, retries per operation),
  * and the retry cut of the budget against a half-failing dependency (retries per operation without
  * the budget ÷ with it; the target is ≥ 10×, the reference measured 18.9×).
  *
@@ -55,6 +55,8 @@ interface Run {
   p50Ms: number;
   p99Ms: number;
   gcShare: number;
+  /** The client process's CPU time (user + system) per operation, µs. */
+  cpuUsPerOp: number;
   peakHeapMb: number;
   rssMb: number;
   dependencyRequests: number;
@@ -149,6 +151,7 @@ const summary = chosen.map((c) => {
     p50Ms: median(own.map((r) => r.p50Ms)),
     p99Ms: median(own.map((r) => r.p99Ms)),
     gcShare: median(own.map((r) => r.gcShare)),
+    cpuUsPerOp: median(own.map((r) => r.cpuUsPerOp)),
     peakHeapMb: median(own.map((r) => r.peakHeapMb)),
     requestsPerOp: perOp((r) => r.dependencyRequests),
     retriesPerOp: perOp((r) => r.retries),
@@ -189,11 +192,11 @@ const markdown = [
   '',
   `${order.length} runs (${reps} per configuration, shuffled, fresh client and dependency processes), ${values.ms} ms each, 80 concurrent callers, loopback HTTP; ${fixed(wallS, 0)} s in all. Medians over the repetitions.`,
   '',
-  '| configuration | dependency | ops/s (min–max) | success | p50 ms | p99 ms | GC share | peak heap MB | requests/op | retries/op |',
-  '|---|---|---|---|---|---|---|---|---|---|',
+  '| configuration | dependency | ops/s (min–max) | success | p50 ms | p99 ms | client CPU µs/op | GC share | peak heap MB | requests/op | retries/op |',
+  '|---|---|---|---|---|---|---|---|---|---|---|',
   ...summary.map(
     (s) =>
-      `| ${s.key.split('@')[0]} | ${s.dependency} | ${fixed(s.throughput, 0)} (${fixed(s.throughputRange[0]!, 0)}–${fixed(s.throughputRange[1]!, 0)}) | ${fixed(s.successRate * 100, 1)} % | ${fixed(s.p50Ms)} | ${fixed(s.p99Ms)} | ${fixed(s.gcShare * 100, 1)} % | ${fixed(s.peakHeapMb, 1)} | ${fixed(s.requestsPerOp, 3)} | ${fixed(s.retriesPerOp, 3)} |`,
+      `| ${s.key.split('@')[0]} | ${s.dependency} | ${fixed(s.throughput, 0)} (${fixed(s.throughputRange[0]!, 0)}–${fixed(s.throughputRange[1]!, 0)}) | ${fixed(s.successRate * 100, 1)} % | ${fixed(s.p50Ms)} | ${fixed(s.p99Ms)} | ${fixed(s.cpuUsPerOp, 1)} | ${fixed(s.gcShare * 100, 1)} % | ${fixed(s.peakHeapMb, 1)} | ${fixed(s.requestsPerOp, 3)} | ${fixed(s.retriesPerOp, 3)} |`,
   ),
   '',
   retryCut === undefined
