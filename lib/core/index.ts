@@ -129,6 +129,7 @@ export {
   MAXIMUM_LIMIT,
 } from './limits/limit-settings.js';
 export { QueueExit } from './limits/limit-queue.js';
+export type { CallQuota } from './limits/call-quota.js';
 export {
   type DelaySource,
   EventLoopProbe,

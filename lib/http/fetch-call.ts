@@ -1,12 +1,4 @@
-import {
-  type AttemptContext,
-  GUARDED_PAUSE_MS,
-  HeldCall,
-  type Policy,
-  RateLimitedError,
-  reportEvent,
-  sleep,
-} from '../core/index.js';
+import { type AttemptContext, HeldCall, type Policy } from '../core/index.js';
 import { OutboundCall } from '../outbound/outbound-call.js';
 import type { HostPolicies } from './host-policies.js';
 import {
@@ -39,7 +31,7 @@ export type FetchFunction = (
 export interface FetchSettings {
   readonly transport: FetchFunction;
   readonly hosts: HostPolicies;
-  /** The host's quota tracker, `undefined` when quotas are off. */
+  /** The host's quota tracker, `undefined` when quotas are off; every attempt's admission asks it (`RunOptions.quota`). */
   readonly quotaFor: (policy: Policy) => HostQuota | undefined;
   readonly maximumReplayBytes: number;
   readonly bodyGapTimeout: number | undefined;
@@ -141,7 +133,12 @@ export class FetchCall {
         : undefined;
     // A hedged policy races attempts of a GET, HEAD, OPTIONS or keyed request only: the request's own rule, never the policy's `repeatable`.
     const response = await policy
-      .run((ctx) => this.attempt(ctx), { signal, hold: held, ...call.runOptions })
+      .run((ctx) => this.attempt(ctx), {
+        signal,
+        hold: held,
+        quota: this.quota,
+        ...call.runOptions,
+      })
       .catch((error: unknown) => {
         // Say why a POST that failed once was not sent again, and how to let it (stop reason `notRepeatable`).
         const final = call.finalError(
@@ -181,18 +178,6 @@ export class FetchCall {
       this.deadlineAt = ctx.remaining === Infinity ? Infinity : clock.now() + ctx.remaining;
     if (ctx.attempt > 1 && !this.body.replayable)
       throw new BodyNotReplayableError(settings.maximumReplayBytes, { cause: call.last });
-    if (this.quota !== undefined) {
-      if (this.quota.refusal(clock.now()) !== undefined)
-        await refuseByQuota(
-          call.policy,
-          this.quota,
-          ctx.attempt,
-          ctx.bound,
-          ctx.signal,
-          this.origin,
-        );
-      this.quota.spend();
-    }
     const headers = new Headers(this.headers);
     call.stamp(
       (name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)),
@@ -252,6 +237,7 @@ export class FetchCall {
             signal,
             hold: held,
             repeatable: false,
+            quota: this.quota,
             continuing: { attempts: call.attempts, error, deadlineAt: this.deadlineAt, held },
           }),
         resumed: (answer) => {
@@ -284,37 +270,4 @@ function fields(request: Request | undefined): RequestInit {
   const init: Record<string, unknown> = {};
   for (const key of REQUEST_FIELDS) if (request[key] !== undefined) init[key] = request[key];
   return init;
-}
-
-/**
- * A local refusal inside the host's published quota: the guarded pause (100 ms, within the attempt's
- * bound), a `rejectedByQuota` event, then `RateLimitedError` (Limited: no breaker evidence) whose
- * `retryAfter` is the time to the reset, read after the pause. A window that reset during the pause
- * lets the attempt go after all. A retry refused here gives back the budget token it was charged: the
- * call never left the process.
- */
-async function refuseByQuota(
-  policy: Policy,
-  quota: HostQuota,
-  attempt: number,
-  bound: number,
-  signal: AbortSignal,
-  origin: string,
-): Promise<void> {
-  const clock = policy.options.clock;
-  await sleep(clock, Math.min(GUARDED_PAUSE_MS, bound), signal);
-  const wait = quota.refusal(clock.now());
-  if (wait === undefined) return;
-  if (attempt > 1) policy.bucket()?.refund();
-  reportEvent(policy, {
-    kind: 'rejectedByQuota',
-    attempt,
-    verdict: 'Limited',
-    error: 'RateLimitedError',
-    delay: wait,
-  });
-  throw new RateLimitedError(
-    `${origin} published quota is inside the reserve until its window resets`,
-    wait,
-  );
 }

@@ -9,9 +9,11 @@ import { PolicyConfigError } from '../core/index.js';
  * `-Remaining` / `-Reset` triple. A window said to reset more than a day ahead is ignored.
  *
  * An attempt is refused locally while what is left is inside the reserve — remaining <= reserve ×
- * quota, or remaining 0 when no quota is published — until the published reset time. The refusal is
- * `Limited` (a `RateLimitedError` whose `retryAfter` is the time to the reset, a `rejectedByQuota`
- * event): no evidence against the host's breaker, no charge on the retry budget. `RateLimit-Policy`
+ * quota, or remaining 0 when no quota is published — until the published reset time. The attempt's
+ * admission asks the host's quota (`RunOptions.quota`), so its refusal takes the executor's one
+ * refusal path: the guarded pause, then `CallRejectedError { reason: 'QuotaExhausted' }` whose
+ * `retryAfter` is the time to the reset, a `rejectedByQuota` event, stop reason `limited`: the request
+ * is never sent, no evidence against the host's breaker, no charge on the retry budget. `RateLimit-Policy`
  * alone describes a quota but says nothing of what is left: it is never a reason to refuse. A field
  * that cannot be parsed is ignored. Per process, not per fleet: fifty pods reading one per-account
  * quota each believe they own it; only the dependency's 429 protects that shape.
@@ -46,7 +48,7 @@ interface Window {
   readonly resetAt: number;
 }
 
-/** The quota state of one host. */
+/** The quota state of one host: the `CallQuota` (`RunOptions.quota`) its requests' admissions ask. */
 export class HostQuota {
   private windows: Window[] = [];
 

@@ -251,7 +251,7 @@ describe('flood control', () => {
     ]);
   });
 
-  it('every incident kind warns: breaker opened, nested retry, stall, quota, saturation; breaker recovery at log', () => {
+  it('every incident kind warns: breaker opened, nested retry, stall, saturation; breaker recovery at log; which guard refused is traffic', () => {
     const clock = new FakeClock();
     const logger = new RecordingLogger();
     const listener = new LoggingListener(logger, clock);
@@ -278,7 +278,6 @@ describe('flood control', () => {
       'warn [payments] Breaker opened for 15000ms',
       'warn [payments] NestedRetry (0ms)',
       'warn [payments] Attempt #1 (0ms) AttemptStalledError',
-      'warn [payments] RejectedByQuota #2 (0ms)',
       'warn [payments] SaturationDetected (0ms)',
       'debug [payments] Breaker half-open: probing',
       'log [payments] Breaker closed',

@@ -137,11 +137,11 @@ class PolicyLogState {
  * The logging listener (DESIGN §7): turns `CallEvent`s into log records whose level carries their
  * meaning, with flood control and exact sampling. Time comes from the given clock only.
  *
- * - Traffic (attempts, retries, successes, failures, hedges, resumptions, drains): only in the
+ * - Traffic (attempts, retries, successes, failures, hedges, resumptions, drains, which guard refused): only in the
  *   `verbose` profile, at `log`, subject to sampling while healthy. The `default` profile writes none,
  *   so a healthy service is quiet whatever its logger levels.
- * - Incidents (`warn`): breaker opened, budget exhausted, dependency unavailable (refusals), nested
- *   retry, stall (`AttemptStalledError`), quota refusal, saturation. Flood control: per policy,
+ * - Incidents (`warn`): breaker opened, refusals (budget exhausted, dependency unavailable, limited —
+ *   a quota's refusal included), nested retry, stall (`AttemptStalledError`), saturation. Flood control: per policy,
  *   dependency (the host or service of a keyed instance) and reason, the first record warns and
  *   opens a repeat window (30 s); repeats inside it are written at `debug` and counted; the next
  *   warning after the window carries the count. A nested retry (a middle hop's call that may retry,
@@ -211,11 +211,10 @@ export class LoggingListener implements CallObserver<undefined> {
       case 'hedged':
       case 'streamResumed':
       case 'draining':
+      case 'rejectedByQuota': // which guard refused; the terminal `rejected` event is the incident
         return this.traffic(state, event);
       case 'rejected':
         return this.incident(state, event, event.reason ?? 'rejected');
-      case 'rejectedByQuota':
-        return this.incident(state, event, 'quota');
       case 'breakerOpened':
       case 'nestedRetry':
       case 'saturationDetected':

@@ -114,9 +114,6 @@ export class TelemetryObserver implements CallObserver<CallState> {
       case 'rejected':
         instruments.rejections.add(1, sets.rejection(event.reason ?? 'rejected'));
         break;
-      case 'rejectedByQuota':
-        instruments.rejections.add(1, sets.rejection('quota'));
-        break;
       case 'hedged':
         instruments.hedges.add(1, sets.base);
         break;
@@ -195,7 +192,7 @@ export class TelemetryObserver implements CallObserver<CallState> {
     return sets;
   }
 
-  /** The sets of an event that belongs to no call (a breaker transition, a quota refusal). */
+  /** The sets of an event that belongs to no call (a breaker transition). */
   private setsOfEvent(event: CallEvent): AttributeSets {
     const last = this.lastSets;
     if (

@@ -7,7 +7,6 @@ import {
   CallRejectedError,
   DeadlineExceededError,
   Limit,
-  RateLimitedError,
   Resilience,
   RetryBudget,
   SystemClock,
@@ -626,14 +625,25 @@ describe('published quota', () => {
     );
     expect((await http(`${server.url}/x`)).status).toBe(200);
     events.length = 0;
-    const call = http(`${server.url}/x`).catch((e: unknown) => e);
-    await clock.advance(100);
-    const failure = await call;
-    expect(failure).toBeInstanceOf(RateLimitedError);
-    expect((failure as RateLimitedError).retryAfter).toBe(wait - 100);
+    let settled = false;
+    const call = http(`${server.url}/x`)
+      .catch((e: unknown) => e)
+      .finally(() => (settled = true));
+    // The executor's one refusal path: the 100 ms guarded pause first, the request never sent.
+    await clock.advance(99);
+    expect(settled).toBe(false);
+    await clock.advance(1);
+    const failure = (await call) as CallRejectedError;
+    expect([failure.name, failure.reason, failure.retryAfter]).toEqual([
+      'CallRejectedError',
+      'QuotaExhausted',
+      wait - 100,
+    ]);
     expect(server.seen).toHaveLength(1);
-    expect(events.map((e) => e.kind)).toEqual(['rejectedByQuota', 'attempt', 'failed']);
-    expect(events.map((e) => e.verdict)).toEqual(['Limited', 'Limited', 'Limited']);
+    expect(events.map((e) => [e.kind, e.attempt, e.verdict, e.reason, e.delay])).toEqual([
+      ['rejectedByQuota', 1, 'Limited', undefined, wait - 100],
+      ['rejected', 0, undefined, 'limited', 0],
+    ]);
     expect(http.hosts.entries()[0]!.breaker!.consecutiveFailures).toBe(0);
     expect(policy.bucket()).toBeUndefined();
     // After the window resets, calls go again.
@@ -650,7 +660,7 @@ describe('published quota', () => {
     await http(`${server.url}/x`);
     const call = http(`${server.url}/x`).catch((e: unknown) => e);
     await clock.advance(100);
-    expect(((await call) as RateLimitedError).retryAfter).toBe(1900);
+    expect(((await call) as CallRejectedError).retryAfter).toBe(1900);
   });
 
   it.each([
@@ -693,7 +703,7 @@ describe('published quota', () => {
     expect((await loose.http(`${server.url}/spent`)).status).toBe(200);
     const byQuota = loose.http(`${server.url}/spent`).catch((e: unknown) => e);
     await loose.clock.advance(100);
-    expect(await byQuota).toBeInstanceOf(RateLimitedError);
+    expect(((await byQuota) as CallRejectedError).reason).toBe('QuotaExhausted');
     // One per second: the rate is the tighter, the host's 900 left do not matter; the request is never sent.
     const tight = setup({}, { limit: Limit.rate({ limit: 1, per: 1000 }) });
     expect((await tight.http(`${server.url}/x`)).status).toBe(200);

@@ -13,6 +13,7 @@ import {
 } from '../events/call-events.js';
 import { errorName } from './error-name.js';
 import type { HeldCall } from './held-call.js';
+import type { CallQuota } from '../limits/call-quota.js';
 import type { HedgeState } from '../hedging/hedge-state.js';
 import { ended, started, tell } from './observer.js';
 import type { CallPlan } from './plan.js';
@@ -40,6 +41,7 @@ export const REFUSAL_REASONS = Object.freeze({
   BudgetExhausted: 'budgetExhausted',
   DependencyUnavailable: 'dependencyUnavailable',
   Limited: 'limited',
+  QuotaExhausted: 'limited',
 } as const satisfies Partial<Record<RejectionReason, StopReason>>);
 /** A guard's refusal the executor knows how to report (grows with limiters and quota). */
 export type GuardRefusal = keyof typeof REFUSAL_REASONS;
@@ -56,6 +58,8 @@ export interface CallRequest {
   readonly hold?: HeldCall;
   /** The call is safe to send more than once at the same time (a hedge may run it); default the policy's. */
   readonly repeatable?: boolean;
+  /** A quota the caller keeps, asked at every attempt's admission (`RunOptions.quota`). */
+  readonly quota?: CallQuota;
 }
 
 // `Call.flags`: the call's booleans and small enumerations in one small integer (a field costs
@@ -93,8 +97,8 @@ export class Call<T> {
   readonly signal: AbortSignal | undefined;
   /** This call's most attempts: the policy's, or fewer when the caller capped it. */
   readonly maxAttempts: number;
-  /** Where a success's terminal event is held instead of told (`RunOptions.hold`). */
-  readonly hold: HeldCall | undefined;
+  // The caller's options, read through `hold` and `quota` (one field for both: a field costs every call 8 bytes).
+  private readonly request: CallRequest | undefined;
   /** What the observer's `callStarted` returned for this call (or the held call's it carries on). */
   readonly state: unknown;
   /** The call's deadline in ms (the ambient one folded in), `undefined` = none. */
@@ -148,7 +152,7 @@ export class Call<T> {
       plan.bucket?.recordCall();
       this.state = listener === undefined ? undefined : started(listener, plan.policy);
       this.signal = undefined;
-      this.hold = undefined;
+      this.request = undefined;
       this.maxAttempts = o.attempts;
     } else {
       const continuing = request.continuing;
@@ -168,7 +172,7 @@ export class Call<T> {
               : started(listener, plan.policy);
       }
       this.signal = request.signal;
-      this.hold = request.hold;
+      this.request = request;
       const capped = request.attempts;
       this.maxAttempts = capped !== undefined && capped < o.attempts ? capped : o.attempts;
     }
@@ -206,6 +210,16 @@ export class Call<T> {
       this.outcome = continuing.error;
       this.flags |= THREW;
     }
+  }
+
+  /** Where a success's terminal event is held instead of told (`RunOptions.hold`). */
+  get hold(): HeldCall | undefined {
+    return this.request?.hold;
+  }
+
+  /** The quota the caller keeps for this call (`RunOptions.quota`), asked at every admission. */
+  get quota(): CallQuota | undefined {
+    return this.request?.quota;
   }
 
   /** Clock reading at which the deadline passes (`Infinity` without one). */
@@ -383,7 +397,8 @@ export class Call<T> {
         hedgeWon: this.hedgeWon,
       };
       const terminal = CallEvent.of(init, this.plan.policy.dependency);
-      if (succeeded && this.hold !== undefined) this.hold.hold(this, terminal);
+      const hold = this.hold;
+      if (succeeded && hold !== undefined) hold.hold(this, terminal);
       else ended(this.plan.listener, this.state, terminal);
     }
   }

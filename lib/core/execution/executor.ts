@@ -36,7 +36,10 @@ export function execute<T>(
 /** Whether a call's options ask for nothing (a cap on attempts never lowers a policy of one). */
 function plain(request: CallRequest): boolean {
   return (
-    request.signal === undefined && request.hold === undefined && request.continuing === undefined
+    request.signal === undefined &&
+    request.hold === undefined &&
+    request.continuing === undefined &&
+    request.quota === undefined
   );
 }
 

@@ -164,6 +164,9 @@ class Race<T> {
     const call = this.call;
     const now = call.plan.clock.now();
     if (!this.gatesOpen(now)) return;
+    // The caller's quota (RunOptions.quota) counts a hedge like any attempt; inside it, no hedge starts.
+    const quota = call.quota;
+    if (quota !== undefined && quota.refusal(now) !== undefined) return;
     const bucket = call.plan.bucket;
     // The retry budget pays for a hedge; a refusal stops the hedge, never the attempt running.
     if (bucket !== undefined && !bucket.tryAcquire(false)) return;
@@ -176,6 +179,7 @@ class Race<T> {
       }
       slot = Slot.Held;
     }
+    quota?.spend();
     this.state.hedged();
     const hedgedAfter = now - this.entries[this.entries.length - 1].start;
     const number = ++this.started;

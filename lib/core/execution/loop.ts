@@ -219,7 +219,9 @@ async function refuse<T>(call: Call<T>): Promise<T> {
       ? call.plan.bucket!.retryAfter()
       : refusal === 'Limited'
         ? call.plan.limiter!.refusalRetryAfter()
-        : call.plan.breaker!.refusalRetryAfter();
+        : refusal === 'QuotaExhausted'
+          ? quotaRefused(call)
+          : call.plan.breaker!.refusalRetryAfter();
   call.fail(
     REFUSAL_REASONS[refusal],
     new CallRejectedError(refusal, retryAfter, {
@@ -228,6 +230,25 @@ async function refuse<T>(call: Call<T>): Promise<T> {
     }),
   );
   return call.settle();
+}
+
+/**
+ * The caller's quota refused: its wait as read after the pause (1 ms when the window reset during
+ * it), and the `rejectedByQuota` event saying the quota was the guard.
+ */
+function quotaRefused<T>(call: Call<T>): number {
+  const retryAfter = call.quota!.refusal(call.plan.clock.now()) ?? 1;
+  if (call.plan.listener !== undefined) {
+    call.emit({
+      kind: 'rejectedByQuota',
+      policy: call.plan.options.name,
+      attempt: call.attempts + 1,
+      verdict: 'Limited',
+      error: 'CallRejectedError',
+      delay: retryAfter,
+    });
+  }
+  return retryAfter;
 }
 
 /**

@@ -114,7 +114,8 @@ export function decideRetry<T>(call: Call<T>): Step {
 
 /**
  * Admission of the next attempt: is there time left, and do the guards of this process let it start
- * (the breaker now; limiter, quota and `admit` join here). On `Go` the attempt is counted and timed.
+ * — the limiter, the caller's quota (`RunOptions.quota`), the breaker, in that order. On `Go` the
+ * attempt is counted (against the quota too) and timed.
  */
 export function admit<T>(call: Call<T>): Step {
   const next = call.attempts + 1;
@@ -151,6 +152,14 @@ export function admit<T>(call: Call<T>): Step {
     }
     call.slot = Slot.Held;
   }
+  // A quota the caller keeps: asked before the breaker, so its refusal never takes a half-open probe.
+  const quota = call.quota;
+  if (quota !== undefined && quota.refusal(call.plan.clock.now()) !== undefined) {
+    if (next > 1) call.plan.bucket?.refund();
+    releaseSlot(call, 0, SlotOutcome.Ignored);
+    call.refusal = 'QuotaExhausted';
+    return Step.Refuse;
+  }
   const breaker = call.plan.breaker;
   if (breaker !== undefined) {
     const admission = breaker.admit();
@@ -164,6 +173,7 @@ export function admit<T>(call: Call<T>): Step {
     call.admission = admission;
   }
   if (call.slot === Slot.Queued) call.slot = Slot.Held;
+  quota?.spend();
   call.attempts = next;
   call.attemptStart = attemptStart;
   return Step.Go;

@@ -2,6 +2,7 @@ import type { AttemptContext } from '../execution/attempt-context.js';
 import { type CallResult, CallLog } from '../execution/call-result.js';
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { Limiter } from '../limits/limit-value.js';
+import { type CallQuota, isCallQuota } from '../limits/call-quota.js';
 import type { HedgeState } from '../hedging/hedge-state.js';
 import { Classifier } from '../classification/classifier.js';
 import { Breaker } from '../breaker/breaker-value.js';
@@ -66,6 +67,12 @@ export interface RunOptions {
    * policy's `hedge` applies to it. Default: the policy's `repeatable` (false).
    */
   repeatable?: boolean;
+  /**
+   * A quota the caller keeps for this call's dependency (the resilient fetch's published quota per
+   * host), asked at every attempt's admission: while it refuses, the attempt is not started and the
+   * call is refused (`QuotaExhausted`, see {@link CallQuota}). Default: none.
+   */
+  quota?: CallQuota;
 }
 
 /**
@@ -336,6 +343,9 @@ function checkRunOptions(options: RunOptions): void {
     throw new PolicyConfigError('hold', hold, 'must be a HeldCall (new HeldCall())');
   const repeatable = options.repeatable;
   if (repeatable !== undefined) checkValue(BOOLEAN_RULE, 'repeatable', repeatable);
+  const quota = options.quota;
+  if (quota !== undefined && !isCallQuota(quota))
+    throw new PolicyConfigError('quota', quota, 'must be { refusal(now), spend() } (a CallQuota)');
 }
 
 function checkContinuation(continuing: CallContinuation): void {
