@@ -16,6 +16,7 @@ writeFileSync(
       plain: { attempts: 3 },
       budgeted: { attempts: 3, budget: { fraction: 0.1, minimumPerSecond: 3 } },
       unbudgeted: { attempts: 3, budget: false },
+      bulkhead: { preset: 'http', limit: { concurrency: 2 } },
     },
   }),
 );
@@ -89,11 +90,34 @@ describe('nresilience simulate --matrix', () => {
       'opens (max)',
       'first open after (attempts)',
       'recovered after (s)',
+      'limited',
     ]);
     expect(rows.slice(2)).toEqual([
       // Independent failures: the budget costs 4.5 points of availability for 5 % less load.
-      ['failing-50', 'budgeted', '82.08% (82.08%)', '1.692', '2.45', '4062', '0.0 (0)', '-', '-'],
-      ['failing-50', 'budget off', '86.58% (86.58%)', '1.787', '2.45', '4288', '0.0 (0)', '-', '-'],
+      [
+        'failing-50',
+        'budgeted',
+        '82.08% (82.08%)',
+        '1.692',
+        '2.45',
+        '4062',
+        '0.0 (0)',
+        '-',
+        '-',
+        '-',
+      ],
+      [
+        'failing-50',
+        'budget off',
+        '86.58% (86.58%)',
+        '1.787',
+        '2.45',
+        '4288',
+        '0.0 (0)',
+        '-',
+        '-',
+        '-',
+      ],
       [
         'failing-50',
         'SRE throttle',
@@ -104,10 +128,33 @@ describe('nresilience simulate --matrix', () => {
         '0.0 (0)',
         '-',
         '-',
+        '-',
       ],
       // An outage: the budget keeps the dead dependency's load at 1.05× instead of 1.5× for nothing.
-      ['outage-30s', 'budgeted', '75.00% (75.00%)', '1.050', '2.50', '687', '0.0 (0)', '-', '0'],
-      ['outage-30s', 'budget off', '75.08% (75.08%)', '1.515', '3.20', '1797', '0.0 (0)', '-', '0'],
+      [
+        'outage-30s',
+        'budgeted',
+        '75.00% (75.00%)',
+        '1.050',
+        '2.50',
+        '687',
+        '0.0 (0)',
+        '-',
+        '0',
+        '-',
+      ],
+      [
+        'outage-30s',
+        'budget off',
+        '75.08% (75.08%)',
+        '1.515',
+        '3.20',
+        '1797',
+        '0.0 (0)',
+        '-',
+        '0',
+        '-',
+      ],
       [
         'outage-30s',
         'SRE throttle',
@@ -118,8 +165,41 @@ describe('nresilience simulate --matrix', () => {
         '0.0 (0)',
         '-',
         '5',
+        '-',
       ],
     ]);
+  });
+
+  it('a policy with a limit: "limit off" beside it, --compare limit=off as its own row, the limited column', async () => {
+    const result = await cli(
+      '--policy',
+      'bulkhead',
+      '--matrix',
+      '--scenarios',
+      'healthy',
+      '--seeds',
+      '1',
+      '--rate',
+      '100',
+      '--compare',
+      'limit=off',
+    );
+    expect(result.code).toBe(0);
+    const rows = result.stdout
+      .trim()
+      .split('\n')
+      .slice(4)
+      .map((l) => l.trim().split(/\s{2,}/));
+    // A bulkhead of 2 at 100 calls/s of ~25 ms calls refuses about half of them (Erlang loss ≈ 47 %).
+    expect(rows.map((r) => [r[1], r[2], r.at(-1)])).toEqual([
+      ['bulkhead', '51.23% (51.23%)', '48.77%'],
+      ['breaker off', '51.23% (51.23%)', '48.77%'],
+      ['limit off', '100.00% (100.00%)', '-'],
+      ['budget off', '51.23% (51.23%)', '48.77%'],
+      ['SRE throttle', '51.23% (51.23%)', '48.77%'],
+      ['bulkhead (limit=off)', '100.00% (100.00%)', '-'],
+    ]);
+    expect(result.stderr).toContain('matrix 1/1: healthy · bulkhead (limit=off) · seed 1');
   });
 
   it('prints JSON with --json, and leaves out "breaker off" and "budget off" for a policy without them', async () => {

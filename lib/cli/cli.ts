@@ -44,15 +44,18 @@ Options:
                         (default p50=20ms,p99=200ms,timeout=150ms, 100 workers per 500 calls/s)
   --compare <k=v,...>   also run a variant of the policy; repeatable. Any policy field by its
                         config path: budget=none, attempts=5, deadline=2s|none,
-                        attemptTimeout=800ms, breaker=on|off, breaker.consecutiveFailures=10
+                        attemptTimeout=800ms, breaker=on|off, breaker.consecutiveFailures=10,
+                        limit=off, limit.concurrency=20; with --matrix, one row per scenario
   --seed <n>            integer in [0, ${MAX_SEED}] (default 42)
   --duration <d>        simulated time, e.g. 300000, 90s, 5m (default 5m)
   --rate <n>            calls per second (default ${DEFAULT_RATE}; the dependency's workers scale with it)
   --json                print the reports as JSON instead of tables
   --svg <file>          write a chart (requests/s, availability/s, breaker state, budget) as SVG
   --matrix              run the scenario matrix instead (healthy, failing 1-70 %, brownout, outages,
-                        flapping, overload, slow, cold start) for the policy, the policy with its
-                        breaker off and Google SRE's adaptive throttle; prints one table (or --json)
+                        flapping, overload 1.5x and 3x, queue-latency, slow, cold start, latency
+                        tail) for the policy, the policy with its breaker, limit and budget off
+                        (each when it has one) and Google SRE's adaptive throttle; prints one
+                        table (or --json); "limited" is the share of calls refused as limited
   --seeds <a,b,...>     matrix seeds (default 1,2,3)
   --scenarios <a,b,...> matrix scenarios to run (default all)
   --hops <n>            with --matrix: a chain of n services (1-8) that each run the policy, the
@@ -322,12 +325,6 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
       { hops, seeds: values.seeds, scenarios: values.scenarios, rate, json: values.json },
       io,
     );
-  if (values.matrix)
-    return matrixCommand(
-      base.with({ name: values.policy }),
-      { seeds: values.seeds, scenarios: values.scenarios, rate, json: values.json },
-      io,
-    );
   const variants: Variant[] = [{ label: values.policy, policy: base }];
   for (const spec of values.compare) {
     const policy = policyFromConfig(
@@ -338,6 +335,13 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
     );
     variants.push({ label: `${values.policy} (${spec})`, policy });
   }
+  if (values.matrix)
+    return matrixCommand(
+      base.with({ name: values.policy }),
+      { seeds: values.seeds, scenarios: values.scenarios, rate, json: values.json },
+      io,
+      variants.slice(1).map(({ label, policy }) => ({ label, policy })),
+    );
 
   const { dependency, load } = scenario(scenarioName, duration, rate, model);
   const runs: { label: string; report: SimulationReport }[] = [];

@@ -2,6 +2,8 @@ import type { Policy } from '../core/index.js';
 import {
   MATRIX_SCENARIOS,
   MATRIX_SEEDS,
+  MatrixReport,
+  type MatrixRow,
   ScenarioMatrix,
   type MatrixVariant,
 } from '../testing/index.js';
@@ -49,21 +51,31 @@ export function parseScenarios(text: string | undefined): readonly string[] | un
 
 /**
  * The rows `simulate --matrix` runs for `policy`: the policy, then the same policy with its breaker
- * off (when it has one) and with its retry budget off (when it has one), then the SRE throttle.
+ * off (when it has one), with its limit off (when it has one) and with its retry budget off (when it
+ * has one), then the SRE throttle.
  */
 export function commandVariants(policy: Policy): MatrixVariant[] {
   const variants: MatrixVariant[] = ['policy'];
   if (policy.options.breaker !== undefined) variants.push('breakerOff');
+  if (policy.options.limit !== undefined) variants.push('limitOff');
   if (policy.options.budget.kind !== 'none') variants.push('budgetOff');
   variants.push('adaptiveThrottle');
   return variants;
 }
 
+/** A policy `--compare` made from the user's, and the label of its rows. */
+export interface ComparedPolicy {
+  readonly label: string;
+  readonly policy: Policy;
+}
+
 /**
  * `nresilience simulate --matrix`: the scenario matrix (DESIGN §8.1) for the user's policy beside the
- * same policy with its breaker off and with its budget off (each when it has one), so a user sees
- * what each costs and saves in their own config, and the SRE adaptive-throttle reference.
+ * same policy with its breaker off, its limit off and its budget off (each when it has one), so a
+ * user sees what each costs and saves in their own config, the SRE adaptive-throttle reference, and
+ * one row per `--compare` variant (`limit=off`, `budget=none`, …) under each scenario.
  * Progress goes to stderr, the table (or `--json`) to stdout.
+ * @param compared the `--compare` variants, each run as its own policy row
  * @returns the exit code (0)
  * @throws UsageError for a bad `--seeds` or `--scenarios`
  */
@@ -71,18 +83,40 @@ export async function matrixCommand(
   policy: Policy,
   options: MatrixCommandOptions,
   io: CliIo,
+  compared: readonly ComparedPolicy[] = [],
 ): Promise<number> {
   const seeds = parseSeeds(options.seeds);
   const scenarios = parseScenarios(options.scenarios);
-  const variants = commandVariants(policy);
+  // A compared policy's runs are named by its label; its count restarts.
+  const progress =
+    (label?: string) =>
+    (done: number, total: number, scenario: string, variant: MatrixVariant, seed: number) =>
+      io.stderr(`matrix ${done}/${total}: ${scenario} · ${label ?? variant} · seed ${seed}\n`);
   const report = await ScenarioMatrix.run(policy, {
     seeds,
     scenarios,
     rate: options.rate,
-    variants,
-    onProgress: (done, total, scenario, variant, seed) =>
-      io.stderr(`matrix ${done}/${total}: ${scenario} · ${variant} · seed ${seed}\n`),
+    variants: commandVariants(policy),
+    onProgress: progress(),
   });
-  io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${report.toString()}\n`);
+  const others: MatrixRow[] = [];
+  for (const { label, policy: other } of compared) {
+    const rows = await ScenarioMatrix.run(other, {
+      seeds,
+      scenarios,
+      rate: options.rate,
+      variants: ['policy'],
+      onProgress: progress(label),
+    });
+    for (const row of rows.rows) others.push({ ...row, label });
+  }
+  // Each scenario's rows together: the policy's variants, then the compared policies.
+  const rows = report.rows.flatMap((row, i) =>
+    report.rows[i + 1]?.scenario === row.scenario
+      ? [row]
+      : [row, ...others.filter((o) => o.scenario === row.scenario)],
+  );
+  const merged = new MatrixReport(report.policy, report.rate, report.seeds, rows);
+  io.stdout(options.json ? `${JSON.stringify(merged, null, 2)}\n` : `${merged.toString()}\n`);
   return 0;
 }

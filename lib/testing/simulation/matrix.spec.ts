@@ -29,6 +29,9 @@ describe('ScenarioMatrix (mechanics)', () => {
       faultAttempts: inOutage,
       breakerOpens: 0,
       p99: report.latency(0.99),
+      admittedP99: report.admittedLatency(0.99),
+      limited: null,
+      goodput: (report.availability * report.calls * 1000) / scenario.duration,
       hedgedShare: 0,
       attemptsBeforeFirstOpen: null,
       timeToRecover: report.timeToRecover,
@@ -69,7 +72,7 @@ describe('ScenarioMatrix (mechanics)', () => {
     const lines = matrix.toString().split('\n');
     expect(lines[0]).toBe('Scenario matrix — policy plain: 500 calls/s, seeds 1');
     expect(lines[2]).toMatch(
-      /^scenario\s+variant\s+availability \(min\)\s+load ×\s+worst s ×\s+attempts in fault\s+opens \(max\)\s+first open after \(attempts\)\s+recovered after \(s\)$/,
+      /^scenario\s+variant\s+availability \(min\)\s+load ×\s+worst s ×\s+attempts in fault\s+opens \(max\)\s+first open after \(attempts\)\s+recovered after \(s\)\s+limited$/,
     );
     expect(lines.slice(4).map((l) => l.split(/\s{2,}/).slice(0, 2))).toEqual([
       ['cold-start-dead', 'plain'],

@@ -24,6 +24,7 @@ import { Simulate } from './simulate.js';
  * The rows each scenario is run for:
  * - `policy`: the policy as given;
  * - `breakerOff`: the same policy without its breaker;
+ * - `limitOff`: the same policy without its concurrency or rate limit;
  * - `adaptiveThrottle`: the same policy without its breaker, behind Google SRE's client-side
  *   adaptive throttle (K = 2, two minutes; {@link AdaptiveThrottle}) — the breaker's reference;
  * - `hedged`: the same policy with `hedge: Hedge.at(0.95)` (its own hedge kept when it has one) and
@@ -39,6 +40,7 @@ import { Simulate } from './simulate.js';
 export type MatrixVariant =
   | 'policy'
   | 'breakerOff'
+  | 'limitOff'
   | 'adaptiveThrottle'
   | 'hedged'
   | 'budgetOff'
@@ -60,6 +62,7 @@ export const BUDGET_REFERENCES: readonly MatrixVariant[] = Object.freeze([
 export const MATRIX_VARIANTS: readonly MatrixVariant[] = Object.freeze([
   'policy',
   'breakerOff',
+  'limitOff',
   'adaptiveThrottle',
   'hedged',
   ...BUDGET_REFERENCES,
@@ -76,6 +79,7 @@ const DEFAULT_VARIANTS: readonly MatrixVariant[] = Object.freeze([
 const VARIANT_LABELS: Readonly<Record<MatrixVariant, string>> = {
   policy: 'policy',
   breakerOff: 'breaker off',
+  limitOff: 'limit off',
   adaptiveThrottle: 'SRE throttle',
   hedged: 'hedged',
   budgetOff: 'budget off',
@@ -128,6 +132,15 @@ export interface MatrixCell {
   readonly breakerOpens: number;
   /** Call latency at the 99th percentile, ms (every settled call, as callers waited). */
   readonly p99: number;
+  /**
+   * The same of the calls that made at least one attempt, ms: what the callers a limit let through
+   * waited (a call refused before its first attempt is left out).
+   */
+  readonly admittedP99: number;
+  /** Calls that ended refused as `limited` (by the policy's limit, or a reference throttle in front of it) / calls; `null` when the policy has no limit. */
+  readonly limited: number | null;
+  /** Calls that succeeded per simulated second of arrivals. */
+  readonly goodput: number;
   /** Hedges started (`hedged` events) / calls. */
   readonly hedgedShare: number;
   /** Attempts that had settled (and been recorded) when the breaker first opened; `null` if it never opened. */
@@ -145,6 +158,8 @@ export interface MatrixRow {
   readonly scenario: string;
   readonly variant: MatrixVariant;
   readonly cells: readonly MatrixCell[];
+  /** What the table calls the row instead of the variant's name (a compared policy, `--compare`). */
+  readonly label?: string;
 }
 
 /** Requests sent in the seconds covered by `windows` (whole seconds from each window's start). */
@@ -166,6 +181,8 @@ function variantPolicy(policy: Policy, variant: MatrixVariant): Policy {
     case 'breakerOff':
     case 'adaptiveThrottle':
       return policy.with({ breaker: undefined });
+    case 'limitOff':
+      return policy.with({ limit: undefined });
     case 'tokenBucket10':
       return policy.with({ budget: RetryBudget.tokenBucket({ fraction: 0.1 }) });
     case 'tokenBucket20':
@@ -208,7 +225,8 @@ async function runCell(
     } else if (event.kind === 'hedged') hedges++;
     else if (event.kind === 'breakerOpened' && beforeOpen === null) beforeOpen = attempts;
   };
-  let builder = Simulate.policy(variantPolicy(policy, variant).withListener(counting))
+  const run = variantPolicy(policy, variant);
+  let builder = Simulate.policy(run.withListener(counting))
     .against(scenario.dependency(rate))
     .under(Load.constant({ perSecond: rate }))
     .for(scenario.duration);
@@ -226,6 +244,14 @@ async function runCell(
     faultAttempts: scenario.faults.length === 0 ? null : attemptsIn(report, scenario.faults),
     breakerOpens: report.breakerOpens,
     p99: report.latency(0.99),
+    admittedP99: report.admittedLatency(0.99),
+    limited:
+      run.options.limit === undefined
+        ? null
+        : report.calls === 0
+          ? 0
+          : (report.reasons.limited ?? 0) / report.calls,
+    goodput: (report.availability * report.calls * 1000) / scenario.duration,
     hedgedShare: report.calls === 0 ? 0 : hedges / report.calls,
     attemptsBeforeFirstOpen: beforeOpen,
     timeToRecover: ends ? (report.timeToRecover ?? 'never') : null,
@@ -348,8 +374,11 @@ export class MatrixReport {
       rows: this.rows.map((row) => ({
         scenario: row.scenario,
         variant: row.variant,
+        ...(row.label === undefined ? {} : { label: row.label }),
         cells: row.cells.map((c) => ({
           ...c,
+          limited: c.limited === null ? null : r4(c.limited),
+          goodput: Math.round(c.goodput * 10) / 10,
           availability: r4(c.availability),
           loadMultiplier: r4(c.loadMultiplier),
           worstSecond: r4(c.worstSecond),
@@ -361,7 +390,8 @@ export class MatrixReport {
   /**
    * The table: per row, availability as the mean over seeds (lowest seed in brackets), load and
    * worst-second multipliers as means, attempts during the fault as a mean, breaker opens as the
-   * mean (most in brackets), attempts before the first open and time to recover as the worst seed.
+   * mean (most in brackets), attempts before the first open and time to recover as the worst seed,
+   * and the share of calls the policy's limit refused as the mean (`-` for a row without a limit).
    */
   toString(): string {
     const header = [
@@ -374,12 +404,13 @@ export class MatrixReport {
       'opens (max)',
       'first open after (attempts)',
       'recovered after (s)',
+      'limited',
     ];
     const label: Record<MatrixVariant, string> = {
       ...VARIANT_LABELS,
       policy: this.policy || 'policy',
     };
-    const rows = this.rows.map(({ scenario, variant, cells }) => {
+    const rows = this.rows.map(({ scenario, variant, cells, label: own }) => {
       const availability = cells.map((c) => c.availability);
       const fault = cells.map((c) => c.faultAttempts);
       const opens = cells.map((c) => c.breakerOpens);
@@ -387,7 +418,7 @@ export class MatrixReport {
       const ttr = cells.map((c) => c.timeToRecover);
       return [
         scenario,
-        label[variant],
+        own ?? label[variant],
         `${pct(mean(availability))} (${pct(Math.min(...availability))})`,
         mean(cells.map((c) => c.loadMultiplier)).toFixed(3),
         mean(cells.map((c) => c.worstSecond)).toFixed(2),
@@ -403,6 +434,9 @@ export class MatrixReport {
           : ttr.some((t) => t === 'never')
             ? 'never'
             : (Math.max(...(ttr as number[])) / 1000).toFixed(0),
+        cells.some((c) => c.limited === null)
+          ? '-'
+          : pct(mean(cells.map((c) => c.limited as number))),
       ];
     });
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
