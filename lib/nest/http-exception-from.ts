@@ -5,7 +5,8 @@ const retryAfters = new WeakMap<HttpException, string>();
 
 /**
  * An `HttpException` for a dependency's non-2xx `Response` (fetch's), with the response's status and
- * its `Retry-After` kept, for a `@Resilient` method that calls `fetch` itself: the registry's classifier
+ * its `Retry-After` kept. Use it to pass a resilient fetch's final answer on to the caller with its
+ * status, or in a `@Resilient` method that calls `fetch` itself: there the registry's classifier
  * reads the status as `Classifier.http` does (a 404 is an answer, a 503 is retried) and, for a 429 or
  * 503, waits exactly the `Retry-After` the dependency asked for (delay-seconds or an HTTP-date; a
  * malformed one is ignored) instead of the backoff. The body is `{ statusCode, message }` as Nest's own.
