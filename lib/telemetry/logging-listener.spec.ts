@@ -8,6 +8,7 @@ import {
   RetryBudget,
 } from '../core/index.js';
 import {
+  describeEvent,
   INCIDENT_WINDOW_MS,
   LoggingListener,
   LogSampling,
@@ -107,7 +108,7 @@ describe('profiles', () => {
     expect(logger.take()).toEqual([]);
     await settle(clock, policy, down);
     expect(logger.take()).toEqual([
-      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      'warn [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError',
     ]);
   });
 
@@ -134,7 +135,7 @@ describe('profiles', () => {
     await settle(clock, policy, down);
     expect(logger.take()).toEqual([
       'log [payments] Attempt #1 Transient (0ms) TransientError',
-      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      'warn [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError',
     ]);
   });
 
@@ -165,6 +166,35 @@ describe('profiles', () => {
   });
 });
 
+describe('refusals in words', () => {
+  const refusal = (init: Partial<ConstructorParameters<typeof CallEvent>[0]>) =>
+    describeEvent(
+      CallEvent.of({
+        kind: 'rejected',
+        policy: 'payments',
+        error: 'CallRejectedError',
+        duration: 40,
+        isTerminal: true,
+        ...init,
+      }),
+    );
+
+  it('says what was refused (a retry after attempt N, or the call itself), why, and how the call ended', () => {
+    expect(
+      refusal({ reason: 'dependencyUnavailable', dependency: { host: 'pay.example:443' } }),
+    ).toBe(
+      '[payments] Call refused before its first attempt: the circuit breaker is open (the dependency failed too often; probes tell when it is back); the call ended after 40ms with CallRejectedError (host pay.example:443)',
+    );
+    expect(refusal({ reason: 'limited', attempt: 2, verdict: 'Transient', fallback: true })).toBe(
+      "[payments] Retry refused after attempt #2 (Transient): the policy's limit is full (its concurrency or rate limit); the call ended after 40ms with CallRejectedError (the fallback answered)",
+    );
+    // A reason without words keeps the event's own form.
+    expect(refusal({ reason: 'cancelled' })).toBe(
+      '[payments] Rejected (40ms) cancelled CallRejectedError',
+    );
+  });
+});
+
 describe('flood control', () => {
   it('the first refusal warns; repeats inside 30 s go to debug and are counted; the next warning says how many', async () => {
     const clock = new FakeClock();
@@ -182,28 +212,28 @@ describe('flood control', () => {
     );
     for (let i = 0; i < 10; i++) await settle(clock, policy, down);
     logger.take();
-    const refusals = () => logger.take().filter((line) => line.includes('Rejected'));
+    const refusals = () => logger.take().filter((line) => line.includes('refused'));
 
     await settle(clock, policy, down); // t = 0 → 100: warns, opens the window until 30 100
     expect(clock.now()).toBe(100);
     expect(refusals()).toEqual([
-      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      'warn [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError',
     ]);
     for (let i = 0; i < 5; i++) await settle(clock, policy, down);
     expect(refusals()).toEqual(
       Array(5).fill(
-        'debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+        'debug [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError',
       ),
     );
 
     await clock.advance(30_000 - clock.now()); // t = 30 000: the refusal logged at 30 100 is outside the window
     await settle(clock, policy, down);
     expect(refusals()).toEqual([
-      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError (5 similar records logged at debug since the previous warning)',
+      'warn [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError (5 similar records logged at debug since the previous warning)',
     ]);
     await settle(clock, policy, down);
     expect(refusals()).toEqual([
-      'debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      'debug [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError',
     ]);
   });
 
@@ -239,15 +269,15 @@ describe('flood control', () => {
     await clock.advance(REPEAT_WINDOW_MS - 1 - clock.now());
     listener.record(budget);
     expect(logger.take()).toEqual([
-      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
-      'warn [payments] Rejected #1 Transient (100ms) dependencyUnavailable CallRejectedError',
+      'warn [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError',
+      'warn [payments] Retry refused after attempt #1 (Transient): the circuit breaker is open (the dependency failed too often; probes tell when it is back); the call ended after 100ms with CallRejectedError',
     ]);
     await clock.advance(REPEAT_WINDOW_MS - clock.now());
     listener.record(budget);
     listener.record(open);
     expect(logger.take()).toEqual([
-      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError (3 similar records logged at debug since the previous warning)',
-      'warn [payments] Rejected #1 Transient (100ms) dependencyUnavailable CallRejectedError (1 similar record logged at debug since the previous warning)',
+      'warn [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError (3 similar records logged at debug since the previous warning)',
+      'warn [payments] Retry refused after attempt #1 (Transient): the circuit breaker is open (the dependency failed too often; probes tell when it is back); the call ended after 100ms with CallRejectedError (1 similar record logged at debug since the previous warning)',
     ]);
   });
 
@@ -431,7 +461,7 @@ describe('sampling: oneIn(n) (verbose profile)', () => {
     listener.record(traffic(3));
     listener.record(traffic(4));
     expect(logger.take()).toEqual([
-      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      'warn [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError',
       'log [payments] Succeeded #1 (3ms)',
       'log [payments] Succeeded #1 (4ms)',
     ]);
@@ -458,8 +488,8 @@ describe('sampling: oneIn(n) (verbose profile)', () => {
     await clock.advance(80_000 - clock.now());
     listener.record(traffic(8));
     expect(logger.take()).toEqual([
-      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
-      'debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      'warn [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError',
+      'debug [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError',
       'log [payments] Succeeded #1 (7ms)',
     ]);
   });
@@ -509,8 +539,8 @@ describe('sampling: oneIn(n) (verbose profile)', () => {
     await clock.advance(24 * 3_600_000);
     listener.record(incident);
     expect(logger.take()).toEqual([
-      'warn [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
-      'debug [payments] Rejected #1 Transient (100ms) budgetExhausted CallRejectedError',
+      'warn [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError',
+      'debug [payments] Retry refused after attempt #1 (Transient): the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing); the call ended after 100ms with CallRejectedError',
     ]);
   });
 });

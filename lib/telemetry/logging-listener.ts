@@ -4,6 +4,7 @@ import {
   type Clock,
   type Policy,
   PolicyConfigError,
+  type StopReason,
 } from '../core/index.js';
 import {
   checkValue,
@@ -324,9 +325,36 @@ function describeKind(event: CallEvent): string {
       return `[${event.policy}] Shared rate limit degraded: the store failed (${event.error ?? 'unknown'}), running on this process's share`;
     case 'limiterRecovered':
       return `[${event.policy}] Shared rate limit shared again: the store answers`;
+    case 'rejected':
+      return describeRefusal(event) ?? event.toString();
     default:
       return event.toString();
   }
+}
+
+/** Why a refusal refused, in words, by stop reason. */
+const REFUSALS: Partial<Record<StopReason, string>> = {
+  budgetExhausted:
+    'the retry budget is spent (retries used up their share of recent calls; the dependency keeps failing)',
+  dependencyUnavailable:
+    'the circuit breaker is open (the dependency failed too often; probes tell when it is back)',
+  limited: "the policy's limit is full (its concurrency or rate limit)",
+};
+
+/**
+ * A refusal as a sentence: what was refused (a retry after attempt N, or the call before its first
+ * attempt), why, and how the call ended, e.g. `[payments] Retry refused after attempt #1 (Transient):
+ * the retry budget is spent (…); the call ended after 100ms with CallRejectedError`.
+ */
+function describeRefusal(event: CallEvent): string | undefined {
+  const why = event.reason === undefined ? undefined : REFUSALS[event.reason];
+  if (why === undefined) return undefined;
+  const what =
+    event.attempt > 0
+      ? `Retry refused after attempt #${event.attempt}${event.verdict === undefined ? '' : ` (${event.verdict})`}`
+      : 'Call refused before its first attempt';
+  const ended = `the call ended after ${Math.round(event.duration)}ms${event.error === undefined ? '' : ` with ${event.error}`}`;
+  return `[${event.policy}] ${what}: ${why}; ${ended}${event.fallback ? ' (the fallback answered)' : ''}`;
 }
 
 function describeDependency(event: CallEvent): string {
