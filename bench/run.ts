@@ -12,6 +12,7 @@ await import('./success-path.js');
 await import('./simulation.js');
 await import('./breaker.js');
 await import('./telemetry.js');
+await import('./hedging.js');
 execFileSync(
   process.execPath,
   [...ALLOCATION_FLAGS, fileURLToPath(new URL('./allocation.js', import.meta.url))],

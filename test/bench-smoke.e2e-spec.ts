@@ -83,7 +83,14 @@ describe('bench smoke (BENCH_SMOKE=1)', () => {
       'loopOnly',
       'freeSlot',
       'breakerFreeSlot',
+      'hedgedArmed',
     ]);
+  }, 65_000);
+
+  it('hedging bench: a hedge whose threshold is armed but never reached arms one timer per call and clears it', async () => {
+    const out = await smoke('hedging.js');
+    expect(out).toContain('Resilience.default + Hedge.at(0.95), threshold armed');
+    expect(out).toContain('timers per call: 1.000 armed, 1.000 cleared, 0 fired (200 calls;');
   }, 65_000);
 
   it('stress suite runs client and dependency processes and writes its reports', async () => {

@@ -247,6 +247,33 @@ describe('hedging (Hedge.at)', () => {
     await call;
   });
 
+  it('the retry budget pays for a hedge: one token taken when the hedge starts, none for a call that did not hedge', async () => {
+    const { clock, policy, T } = hedged({
+      budget: RetryBudget.of({ fraction: 0.1, minimumPerSecond: 0 }),
+    });
+    const bucket = policy.bucket()!;
+    const acquire = bucket.tryAcquire.bind(bucket);
+    const paid: boolean[] = [];
+    bucket.tryAcquire = (sheddable?: boolean) => {
+      const funded = acquire(sheddable);
+      paid.push(funded);
+      return funded;
+    };
+    const quick = gate();
+    const fast = policy.run(quick.work);
+    await clock.advance(T - 1);
+    quick.pending[0].resolve('fast');
+    expect(await fast).toBe('fast');
+    expect(paid).toEqual([]);
+    const g = gate();
+    const call = policy.run(g.work);
+    await clock.advance(T);
+    expect(g.pending.map((p) => p.attempt)).toEqual([1, 2]);
+    expect(paid).toEqual([true]);
+    g.pending[1].resolve('hedge');
+    expect(await call).toBe('hedge');
+  });
+
   it('a retry budget that says no stops the hedge, never the original', async () => {
     const { clock, policy } = hedged({
       budget: RetryBudget.of({ fraction: 0.1, minimumPerSecond: 0 }),

@@ -83,6 +83,23 @@ describe('policy.explain()', () => {
     expect(warm.toString().split('\n')[0]).toBe('policy payments');
   });
 
+  it('hedge: the live threshold once the window holds 20 successes, following the window', () => {
+    const clock = new FakeClock();
+    const policy = Resilience.default.with({ clock, hedge: Hedge.at(0.9) });
+    const latency = policy.hedger()!.latency;
+    for (let i = 0; i < 19; i++) latency.add(clock.now(), 100);
+    expect(policy.explain().term('hedge')!.state).toBe('cold');
+    latency.add(clock.now(), 100);
+    expect(policy.explain().term('hedge')).toEqual({
+      term: 'hedge',
+      configured: 'a second attempt after the p90 of recent latency, at most 2 at once',
+      reading: 'threshold 101.8 ms',
+      state: 'warm',
+    });
+    for (let i = 0; i < 180; i++) latency.add(clock.now(), 400);
+    expect(policy.explain().term('hedge')!.reading).toBe('threshold 407.6 ms');
+  });
+
   it('an explicit consecutiveFailures is explained as the literal run it is', () => {
     const policy = Resilience.default.with({
       name: 'b',
