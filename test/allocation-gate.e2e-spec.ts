@@ -19,6 +19,11 @@ import { ALLOCATION_FLAGS } from '../bench/allocation-flags.js';
 const run = promisify(execFile);
 /** Bench processes per gate run; each takes about 0.6 s on this machine. */
 const PROCESSES = 5;
+/**
+ * Wall-time bound of one process, ms: a guard against a hung bench, not a measure. A loaded machine
+ * (eight builds on two cores: load 22) stretched a process to 47 s of wall time for 9 s of CPU.
+ */
+const PROCESS_BOUND = 90_000;
 const bench = fileURLToPath(new URL('../dist-sample/bench/allocation.js', import.meta.url));
 const ceilingsFile = fileURLToPath(new URL('../bench/allocation-ceilings.json', import.meta.url));
 
@@ -61,14 +66,14 @@ describe('allocation gate', () => {
       if (!existsSync(bench)) throw new Error(`${bench} is missing: run \`npm run build\` first`);
       for (let i = 0; i < PROCESSES; i++) {
         const { stdout } = await run(process.execPath, [...ALLOCATION_FLAGS, bench, '--json'], {
-          timeout: 30_000,
+          timeout: PROCESS_BOUND,
           killSignal: 'SIGKILL',
         });
         runs.push((JSON.parse(stdout.trimEnd().split('\n').at(-1)!) as { rows: Row[] }).rows);
       }
       rows = runs[0]!.map((row) => lowest(runs, row.name));
     },
-    PROCESSES * 30_000 + 5_000,
+    PROCESSES * PROCESS_BOUND + 5_000,
   );
 
   it('measures every gated preset and the raw call in every process', () => {
