@@ -80,7 +80,7 @@ describe('config hardening (regressions found by fuzzing 26 k configs)', () => {
 
     it('null as a whole section or config', () => {
       expect(problems({ policies: { p: null } })).toEqual([
-        'policies.p: null is invalid: must be an object with the policy keys (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier, limit, hedge, repeatable, saturation, restarts)',
+        'policies.p: null is invalid: must be an object with the policy keys (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier, limit, hedge, repeatable, saturation, attemptCeiling, adaptive, restarts)',
       ]);
       expect(problems({ policies: {}, defaults: null })[0]).toMatch(
         /^defaults: null is invalid: must be an object with the policy keys/,

@@ -4,6 +4,7 @@ import {
   type ResolvedBackoffConfig,
   describeBackoff,
   type ResolvedBreakerSettings,
+  type ResolvedCeilingSettings,
   type ResolvedHedgeSettings,
   type ResolvedLimitSettings,
 } from '../core/index.js';
@@ -58,6 +59,10 @@ export interface ResolvedPolicyConfig {
   readonly saturation: false | number;
   /** The hedge's settings, or `false` for none. */
   readonly hedge: false | ResolvedHedgeSettings;
+  /** The attempt ceiling's settings (`multiple` × the `quantile`), or `false` for none. */
+  readonly attemptCeiling: false | ResolvedCeilingSettings;
+  /** Whether the measured terms are in force (`adaptive: false` turns them off). */
+  readonly adaptive: boolean;
   /** The classifier (see {@link ResolvedClassifierConfig}). In Nest, `'default'` and `'grpc'` also judge a thrown `HttpException` by its status. */
   readonly classifier: ResolvedClassifierConfig;
 }
@@ -99,6 +104,8 @@ export function describePolicy(
     limit: plan.limit === undefined ? false : { ...plan.limit },
     saturation: o.saturation?.multiple ?? false,
     hedge: plan.hedge === undefined ? false : { ...plan.hedge },
+    attemptCeiling: plan.attemptCeiling === undefined ? false : { ...plan.attemptCeiling },
+    adaptive: o.adaptive,
     classifier: codeClassifier ? 'custom' : describeClassifier(plan),
   };
 }

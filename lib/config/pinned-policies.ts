@@ -7,6 +7,9 @@ import {
   Limit,
   Hedge,
   HedgeState,
+  AttemptCeiling,
+  MeasuredBackoff,
+  MeasuredLatency,
   type ResolvedHedgeSettings,
   type Limiter,
   RateLimiter,
@@ -81,6 +84,7 @@ export class PinnedPolicies {
   private readonly breakers = new Map<string, CircuitBreaker>();
   private readonly limiters = new Map<string, Limiter>();
   private readonly hedges = new Map<string, HedgeState>();
+  private readonly measurements = new Map<string, MeasuredLatency>();
   private readonly windows = new Map<string, SlidingWindowBudget>();
   private plans: ReadonlyMap<string, PolicyPlan> = new Map();
   private readonly clock: Clock;
@@ -156,6 +160,7 @@ export class PinnedPolicies {
     const createdLimiters = new Map<string, Limiter>();
     const reconfigureLimiters: [Limiter, ResolvedLimitSettings][] = [];
     const createdHedges = new Map<string, HedgeState>();
+    const createdMeasurements = new Map<string, MeasuredLatency>();
     const reconfigureHedges: [HedgeState, ResolvedHedgeSettings][] = [];
     const createdWindows = new Map<string, SlidingWindowBudget>();
     const reconfigureWindows: [SlidingWindowBudget, BudgetPlan & { kind: 'window' }][] = [];
@@ -225,11 +230,21 @@ export class PinnedPolicies {
         } else reconfigureHedges.push([state, plan.hedge]);
         hedge = Hedge.using(state);
       }
+      // What the attempt ceiling and a measured backoff measured is pinned to the name: a reload keeps it.
+      let measurements: MeasuredLatency | undefined;
+      if (plan.attemptCeiling !== undefined || plan.changes.backoff instanceof MeasuredBackoff) {
+        measurements = this.measurements.get(plan.name);
+        if (measurements === undefined) {
+          measurements = new MeasuredLatency();
+          createdMeasurements.set(plan.name, measurements);
+        }
+      }
       const policy = policyFromPlan(plan, {
         budget,
         breaker,
         limit,
         hedge,
+        measurements,
         clock: this.clock,
         random: this.random,
         drain: this.drain,
@@ -265,6 +280,7 @@ export class PinnedPolicies {
     for (const [name, instance] of createdLimiters) this.limiters.set(name, instance);
     for (const [state, settings] of reconfigureHedges) state.reconfigure(settings);
     for (const [name, state] of createdHedges) this.hedges.set(name, state);
+    for (const [name, state] of createdMeasurements) this.measurements.set(name, state);
     for (const [window, spec] of reconfigureWindows) window.reconfigure(spec.options);
     for (const [name, window] of createdWindows) this.windows.set(name, window);
     for (const [name, instance] of createdBreakers) this.breakers.set(name, instance);
@@ -349,6 +365,10 @@ function keyedTemplate(
     breaker: unpinnedBreaker(plan),
     limit: limit === undefined ? unpinnedLimit(plan) : Limit.of(limit),
     hedge: unpinnedHedge(plan),
+    // Each key measures its own dependency.
+    attemptCeiling:
+      plan.attemptCeiling === undefined ? undefined : AttemptCeiling.measured(plan.attemptCeiling),
+    backoff: plan.changes.backoff ?? registered.options.backoff,
   });
 }
 
@@ -363,6 +383,7 @@ function planFingerprint(plan: PolicyPlan): string {
     classifier: plan.classifier,
     limit: plan.limit,
     hedge: plan.hedge,
+    attemptCeiling: plan.attemptCeiling,
   };
   // Functions (jitter curves) by their source; an explicit undefined (a removed bound) stays distinct from an absent key.
   return JSON.stringify(described, (_key, value: unknown) =>

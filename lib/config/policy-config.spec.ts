@@ -177,7 +177,7 @@ describe('parseResilienceConfig', () => {
     });
     expect(problems).toEqual([
       'extra: true is invalid: is not a known resilience config key (policies, defaults)',
-      'policies.payments.retries: 3 is invalid: is not a known policy key (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier, limit, hedge, repeatable, saturation, restarts)',
+      'policies.payments.retries: 3 is invalid: is not a known policy key (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier, limit, hedge, repeatable, saturation, attemptCeiling, adaptive, restarts)',
       'policies.payments.attempts: 0 is invalid: must be an integer >= 1 (total attempts, including the first), at most 100',
       'policies.payments.deadline: "-5s" is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound), written as a ms number or a string such as "250ms", "10s", "2m"',
       'policies.payments.backoff.base: 1 is invalid: is not a known exponential backoff key (type, transientBase, throttledBase, factor, maximumDelay, jitter)',
@@ -188,8 +188,8 @@ describe('parseResilienceConfig', () => {
       'policies.payments.budget.minimumPerSecond: "lots" is invalid: must be 0 (no floor) or a number of tokens per second in [0.00001157 (one a day), 1000000]',
       `policies.search.preset: "grpc" is invalid: must be one of default, http, conservative`,
       'policies.search.attemptTimeout: 0 is invalid: must be a duration in ms > 0 (Infinity, or leaving it out, for no bound), written as a ms number or a string such as "250ms", "10s", "2m"',
-      `policies.search.backoff.type: "linear" is invalid: must be 'exponential', 'constant' or 'none'`,
-      'policies.orders: "fast" is invalid: must be an object with the policy keys (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier, limit, hedge, repeatable, saturation, restarts)',
+      `policies.search.backoff.type: "linear" is invalid: must be 'exponential', 'measured', 'constant' or 'none'`,
+      'policies.orders: "fast" is invalid: must be an object with the policy keys (preset, extends, attempts, deadline, attemptTimeout, backoff, budget, breaker, scope, useAmbientDeadline, useAmbientCriticality, classifier, limit, hedge, repeatable, saturation, attemptCeiling, adaptive, restarts)',
     ]);
   });
 

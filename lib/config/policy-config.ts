@@ -1,6 +1,7 @@
 import {
   Backoff,
   BREAKER_DEFAULTS,
+  type ResolvedCeilingSettings,
   type BreakerSettings,
   DEFAULT_MAXIMUM_KEYS,
   type HedgeConfig,
@@ -52,6 +53,25 @@ export type BackoffConfig =
       maximumDelay?: DurationConfig;
       /** Jitter applied to each delay. Default `'full'`. */
       jitter?: 'full' | 'equal' | 'none';
+    }
+  | {
+      /**
+       * Exponential, its transient base measured (`Backoff.measured`): `multiple` (1) × the
+       * `quantile` (0.5, at most 0.5) of successful attempts over 5 minutes once 20 were seen,
+       * within `spread` (10) either side of `transientBase`; the exponential keys as above.
+       */
+      type: 'measured';
+      transientBase?: DurationConfig;
+      throttledBase?: DurationConfig;
+      factor?: number;
+      maximumDelay?: DurationConfig;
+      jitter?: 'full' | 'equal' | 'none';
+      /** The base as a multiple of the latency quantile, > 0. Default 1. */
+      multiple?: number;
+      /** The quantile of successful attempt durations, in (0, 0.5]. Default 0.5. */
+      quantile?: number;
+      /** How far the base may move from `transientBase`, either way, a factor >= 1. Default 10. */
+      spread?: number;
     }
   | { type: 'constant'; /** The delay before every retry, >= 0. */ delay: DurationConfig }
   | { type: 'none' };
@@ -136,6 +156,19 @@ export interface PolicyConfig {
    * measured terms stop learning; a finite number > 1, or `false` (off, the default).
    */
   saturation?: number | false;
+  /**
+   * The measured attempt ceiling (DESIGN §3.7): `true` (3 × the p95 of successful attempts over 5
+   * minutes, once 100 were seen), `{ multiple?: 3, quantile?: 0.95 }`, or `false` (none). It only ever
+   * tightens an attempt's bound. The `http` preset has it on. What it measured is pinned to the name:
+   * a reload keeps it.
+   */
+  attemptCeiling?: boolean | { multiple?: number; quantile?: number };
+  /**
+   * Whether the measured terms are in force (the attempt ceiling, a measured backoff base, the hedge
+   * threshold, the saturation probe). `false` turns them off and refuses `hedge` and `saturation`.
+   * Default true.
+   */
+  adaptive?: boolean;
 }
 
 /**
@@ -210,6 +243,8 @@ export interface PolicyPlan {
   readonly limit?: ResolvedLimitSettings;
   /** The hedge to pin to the name, or `undefined` for none. */
   readonly hedge?: ResolvedHedgeSettings;
+  /** The attempt ceiling to pin to the name (its measurements), or `undefined` for none. */
+  readonly attemptCeiling?: ResolvedCeilingSettings;
 }
 
 /** A validated configuration: one plan per policy name, in config order. */
@@ -247,6 +282,8 @@ function merge(defaults: Section, own: Section): Section {
   const [db, ob] = [defaults.backoff, own.backoff];
   if (db?.type === 'exponential' && ob?.type === 'exponential')
     merged.backoff = { type: 'exponential', options: { ...db.options, ...ob.options } };
+  else if (db?.type === 'measured' && ob?.type === 'measured')
+    merged.backoff = { type: 'measured', options: { ...db.options, ...ob.options } };
   const [dg, og] = [defaults.budget, own.budget];
   // Same shape: key by key; another shape replaces (a window over a bucket default, or the reverse).
   if (
@@ -283,12 +320,14 @@ function buildPlan(
   if (section.useAmbientCriticality !== undefined)
     changes.useAmbientCriticality = section.useAmbientCriticality;
   if (section.repeatable !== undefined) changes.repeatable = section.repeatable;
+  if (section.adaptive !== undefined) changes.adaptive = section.adaptive;
   if (section.saturation !== undefined)
     changes.saturation =
       section.saturation === false ? undefined : Saturation.above(section.saturation);
   // Every field passed the core's own rule when its section was read: nothing here can be refused.
   const backoff = section.backoff;
   if (backoff?.type === 'exponential') changes.backoff = Backoff.exponential(backoff.options);
+  else if (backoff?.type === 'measured') changes.backoff = Backoff.measured(backoff.options);
   else if (backoff?.type === 'constant') changes.backoff = Backoff.constant(backoff.delay);
   else if (backoff?.type === 'none') changes.backoff = Backoff.none;
   let budget: BudgetPlan;
@@ -328,6 +367,27 @@ function buildPlan(
     : undefined;
   const limit = section.limit === undefined || section.limit === false ? undefined : section.limit;
   const hedge = section.hedge === undefined || section.hedge === false ? undefined : section.hedge;
+  const attemptCeiling =
+    section.attemptCeiling === undefined
+      ? preset.options.attemptCeiling?.settings
+      : section.attemptCeiling === false
+        ? undefined
+        : section.attemptCeiling;
+  if (section.adaptive === false || (section.adaptive === undefined && !preset.options.adaptive)) {
+    // adaptive: false turns the measured terms off: a hedge or a saturation guard would act on none.
+    const refused =
+      hedge !== undefined
+        ? (['hedge', hedge] as const)
+        : changes.saturation !== undefined
+          ? (['saturation', section.saturation] as const)
+          : undefined;
+    if (refused !== undefined)
+      return problems.add(
+        join(path, refused[0]),
+        refused[1],
+        'must be left out when adaptive is false (it acts on measured terms, which adaptive: false turns off)',
+      );
+  }
   return {
     name,
     preset,
@@ -340,6 +400,7 @@ function buildPlan(
     classifier: section.classifier,
     limit,
     hedge,
+    attemptCeiling,
   };
 }
 

@@ -1,4 +1,5 @@
 import {
+  AttemptCeiling,
   Breaker,
   Classifier,
   type ClassifierRule,
@@ -6,6 +7,8 @@ import {
   type Drain,
   Hedge,
   Limit,
+  MeasuredBackoff,
+  type MeasuredLatency,
   type Policy,
   RetryBudget,
 } from '../core/index.js';
@@ -22,6 +25,11 @@ export interface PlanState {
   readonly limit?: Limit | undefined;
   /** The hedge; default {@link unpinnedHedge} of the plan. */
   readonly hedge?: Hedge | undefined;
+  /**
+   * What the attempt ceiling and a measured backoff read and learn (pinned to the name); default
+   * each policy instance its own.
+   */
+  readonly measurements?: MeasuredLatency;
   /** Time source; default the preset's (`SystemClock.instance`). */
   readonly clock?: Clock;
   /** Uniform [0, 1) source; default the preset's (`Math.random`). */
@@ -50,8 +58,21 @@ export function policyFromPlan(plan: PolicyPlan, state: PlanState = {}): Policy 
   const breaker = 'breaker' in state ? state.breaker : unpinnedBreaker(plan);
   const limit = 'limit' in state ? state.limit : unpinnedLimit(plan);
   const hedge = 'hedge' in state ? state.hedge : unpinnedHedge(plan);
+  const measurements = state.measurements;
+  const ceiling = plan.attemptCeiling;
+  const backoff = plan.changes.backoff;
   return plan.preset.with({
     ...plan.changes,
+    backoff:
+      measurements !== undefined && backoff instanceof MeasuredBackoff
+        ? backoff.using(measurements)
+        : backoff,
+    attemptCeiling:
+      ceiling === undefined
+        ? undefined
+        : measurements === undefined
+          ? AttemptCeiling.measured(ceiling)
+          : AttemptCeiling.using(measurements, ceiling),
     name: plan.name,
     budget,
     breaker,

@@ -1,7 +1,10 @@
 import {
+  AttemptCeiling,
   breakerSettingProblems,
   type ExponentialBackoffOptions,
   Hedge,
+  type MeasuredBackoffOptions,
+  type ResolvedCeilingSettings,
   Limit,
   PolicyConfigError,
   type ResolvedHedgeSettings,
@@ -18,6 +21,7 @@ import {
   DELAY_RULE,
   JITTER_NAME_RULE,
   MAXIMUM_KEYS_RULE,
+  MEASURED_BACKOFF_RULES,
   MULTIPLIER_RULE,
   NAME_RULE,
   RATE_RULES,
@@ -47,6 +51,8 @@ export const POLICY_KEYS = [
   'hedge',
   'repeatable',
   'saturation',
+  'attemptCeiling',
+  'adaptive',
   'restarts',
 ] as const;
 const EXPONENTIAL_KEYS = [
@@ -57,11 +63,12 @@ const EXPONENTIAL_KEYS = [
   'maximumDelay',
   'jitter',
 ] as const;
+const MEASURED_KEYS = [...EXPONENTIAL_KEYS, 'multiple', 'quantile', 'spread'] as const;
 const BUCKET_KEYS = ['fraction', 'minimumPerSecond', 'shared'] as const;
 const WINDOW_KEYS = ['retryRatio', 'samplingDuration', 'minimumThroughput'] as const;
 const BUDGET_KEYS = [...BUCKET_KEYS, ...WINDOW_KEYS] as const;
 const BACKOFF_SHAPE =
-  "must be an object: { type?: 'exponential', transientBase?, throttledBase?, factor?, maximumDelay?, jitter? }, { type: 'constant', delay } or { type: 'none' }";
+  "must be an object: { type?: 'exponential', transientBase?, throttledBase?, factor?, maximumDelay?, jitter? }, { type: 'measured', multiple?, quantile?, spread?, …the exponential keys }, { type: 'constant', delay } or { type: 'none' }";
 const BUDGET_SHAPE =
   "must be true, false, 'none', a token bucket { fraction?, minimumPerSecond?, shared? } or a sliding window { retryRatio?, samplingDuration?, minimumThroughput? }";
 
@@ -77,6 +84,7 @@ export interface Section {
   useAmbientCriticality?: boolean;
   backoff?:
     | { type: 'exponential'; options: ExponentialBackoffOptions }
+    | { type: 'measured'; options: MeasuredBackoffOptions }
     | { type: 'constant'; delay: number }
     | { type: 'none' };
   budget?: false | BudgetSection;
@@ -91,6 +99,9 @@ export interface Section {
   repeatable?: boolean;
   /** `false` (off) or the multiple of the event loop's normal delay. */
   saturation?: false | number;
+  /** `false` (none) or the validated attempt-ceiling settings. */
+  attemptCeiling?: false | ResolvedCeilingSettings;
+  adaptive?: boolean;
 }
 
 /** A budget section: token-bucket keys or sliding-window keys (never both). */
@@ -158,7 +169,12 @@ export function parseSection(
     else if (fields[key] !== undefined)
       section[key] = readDuration(problems, fields[key], at(key), CALL_BOUND_RULE);
   }
-  for (const key of ['useAmbientDeadline', 'useAmbientCriticality', 'repeatable'] as const) {
+  for (const key of [
+    'useAmbientDeadline',
+    'useAmbientCriticality',
+    'repeatable',
+    'adaptive',
+  ] as const) {
     if (fields[key] !== undefined)
       section[key] = problems.check(BOOLEAN_RULE, at(key), fields[key]);
   }
@@ -171,6 +187,8 @@ export function parseSection(
   if (fields.scope !== undefined) section.scope = parseScope(problems, fields.scope, at('scope'));
   if (fields.limit !== undefined) section.limit = parseLimit(problems, fields.limit, at('limit'));
   if (fields.hedge !== undefined) section.hedge = parseHedge(problems, fields.hedge, at('hedge'));
+  if (fields.attemptCeiling !== undefined)
+    section.attemptCeiling = parseCeiling(problems, fields.attemptCeiling, at('attemptCeiling'));
   if (fields.saturation !== undefined) {
     section.saturation =
       fields.saturation === false
@@ -204,10 +222,27 @@ function parseBackoff(problems: Problems, value: unknown, path: string): Section
     const delay = readDuration(problems, fields.delay, join(path, 'delay'), DELAY_RULE);
     return delay === undefined ? undefined : { type: 'constant', delay };
   }
-  if (type !== 'exponential')
-    return problems.add(join(path, 'type'), type, "must be 'exponential', 'constant' or 'none'");
-  checkKeys(problems, fields, path, EXPONENTIAL_KEYS, 'exponential backoff');
-  const options: ExponentialBackoffOptions = {};
+  if (type !== 'exponential' && type !== 'measured')
+    return problems.add(
+      join(path, 'type'),
+      type,
+      "must be 'exponential', 'measured', 'constant' or 'none'",
+    );
+  const measured = type === 'measured';
+  checkKeys(
+    problems,
+    fields,
+    path,
+    measured ? MEASURED_KEYS : EXPONENTIAL_KEYS,
+    measured ? 'measured backoff' : 'exponential backoff',
+  );
+  const options: MeasuredBackoffOptions = {};
+  if (measured) {
+    for (const key of ['multiple', 'quantile', 'spread'] as const) {
+      if (fields[key] !== undefined)
+        options[key] = problems.check(MEASURED_BACKOFF_RULES[key], join(path, key), fields[key]);
+    }
+  }
   for (const key of ['transientBase', 'throttledBase', 'maximumDelay'] as const) {
     if (fields[key] !== undefined)
       options[key] = readDuration(problems, fields[key], join(path, key), DELAY_RULE);
@@ -216,7 +251,18 @@ function parseBackoff(problems: Problems, value: unknown, path: string): Section
     options.factor = problems.check(MULTIPLIER_RULE, join(path, 'factor'), fields.factor);
   if (fields.jitter !== undefined)
     options.jitter = problems.check(JITTER_NAME_RULE, join(path, 'jitter'), fields.jitter);
-  return { type: 'exponential', options };
+  return measured ? { type: 'measured', options } : { type: 'exponential', options };
+}
+
+/** Reads the attempt-ceiling section (`true`, `{ multiple?, quantile? }` or `false`) with the core's rules. */
+function parseCeiling(problems: Problems, value: unknown, path: string): Section['attemptCeiling'] {
+  try {
+    return AttemptCeiling.settingsFrom(value, path) ?? false;
+  } catch (error) {
+    if (error instanceof PolicyConfigError)
+      return problems.add(error.field, error.value, error.rule);
+    throw error;
+  }
 }
 
 function parseBudget(problems: Problems, value: unknown, path: string): Section['budget'] {

@@ -112,6 +112,8 @@ describe('presets, extends and defaults in config', () => {
       limit: false,
       saturation: false,
       hedge: false,
+      attemptCeiling: { multiple: 3, quantile: 0.95 }, // the http preset's
+      adaptive: true,
       classifier: 'http', // the http preset's
     });
     expect(policies.describe('base')).toMatchObject({ attempts: 4, deadline: 5000, extends: [] });

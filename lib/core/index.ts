@@ -108,6 +108,21 @@ export {
 export type { RateGrant, RateStore, RateTake } from './limits/rate-store.js';
 export { Hedge } from './hedging/hedge-value.js';
 export { RecentLatency } from './estimators/recent-latency.js';
+export {
+  AttemptCeiling,
+  type AttemptCeilingOptions,
+  type ResolvedCeilingSettings,
+  CEILING_DEFAULTS,
+} from './estimators/attempt-ceiling.js';
+export {
+  MeasuredLatency,
+  MEASURED_WINDOW_MS,
+  MEASURED_WARM_SAMPLES,
+  CEILING_WARM_SAMPLES,
+  CEILING_STANDS_ASIDE_AT,
+  CEILING_RESUMES_AT,
+} from './estimators/measured-latency.js';
+export type { MeasuredReadings } from './policy/measured-readings.js';
 export { HedgeState } from './hedging/hedge-state.js';
 export {
   type HedgeConfig,

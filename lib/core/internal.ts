@@ -20,6 +20,7 @@ export * from './rules/option-rules.js';
 export { describeValue } from './rules/describe-value.js';
 export { CLOCK_RULE } from './time/clock-rule.js';
 export { SATURATION_RULE } from './limits/saturation.js';
+export { MEASURED_BACKOFF_RULES } from './backoff/backoff.js';
 export { RATE_RULES } from './limits/rate-settings.js';
 export { reserveLease, type LeaseDecision } from './limits/gcra-bucket.js';
 export * from './signals/abort-link.js';

@@ -1,6 +1,6 @@
 import { PolicyConfigError } from '../errors.js';
 import { MULTIPLIER_RULE, DELAY_RULE } from '../rules/option-rules.js';
-import { checkOptions, checkValue, given } from '../rules/value-rule.js';
+import { checkOptions, checkValue, given, numberRule } from '../rules/value-rule.js';
 import { Jitter, jitterNamed } from './jitter.js';
 import type { Verdict } from '../classification/verdict.js';
 
@@ -22,6 +22,13 @@ export interface BackoffInput {
   readonly signal: AbortSignal | undefined;
   /** Uniform [0, 1) source used for jitter (the policy's `random`). */
   readonly random: () => number;
+  /**
+   * The dependency's measured latency, when the policy measures it (`Backoff.measured` or an
+   * `attemptCeiling`, and `adaptive` not false): the `quantile` (in (0, 1)) of successful attempt
+   * durations over the last 5 minutes, ms, or `undefined` while fewer than 20 were seen.
+   * `undefined` (the property) when the policy measures nothing.
+   */
+  readonly latency?: (quantile: number) => number | undefined;
 }
 
 /** A backoff curve: the delay in ms before a retry. Results are finite and within [0, maximumDelay]. */
@@ -100,6 +107,105 @@ class ExponentialBackoff implements Backoff {
   }
 }
 
+/** Options of {@link Backoff.measured}: the exponential curve's, and how its transient base is measured. */
+export interface MeasuredBackoffOptions extends ExponentialBackoffOptions {
+  /** The measured base as a multiple of the latency quantile, a finite number > 0. Default 1. */
+  multiple?: number;
+  /** The quantile of successful attempt durations, in (0, 0.5]. Default 0.5 (the median). */
+  quantile?: number;
+  /**
+   * How far the measured base may move from the written `transientBase`, either way: it stays in
+   * [transientBase / spread, transientBase × spread] (and at most `maximumDelay`). A finite number
+   * >= 1. Default 10.
+   */
+  spread?: number;
+}
+
+/**
+ * Rules of `Backoff.measured`'s own options (`multiple`, `quantile`, `spread`), each written once (code and config).
+ * @internal
+ */
+export const MEASURED_BACKOFF_RULES = {
+  multiple: numberRule('must be a finite number > 0', (v) => v > 0),
+  quantile: numberRule('must be a number in (0, 0.5]', (v) => v > 0 && v <= 0.5),
+  spread: MULTIPLIER_RULE,
+} as const;
+
+const MEASURED_RULES = { ...EXPONENTIAL_RULES, ...MEASURED_BACKOFF_RULES };
+
+/** The exponential curve with its transient base measured (DESIGN §3.4); see {@link Backoff.measured}. */
+export class MeasuredBackoff implements Backoff {
+  /** The written transient base, ms: where the measured base starts and what it stays within `spread` of. */
+  readonly transientBase: number;
+  /** Base after a Throttled failure without pushback, ms (never measured). */
+  readonly throttledBase: number;
+  /** Growth per retry. */
+  readonly factor: number;
+  /** Cap of every delay, ms. */
+  readonly maximumDelay: number;
+  /** Jitter applied after capping. */
+  readonly jitter: Jitter;
+  /** The measured base as a multiple of the latency quantile. */
+  readonly multiple: number;
+  /** The quantile of successful attempt durations the base is read from, in (0, 0.5]. */
+  readonly quantile: number;
+  /** The measured base stays within this factor of `transientBase`, either way. */
+  readonly spread: number;
+
+  /**
+   * @param options see {@link MeasuredBackoffOptions}
+   * @param state the measurement state this curve always reads (the config layer pins one to a
+   *   policy name, so a reload keeps what was measured); `undefined` = each policy instance its own
+   * @throws PolicyConfigError naming `backoff.<field>`, the value and the rule
+   */
+  constructor(
+    /** The options it was made with. */
+    readonly options: MeasuredBackoffOptions,
+    /** The pinned measurement state, or `undefined` (see the constructor). */
+    readonly state: object | undefined = undefined,
+  ) {
+    checkOptions(options, MEASURED_RULES, 'backoff', 'option');
+    const { multiple, quantile, spread, ...written } = options;
+    const curve = new ExponentialBackoff(written);
+    this.transientBase = curve.transientBase;
+    this.throttledBase = curve.throttledBase;
+    this.factor = curve.factor;
+    this.maximumDelay = curve.maximumDelay;
+    this.jitter = curve.jitter;
+    this.multiple = given(multiple, 1);
+    this.quantile = given(quantile, 0.5);
+    this.spread = given(spread, 10);
+  }
+
+  /** The same curve, always reading the measurement state `state` (see the constructor). */
+  using(state: object): MeasuredBackoff {
+    return new MeasuredBackoff(this.options, state);
+  }
+
+  /**
+   * The transient base from a latency reading: `multiple` × the quantile, within `spread` of the
+   * written base and at most `maximumDelay`; the written base while the reading is cold or absent.
+   * @param latency the policy's reading (see {@link BackoffInput.latency})
+   */
+  measuredBase(latency: ((quantile: number) => number | undefined) | undefined): number {
+    const written = this.transientBase;
+    const reading = latency?.(this.quantile);
+    if (reading === undefined || !(reading >= 0)) return written;
+    const lowest = written / this.spread;
+    const highest = Math.min(written * this.spread, this.maximumDelay);
+    const base = this.multiple * reading;
+    return base < lowest ? lowest : base > highest ? highest : base;
+  }
+
+  /** Delay before the attempt described by `next`, in ms: the exponential curve from the measured base. */
+  compute(next: BackoffInput): number {
+    const base =
+      next.verdict.kind === 'Throttled' ? this.throttledBase : this.measuredBase(next.latency);
+    const delay = capped(base, this.factor, Math.max(1, next.attempt - 1), this.maximumDelay);
+    return clamp(this.jitter(delay, next.random), this.maximumDelay);
+  }
+}
+
 class ConstantBackoff implements Backoff {
   readonly maximumDelay: number;
   constructor(readonly delay: number) {
@@ -134,6 +240,17 @@ export const Backoff = {
    */
   exponential(options: ExponentialBackoffOptions = {}): Backoff {
     return new ExponentialBackoff(options);
+  },
+  /**
+   * Exponential, its transient base measured from the dependency (DESIGN §3.4): `multiple` (1) × the
+   * `quantile` (0.5) of successful attempt durations over the last 5 minutes, once 20 were seen,
+   * kept within `spread` (10) either side of the written `transientBase` (100 ms) and at most
+   * `maximumDelay`; the written base until then, and always with `adaptive: false`. Throttled
+   * failures keep `throttledBase`. The other options are {@link Backoff.exponential}'s.
+   * @throws PolicyConfigError naming `backoff.<field>`, the value and the rule
+   */
+  measured(options: MeasuredBackoffOptions = {}): MeasuredBackoff {
+    return new MeasuredBackoff(options);
   },
   /** The same delay (ms) before every retry. @throws PolicyConfigError for a negative or non-finite delay. */
   constant(delay: number): Backoff {

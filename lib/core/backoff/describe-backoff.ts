@@ -1,4 +1,4 @@
-import { Backoff } from './backoff.js';
+import { Backoff, MeasuredBackoff } from './backoff.js';
 import { Jitter } from './jitter.js';
 
 /** A backoff as resolved (ms). `custom` curves are code: only their cap is known. */
@@ -10,6 +10,19 @@ export type ResolvedBackoffConfig =
       factor: number;
       maximumDelay: number;
       jitter: 'full' | 'equal' | 'none' | 'custom';
+    }
+  | {
+      type: 'measured';
+      transientBase: number;
+      throttledBase: number;
+      factor: number;
+      maximumDelay: number;
+      jitter: 'full' | 'equal' | 'none' | 'custom';
+      /** The measured base = multiple × the quantile of recent successful latency. */
+      multiple: number;
+      quantile: number;
+      /** The measured base stays within this factor of `transientBase`, either way. */
+      spread: number;
     }
   | { type: 'constant'; delay: number }
   | { type: 'none' }
@@ -35,14 +48,22 @@ export function describeBackoff(backoff: Backoff): ResolvedBackoffConfig {
           : fields.jitter === Jitter.none
             ? 'none'
             : 'custom';
-    return {
-      type: 'exponential',
+    const curve = {
       transientBase: fields.transientBase,
       throttledBase: fields.throttledBase!,
       factor: fields.factor!,
       maximumDelay: backoff.maximumDelay,
       jitter,
-    };
+    } as const;
+    if (backoff instanceof MeasuredBackoff)
+      return {
+        type: 'measured',
+        ...curve,
+        multiple: backoff.multiple,
+        quantile: backoff.quantile,
+        spread: backoff.spread,
+      };
+    return { type: 'exponential', ...curve };
   }
   return { type: 'custom', maximumDelay: backoff.maximumDelay };
 }

@@ -6,6 +6,8 @@ import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import type { Classifier } from '../classification/classifier.js';
 import type { CallEvent, CallEventListener, DependencyLabel } from '../events/call-events.js';
 import type { Fallback } from '../fallback/fallback.js';
+import type { AttemptCeiling } from '../estimators/attempt-ceiling.js';
+import type { MeasuredLatency } from '../estimators/measured-latency.js';
 import type { Hedge } from '../hedging/hedge-value.js';
 import type { HedgeState } from '../hedging/hedge-state.js';
 import type { Limiter } from '../limits/limit-value.js';
@@ -85,6 +87,11 @@ export interface ExecutablePolicy {
   limiter(): Limiter | undefined;
   /** What this policy instance's hedge has learnt, or undefined without a `hedge`. */
   hedger(): HedgeState | undefined;
+  /**
+   * What this policy instance measures of its dependency for the measured terms (`attemptCeiling`,
+   * `Backoff.measured`), or undefined when it has none of them or `adaptive` is false.
+   */
+  measurements(): MeasuredLatency | undefined;
 }
 
 /** A policy's complete, validated settings. */
@@ -109,6 +116,10 @@ export interface ResolvedPolicyOptions {
   readonly repeatable: boolean;
   readonly fallback: Fallback | undefined;
   readonly saturation: Saturation | undefined;
+  /** Tightens the attempt bound to a multiple of measured latency (see `PolicyOptions.attemptCeiling`). */
+  readonly attemptCeiling: AttemptCeiling | undefined;
+  /** Whether the measured terms are in force (see `PolicyOptions.adaptive`). */
+  readonly adaptive: boolean;
   readonly clock: Clock;
   readonly random: () => number;
 }

@@ -64,6 +64,7 @@ export function decideRetry<T>(call: Call<T>): Step {
       delay = Math.min(pushback, o.backoff.maximumDelay);
       call.curveOffset = next - 1;
     } else {
+      const measured = call.plan.measured;
       delay = o.backoff.compute({
         attempt: next - call.curveOffset,
         verdict,
@@ -71,6 +72,10 @@ export function decideRetry<T>(call: Call<T>): Step {
         remaining,
         signal: call.signal,
         random: o.random,
+        latency:
+          measured === undefined
+            ? undefined
+            : (quantile) => measured.quantile(call.plan.clock.now(), quantile),
       });
     }
   } catch (bug) {
@@ -179,6 +184,14 @@ export function admit<T>(call: Call<T>): Step {
   return Step.Go;
 }
 
+/** The attempt ceiling measured now (ms), or `undefined` while cold or standing aside. */
+function ceilingInForce<T>(call: Call<T>): number | undefined {
+  const measured = call.plan.measured!;
+  const settings = call.plan.ceiling!;
+  const ceiling = measured.ceiling(call.attemptStart, settings.multiple, settings.quantile);
+  return measured.standsAside ? undefined : ceiling;
+}
+
 /** Gives the call's limiter slot back, when it holds one. */
 export function releaseSlot<T>(call: Call<T>, heldFor: number, outcome: SlotOutcome): void {
   if (call.slot === Slot.None) return;
@@ -195,9 +208,17 @@ export function releaseSlot<T>(call: Call<T>, heldFor: number, outcome: SlotOutc
 export function attemptContext<T>(call: Call<T>): AttemptHandle {
   const o = call.plan.options;
   const untilDeadline = call.deadlineAt - call.attemptStart;
-  const byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
+  let byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
+  let bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
+  if (call.plan.ceiling !== undefined) {
+    // The measured ceiling only ever tightens the bound; an attempt it cuts timed out.
+    const ceiling = ceilingInForce(call);
+    if (ceiling !== undefined && ceiling < bound) {
+      bound = ceiling;
+      byAttemptTimeout = true;
+    }
+  }
   call.clearOutcome(byAttemptTimeout);
-  const bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
   if (bound === Infinity)
     return call.signal === undefined && call.attempts === 1
       ? UNBOUND_FIRST_ATTEMPT
@@ -327,6 +348,21 @@ export function record<T>(call: Call<T>): Step {
     );
   // The budget's one hook: every attempt's outcome (a token bucket deposits on Ok).
   call.plan.bucket?.recordAttempt(n, verdict, duration, call.threw ? call.error : undefined);
+  const measured = call.plan.measured;
+  if (measured !== undefined) {
+    // Caller aborts and Limited refusals say nothing of the dependency's latency.
+    const ceiling = call.plan.ceiling;
+    if (!callerAborted && verdict.kind !== 'Limited')
+      measured.record(
+        attemptEnd,
+        duration,
+        verdict.kind === 'Ok',
+        timely,
+        ceiling === undefined
+          ? undefined
+          : measured.ceiling(attemptEnd, ceiling.multiple, ceiling.quantile),
+      );
+  }
 
   if (verdict.kind === 'Ok') {
     call.reason = 'succeeded';

@@ -1,5 +1,7 @@
 import type { CircuitBreaker } from '../breaker/circuit-breaker.js';
 import type { RetryBudgetState } from '../budget/retry-budget-state.js';
+import type { ResolvedCeilingSettings } from '../estimators/attempt-ceiling.js';
+import type { MeasuredLatency } from '../estimators/measured-latency.js';
 import type { HedgeState } from '../hedging/hedge-state.js';
 import type { Limiter } from '../limits/limit-value.js';
 import type { CallObserver, ExecutablePolicy, ResolvedPolicyOptions } from './executable-policy.js';
@@ -21,13 +23,17 @@ export class CallPlan {
   readonly limiter: Limiter | undefined;
   /** What the policy's hedge has learnt, or `undefined` without a `hedge`. */
   readonly hedge: HedgeState | undefined;
+  /** What the policy measures of its dependency (ceiling, measured backoff), or `undefined`. */
+  readonly measured: MeasuredLatency | undefined;
+  /** The attempt ceiling's settings when it is in force (configured, `adaptive`), else `undefined`. */
+  readonly ceiling: ResolvedCeilingSettings | undefined;
   /**
    * Whether every rule of the loop would pass a successful first attempt through untouched: one
-   * attempt, no budget, breaker, deadline, attempt timeout, limit, fallback, listener or classifier
-   * rule. A plain call of such a policy is the work's own promise.
+   * attempt, no budget, breaker, deadline, attempt timeout, attempt ceiling, limit, fallback,
+   * listener or classifier rule. A plain call of such a policy is the work's own promise.
    */
   readonly addsNothing: boolean;
-  /** Whether every attempt is timed: a listener reports durations, the breaker and the limiter learn from them. */
+  /** Whether every attempt is timed: a listener reports durations, the breaker, the limiter and the measured terms learn from them. */
   readonly timesAttempts: boolean;
   /** Whether attempts after the first are timed for the retry budget alone (it reads their durations). */
   readonly timesRetries: boolean;
@@ -41,6 +47,11 @@ export class CallPlan {
     this.bucket = policy.bucket();
     this.limiter = o.limit === undefined ? undefined : policy.limiter();
     this.hedge = o.hedge === undefined ? undefined : policy.hedger();
+    this.measured = policy.measurements();
+    this.ceiling =
+      this.measured !== undefined && o.attemptCeiling !== undefined
+        ? o.attemptCeiling.settings
+        : undefined;
     this.addsNothing =
       o.attempts === 1 &&
       o.onEvent === undefined &&
@@ -51,9 +62,13 @@ export class CallPlan {
       this.breaker === undefined &&
       o.limit === undefined &&
       o.fallback === undefined &&
+      this.ceiling === undefined &&
       this.bucket === undefined;
     this.timesAttempts =
-      o.onEvent !== undefined || this.breaker !== undefined || o.limit !== undefined;
+      o.onEvent !== undefined ||
+      this.breaker !== undefined ||
+      o.limit !== undefined ||
+      this.measured !== undefined;
     this.timesRetries = this.bucket?.timesRetries === true;
   }
 }

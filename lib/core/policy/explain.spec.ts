@@ -28,6 +28,7 @@ describe('policy.explain()', () => {
         '  limit           not configured',
         '  hedge           not configured',
         '  attemptCeiling  not configured',
+        '  saturation      not configured',
         '  restarts        3 re-opens of a checkpointed stream [warm]',
       ].join('\n'),
     );

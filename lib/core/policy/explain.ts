@@ -1,4 +1,6 @@
+import { MeasuredBackoff } from '../backoff/backoff.js';
 import { describeBackoff } from '../backoff/describe-backoff.js';
+import { CEILING_WARM_SAMPLES, MEASURED_WARM_SAMPLES } from '../estimators/measured-latency.js';
 import type { ExecutablePolicy } from '../execution/executable-policy.js';
 
 /**
@@ -96,12 +98,13 @@ export function explainPolicy(
           reading: '',
           state: 'warm',
         },
-    { term: 'backoff', configured: backoffText(policy), reading: '', state: 'warm' },
+    backoffTerm(policy),
     budgetTerm(policy),
     breakerTerm(policy),
     limitTerm(policy),
     hedgeTerm(policy),
-    { term: 'attemptCeiling', configured: OFF, reading: '', state: OFF },
+    ceilingTerm(policy),
+    saturationTerm(policy),
     {
       term: 'restarts',
       configured: `${o.restarts} re-opens of a checkpointed stream`,
@@ -112,9 +115,41 @@ export function explainPolicy(
   return new PolicyExplanation(o.name, terms, keys);
 }
 
+function backoffTerm(policy: ExecutablePolicy): ExplainedTerm {
+  const configured = backoffText(policy);
+  const backoff = policy.options.backoff;
+  if (!(backoff instanceof MeasuredBackoff))
+    return { term: 'backoff', configured, reading: '', state: 'warm' };
+  const measured = policy.measurements();
+  if (measured === undefined)
+    return {
+      term: 'backoff',
+      configured,
+      reading: 'written base (adaptive: false)',
+      state: 'warm',
+    };
+  const now = policy.options.clock.now();
+  const reading = measured.quantile(now, backoff.quantile);
+  return reading === undefined
+    ? {
+        term: 'backoff',
+        configured,
+        reading: `written base until ${MEASURED_WARM_SAMPLES} successes are seen (${measured.samples(now)} so far)`,
+        state: 'cold',
+      }
+    : {
+        term: 'backoff',
+        configured,
+        reading: `base ${round(backoff.measuredBase(() => reading))} ms (p${round(backoff.quantile * 100)} ${round(reading)} ms)`,
+        state: 'warm',
+      };
+}
+
 function backoffText(policy: ExecutablePolicy): string {
   const b = describeBackoff(policy.options.backoff);
   switch (b.type) {
+    case 'measured':
+      return `exponential from a measured base: ${b.multiple} × the p${round(b.quantile * 100)} of successful attempts over 5 min, within ×${b.spread} of ${b.transientBase} ms (throttled ${b.throttledBase} ms) ×${b.factor} per retry, at most ${b.maximumDelay} ms, ${b.jitter} jitter`;
     case 'none':
       return 'none: retries at once';
     case 'constant':
@@ -203,6 +238,50 @@ function hedgeTerm(policy: ExecutablePolicy): ExplainedTerm {
         state: 'cold',
       }
     : { term: 'hedge', configured, reading: `threshold ${round(threshold)} ms`, state: 'warm' };
+}
+
+function ceilingTerm(policy: ExecutablePolicy): ExplainedTerm {
+  const o = policy.options;
+  const settings = o.attemptCeiling?.settings;
+  const measured = policy.measurements();
+  if (settings === undefined || measured === undefined)
+    return { term: 'attemptCeiling', configured: OFF, reading: '', state: OFF };
+  const configured = `${settings.multiple} × the p${round(settings.quantile * 100)} of successful attempts over 5 min, when shorter than the attempt's bound`;
+  const now = o.clock.now();
+  const ceiling = measured.ceiling(now, settings.multiple, settings.quantile);
+  if (ceiling === undefined)
+    return {
+      term: 'attemptCeiling',
+      configured,
+      reading: `not armed (${measured.samples(now)} of ${CEILING_WARM_SAMPLES} successes seen)`,
+      state: 'cold',
+    };
+  const share = `${round(measured.outlastedShare * 100)} % of recent attempts outlasted it`;
+  return {
+    term: 'attemptCeiling',
+    configured,
+    reading: measured.standsAside
+      ? `standing aside at ${round(ceiling)} ms: ${share}`
+      : `ceiling ${round(ceiling)} ms (${share})`,
+    state: 'warm',
+  };
+}
+
+function saturationTerm(policy: ExecutablePolicy): ExplainedTerm {
+  const saturation = policy.options.saturation;
+  if (saturation === undefined)
+    return { term: 'saturation', configured: OFF, reading: '', state: OFF };
+  const configured = `measured terms stop learning while the event loop's delay is above ${saturation.multiple} × its normal (and 20 ms)`;
+  const probe = saturation.probe;
+  const normal = probe.normal;
+  return normal === undefined
+    ? { term: 'saturation', configured, reading: 'no reading yet', state: 'cold' }
+    : {
+        term: 'saturation',
+        configured,
+        reading: `delay ${round(probe.delay)} ms, normal ${round(normal)} ms${saturation.saturated ? ': saturated' : ''}`,
+        state: 'warm',
+      };
 }
 
 function round(value: number): number {

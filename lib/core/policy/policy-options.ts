@@ -8,6 +8,8 @@ import { Fallback, type FallbackFunction } from '../fallback/fallback.js';
 import { Hedge } from '../hedging/hedge-value.js';
 import { Limit } from '../limits/limit-value.js';
 import { Saturation } from '../limits/saturation.js';
+import { AttemptCeiling } from '../estimators/attempt-ceiling.js';
+import { PolicyConfigError } from '../errors.js';
 import {
   ATTEMPTS_RULE,
   BOOLEAN_RULE,
@@ -117,6 +119,22 @@ export interface PolicyOptions {
    * `undefined` (the default) = off.
    */
   saturation?: Saturation;
+  /**
+   * `AttemptCeiling.default` (3 × the p95) or `AttemptCeiling.measured({ multiple, quantile })`:
+   * once 100 successful attempts are in the last 5 minutes, each attempt is bounded by `multiple` ×
+   * the `quantile` of their durations when that is shorter than its bound would be (`attemptTimeout`,
+   * the time left on the deadline, or none); it only ever tightens. It stands aside while more than
+   * 15 % of recent attempts outlast it (the dependency's latency moved), until fewer than 5 % do.
+   * `undefined` = none; `Resilience.http` has `AttemptCeiling.default` (docs/measured.md says why).
+   */
+  attemptCeiling?: AttemptCeiling;
+  /**
+   * Whether the measured terms are in force (DESIGN §3.8): the attempt ceiling, `Backoff.measured`'s
+   * base, the hedge threshold and the saturation probe. `false` turns every one off — no ceiling, the
+   * written backoff base — and refuses `hedge` and `saturation` (a `PolicyConfigError` names the
+   * field): both only act on measurements. Default true.
+   */
+  adaptive?: boolean;
   /** Time source. Default `SystemClock.instance`. */
   clock?: Clock;
   /** Uniform [0, 1) source for jitter. Default `Math.random`. */
@@ -143,6 +161,8 @@ export const DEFAULT_OPTIONS: ResolvedPolicyOptions = Object.freeze({
   hedge: undefined,
   repeatable: false,
   saturation: undefined,
+  attemptCeiling: undefined,
+  adaptive: true,
   clock: SystemClock.instance,
   random: Math.random,
 });
@@ -195,6 +215,11 @@ const OPTION_RULES: Record<keyof PolicyOptions, ValueRule> = {
   ),
   repeatable: BOOLEAN_RULE,
   saturation: instance('a Saturation (Saturation.above(multiple))', (v) => v instanceof Saturation),
+  attemptCeiling: instance(
+    'an AttemptCeiling (AttemptCeiling.default, AttemptCeiling.measured({ multiple, quantile }))',
+    (v) => v instanceof AttemptCeiling,
+  ),
+  adaptive: BOOLEAN_RULE,
   clock: CLOCK_RULE,
   random: RANDOM_RULE,
 };
@@ -225,7 +250,25 @@ export function mergeOptions(
               : stored;
     }
   }
+  checkAdaptive(merged);
   return Object.freeze(merged);
+}
+
+/** `adaptive: false` turns the measured terms off: a hedge or a saturation guard would act on none. */
+function checkAdaptive(options: ResolvedPolicyOptions): void {
+  if (options.adaptive) return;
+  const field =
+    options.hedge !== undefined
+      ? 'hedge'
+      : options.saturation !== undefined
+        ? 'saturation'
+        : undefined;
+  if (field === undefined) return;
+  throw new PolicyConfigError(
+    field,
+    options[field],
+    `must be left out when adaptive is false (${field === 'hedge' ? 'the hedge threshold is measured' : 'the saturation guard only freezes measured terms'}, and adaptive: false turns them off)`,
+  );
 }
 
 /** Options that `undefined` explicitly removes (other undefined values keep the base). */
@@ -238,6 +281,7 @@ const REMOVABLE: ReadonlySet<string> = new Set([
   'fallback',
   'hedge',
   'saturation',
+  'attemptCeiling',
 ]);
 
 const OBSERVER_MEMBERS = ['callStarted', 'runAttempt', 'event', 'callEnded', 'retired'] as const;

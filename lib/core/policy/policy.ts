@@ -37,6 +37,13 @@ import {
 import type { ProtectedStream } from '../streams/protected-stream.js';
 import type { StreamSource } from '../streams/stream-source.js';
 import { type PolicyExplanation, explainPolicy } from './explain.js';
+import { MeasuredBackoff } from '../backoff/backoff.js';
+import { AttemptCeiling } from '../estimators/attempt-ceiling.js';
+import { MeasuredLatency } from '../estimators/measured-latency.js';
+import { type MeasuredReadings, measuredReadings } from './measured-readings.js';
+
+/** The measurements of a policy with `Backoff.measured` and no ceiling: its own, per instance. */
+const OWN_MEASUREMENTS = AttemptCeiling.default;
 
 /** Per-call options. */
 export interface RunOptions {
@@ -97,6 +104,7 @@ export class Policy implements ExecutablePolicy {
   private resolvedBreaker: CircuitBreaker | undefined | null = null;
   private resolvedLimiter: Limiter | undefined | null = null;
   private resolvedHedger: HedgeState | undefined | null = null;
+  private resolvedMeasurements: MeasuredLatency | undefined | null = null;
   private resolvedPlan: CallPlan | undefined = undefined;
 
   /**
@@ -172,6 +180,36 @@ export class Policy implements ExecutablePolicy {
   hedger(): HedgeState | undefined {
     if (this.resolvedHedger === null) this.resolvedHedger = this.options.hedge?.resolve(this);
     return this.resolvedHedger;
+  }
+
+  /**
+   * What this instance measures of its dependency for the measured terms (resolved on first use):
+   * the attempt ceiling's state (pinned by the config layer, else this instance's own), which
+   * `Backoff.measured` reads too; `undefined` when neither is configured or `adaptive` is false.
+   */
+  measurements(): MeasuredLatency | undefined {
+    if (this.resolvedMeasurements === null) {
+      const o = this.options;
+      const backoff = o.backoff instanceof MeasuredBackoff ? o.backoff : undefined;
+      this.resolvedMeasurements = !o.adaptive
+        ? undefined
+        : (o.attemptCeiling?.resolve(this) ??
+          (backoff === undefined
+            ? undefined
+            : backoff.state instanceof MeasuredLatency
+              ? backoff.state
+              : OWN_MEASUREMENTS.resolve(this)));
+    }
+    return this.resolvedMeasurements;
+  }
+
+  /**
+   * What the measured terms read now (DESIGN §3.8), each `undefined` until it is configured and warm
+   * (see {@link MeasuredReadings}). Reading it resolves the hedge and the measurements, as a first
+   * call would.
+   */
+  get measured(): MeasuredReadings {
+    return measuredReadings(this);
   }
 
   /** What the executor reads of this instance once, on its first call (settings and resolved state). */
@@ -379,6 +417,7 @@ export const Resilience = {
       deadline: 30_000,
       breaker: Breaker.default,
       classifier: Classifier.http,
+      attemptCeiling: AttemptCeiling.default,
     }),
   ),
   /**

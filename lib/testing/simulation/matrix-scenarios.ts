@@ -145,7 +145,10 @@ const FLAPS = [30_000, 90_000, 150_000, 210_000].map((start) => ({ start, end: s
  * - `slow`: 3× slower from 0:30 for 60 s with no server-side timeout, so nothing fails (2 min);
  * - `cold-start-dead`: every request fails from the first one (30 s);
  * - `latency-tail`: nothing fails (no server-side timeout), but 3 % of requests are 20× slower than
- *   a tight body (p50 20 ms, p99 60 ms): the tail hedging is for (1 min).
+ *   a tight body (p50 20 ms, p99 60 ms): the tail hedging is for (1 min);
+ * - `hanging`: 1 % of requests hang (no answer for half an hour; no server-side timeout), the rest
+ *   as healthy: what a hung dependency costs while each hung request holds a caller (and a worker)
+ *   until the caller's own bound gives up — the attempt ceiling's case (2 min).
  */
 export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
   {
@@ -255,6 +258,14 @@ export const MATRIX_SCENARIOS: readonly MatrixScenario[] = Object.freeze([
         p99: 3 * P50,
         capacity: { concurrency: workers(rate), timeout: Infinity },
       }).tail({ share: 0.03, slower: 20 }),
+  },
+  {
+    name: 'hanging',
+    description: '1 % of requests hang (no answer for half an hour), nothing else fails',
+    duration: 2 * MINUTE,
+    faults: [],
+    servesHalf: true,
+    dependency: (rate: number) => modelled(rate, Infinity).tail({ share: 0.01, slower: 90_000 }),
   },
 ]);
 

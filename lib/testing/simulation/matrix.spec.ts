@@ -147,6 +147,7 @@ describe('ScenarioMatrix (mechanics)', () => {
       'slow',
       'cold-start-dead',
       'latency-tail',
+      'hanging',
     ]);
     for (const s of MATRIX_SCENARIOS)
       for (const f of s.faults)

@@ -1,4 +1,5 @@
 import {
+  AttemptCeiling,
   type CallEvent,
   Hedge,
   type Policy,
@@ -28,7 +29,9 @@ import { Simulate } from './simulate.js';
  * - `adaptiveThrottle`: the same policy without its breaker, behind Google SRE's client-side
  *   adaptive throttle (K = 2, two minutes; {@link AdaptiveThrottle}) — the breaker's reference;
  * - `hedged`: the same policy with `hedge: Hedge.at(0.95)` (its own hedge kept when it has one) and
- *   every call repeatable.
+ *   every call repeatable;
+ * - `ceilingOff`: the same policy without an attempt ceiling; `ceilingOn`: with
+ *   `AttemptCeiling.default` (its own kept when it has one) — the measured ceiling's rows.
  *
  * The retry-budget references ({@link BUDGET_REFERENCES}) keep everything of the policy but its budget:
  * - `budgetOff`: `RetryBudget.none`;
@@ -43,6 +46,8 @@ export type MatrixVariant =
   | 'limitOff'
   | 'adaptiveThrottle'
   | 'hedged'
+  | 'ceilingOff'
+  | 'ceilingOn'
   | 'budgetOff'
   | 'tokenBucket10'
   | 'tokenBucket20'
@@ -65,10 +70,12 @@ export const MATRIX_VARIANTS: readonly MatrixVariant[] = Object.freeze([
   'limitOff',
   'adaptiveThrottle',
   'hedged',
+  'ceilingOff',
+  'ceilingOn',
   ...BUDGET_REFERENCES,
 ]);
 
-/** The variants a run has unless told otherwise (`hedged` and the budget references are asked for by name). */
+/** The variants a run has unless told otherwise (`hedged`, the ceiling rows and the budget references are asked for by name). */
 const DEFAULT_VARIANTS: readonly MatrixVariant[] = Object.freeze([
   'policy',
   'breakerOff',
@@ -82,6 +89,8 @@ const VARIANT_LABELS: Readonly<Record<MatrixVariant, string>> = {
   limitOff: 'limit off',
   adaptiveThrottle: 'SRE throttle',
   hedged: 'hedged',
+  ceilingOff: 'ceiling off',
+  ceilingOn: 'ceiling on',
   budgetOff: 'budget off',
   tokenBucket10: 'static 10 %',
   tokenBucket20: 'static 20 %',
@@ -178,6 +187,12 @@ function variantPolicy(policy: Policy, variant: MatrixVariant): Policy {
       return policy;
     case 'hedged':
       return policy.with({ hedge: policy.options.hedge ?? Hedge.at(0.95), repeatable: true });
+    case 'ceilingOff':
+      return policy.with({ attemptCeiling: undefined });
+    case 'ceilingOn':
+      return policy.with({
+        attemptCeiling: policy.options.attemptCeiling ?? AttemptCeiling.default,
+      });
     case 'breakerOff':
     case 'adaptiveThrottle':
       return policy.with({ breaker: undefined });
