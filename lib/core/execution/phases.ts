@@ -184,12 +184,20 @@ export function admit<T>(call: Call<T>): Step {
   return Step.Go;
 }
 
-/** The attempt ceiling measured now (ms), or `undefined` while cold or standing aside. */
-function ceilingInForce<T>(call: Call<T>): number | undefined {
+/** Tells the policy's measurements how the attempt went (its duration is `call.duration`). */
+function recordMeasured<T>(call: Call<T>, learn: boolean): void {
   const measured = call.plan.measured!;
-  const settings = call.plan.ceiling!;
-  const ceiling = measured.ceiling(call.attemptStart, settings.multiple, settings.quantile);
-  return measured.standsAside ? undefined : ceiling;
+  const settings = call.plan.ceiling;
+  const end = call.attemptStart + call.duration;
+  measured.record(
+    end,
+    call.duration,
+    call.verdict!.kind === 'Ok',
+    learn,
+    settings === undefined
+      ? undefined
+      : measured.ceiling(end, settings.multiple, settings.quantile),
+  );
 }
 
 /** Gives the call's limiter slot back, when it holds one. */
@@ -208,22 +216,36 @@ export function releaseSlot<T>(call: Call<T>, heldFor: number, outcome: SlotOutc
 export function attemptContext<T>(call: Call<T>): AttemptHandle {
   const o = call.plan.options;
   const untilDeadline = call.deadlineAt - call.attemptStart;
-  let byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
-  let bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
-  if (call.plan.ceiling !== undefined) {
-    // The measured ceiling only ever tightens the bound; an attempt it cuts timed out.
-    const ceiling = ceilingInForce(call);
-    if (ceiling !== undefined && ceiling < bound) {
-      bound = ceiling;
-      byAttemptTimeout = true;
-    }
-  }
+  const byAttemptTimeout = o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline;
+  const bound = byAttemptTimeout ? o.attemptTimeout! : untilDeadline;
+  if (call.plan.ceiling !== undefined) return ceiledContext(call, bound, untilDeadline);
   call.clearOutcome(byAttemptTimeout);
   if (bound === Infinity)
     return call.signal === undefined && call.attempts === 1
       ? UNBOUND_FIRST_ATTEMPT
       : new Attempt(call.attempts, call.signal);
   return new BoundedAttempt(call.attempts, call.signal, bound, untilDeadline);
+}
+
+/**
+ * {@link attemptContext} under an attempt ceiling: the measured ceiling only ever tightens the
+ * bound; an attempt it cuts timed out (`AttemptTimeoutError`).
+ */
+function ceiledContext<T>(call: Call<T>, bound: number, untilDeadline: number): AttemptHandle {
+  const measured = call.plan.measured!;
+  const settings = call.plan.ceiling!;
+  const ceiling = measured.standsAside
+    ? undefined
+    : measured.ceiling(call.attemptStart, settings.multiple, settings.quantile);
+  const cut = ceiling !== undefined && ceiling < bound;
+  const o = call.plan.options;
+  call.clearOutcome(cut || (o.attemptTimeout !== undefined && o.attemptTimeout < untilDeadline));
+  const bounded = cut ? ceiling : bound;
+  if (bounded === Infinity)
+    return call.signal === undefined && call.attempts === 1
+      ? UNBOUND_FIRST_ATTEMPT
+      : new Attempt(call.attempts, call.signal);
+  return new BoundedAttempt(call.attempts, call.signal, bounded, untilDeadline);
 }
 
 /**
@@ -348,21 +370,9 @@ export function record<T>(call: Call<T>): Step {
     );
   // The budget's one hook: every attempt's outcome (a token bucket deposits on Ok).
   call.plan.bucket?.recordAttempt(n, verdict, duration, call.threw ? call.error : undefined);
-  const measured = call.plan.measured;
-  if (measured !== undefined) {
-    // Caller aborts and Limited refusals say nothing of the dependency's latency.
-    const ceiling = call.plan.ceiling;
-    if (!callerAborted && verdict.kind !== 'Limited')
-      measured.record(
-        attemptEnd,
-        duration,
-        verdict.kind === 'Ok',
-        timely,
-        ceiling === undefined
-          ? undefined
-          : measured.ceiling(attemptEnd, ceiling.multiple, ceiling.quantile),
-      );
-  }
+  // Caller aborts and Limited refusals say nothing of the dependency's latency.
+  if (call.plan.measured !== undefined && !callerAborted && verdict.kind !== 'Limited')
+    recordMeasured(call, timely);
 
   if (verdict.kind === 'Ok') {
     call.reason = 'succeeded';
