@@ -43,15 +43,20 @@ export const breakerFreeSlot = breakerOnly.with({ limit: Limit.concurrency(100_0
  * @param clock the policy's clock (default the system's)
  */
 export function armedHedge(clock?: Clock): Policy {
-  const policy = Resilience.default.with({
-    hedge: Hedge.at(0.95),
-    repeatable: true,
-    ...(clock === undefined ? {} : { clock }),
-  });
+  const policy = hedgedDefault(clock);
   const state = policy.hedger()!;
   const now = policy.options.clock.now();
   for (let i = 0; i < 20; i++) state.latency.add(now, 1000);
   return policy;
+}
+
+/** `Resilience.default` hedging repeatable calls at the live p95: a factory, its caller keeps the policy. */
+function hedgedDefault(clock?: Clock): Policy {
+  return Resilience.default.with({
+    hedge: Hedge.at(0.95),
+    repeatable: true,
+    ...(clock === undefined ? {} : { clock }),
+  });
 }
 
 /** Tasks in gate order; the names are the keys of the checked-in ceilings. */

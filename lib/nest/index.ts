@@ -68,6 +68,8 @@ export type {
   ResilienceForRootOptions,
 } from './resilience-module-definition.js';
 export type {
+  ModuleLoggingOption,
+  ModuleTelemetryOption,
   ResilienceModuleExtras,
   ResilienceModuleOptions,
 } from './resilience-module-options.interface.js';
@@ -101,8 +103,6 @@ export { ResilienceContextModule } from './resilience-context.module.js';
 export { UnknownPolicyError } from './unknown-policy.error.js';
 export {
   LOGGER_CONTEXT_PREFIX,
-  type ModuleLoggingOption,
-  type ModuleTelemetryOption,
   NestResilienceLogger,
   PolicyInstrumentation,
   RESILIENCE_INSTRUMENTATION,

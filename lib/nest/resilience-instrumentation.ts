@@ -5,7 +5,6 @@ import { describeValue } from '../core/internal.js';
 import type { ModuleOptionsReading, TelemetrySettings } from './module-settings.js';
 import {
   LoggingListener,
-  type LoggingProfile,
   LogSampling,
   type ResilienceLogger,
 } from '../telemetry/logging-listener.js';
@@ -15,30 +14,6 @@ export const RESILIENCE_INSTRUMENTATION = 'RESILIENCE_INSTRUMENTATION';
 
 /** The logger context prefix: policy `payments` logs as `NResilience.payments`. */
 export const LOGGER_CONTEXT_PREFIX = 'NResilience.';
-
-/**
- * The `logging` module option: a profile (`'off'`, `'default'`, `'verbose'`), or `{ profile, sampling }`
- * with `sampling: LogSampling.oneIn(n)` (or the plain `{ oneIn: n }`). Default `'default'`.
- */
-export type ModuleLoggingOption =
-  LoggingProfile | { profile?: LoggingProfile; sampling?: LogSampling };
-
-/**
- * The `telemetry` module option. `false` turns OpenTelemetry off; `true` or absent attaches it when
- * `@opentelemetry/api` is installed (silently skipped when it is not and the option is absent). An
- * object picks the providers (default: the global ones when the application starts) and whether
- * spans are recorded.
- */
-export type ModuleTelemetryOption =
-  | boolean
-  | {
-      /** An OpenTelemetry `MeterProvider`. */
-      meterProvider?: object;
-      /** An OpenTelemetry `TracerProvider`. */
-      tracerProvider?: object;
-      /** One span per call. Default `true`. */
-      traces?: boolean;
-    };
 
 /** What the module needs from the OpenTelemetry side (`ResilienceTelemetry` in `lib/telemetry`). */
 interface TelemetryInstrumenter {

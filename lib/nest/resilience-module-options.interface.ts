@@ -1,7 +1,31 @@
 import type { Classifier, Clock } from '../core/index.js';
 import type { ResilienceConfig } from '../config/policy-config.js';
-import type { ModuleLoggingOption, ModuleTelemetryOption } from './resilience-instrumentation.js';
+import type { LoggingProfile, LogSampling } from '../telemetry/logging-listener.js';
 import type { ResilienceConfigSource } from './resilience-config-source.js';
+
+/**
+ * The `logging` module option: a profile (`'off'`, `'default'`, `'verbose'`), or `{ profile, sampling }`
+ * with `sampling: LogSampling.oneIn(n)` (or the plain `{ oneIn: n }`). Default `'default'`.
+ */
+export type ModuleLoggingOption =
+  LoggingProfile | { profile?: LoggingProfile; sampling?: LogSampling };
+
+/**
+ * The `telemetry` module option. `false` turns OpenTelemetry off; `true` or absent attaches it when
+ * `@opentelemetry/api` is installed (silently skipped when it is not and the option is absent). An
+ * object picks the providers (default: the global ones when the application starts) and whether
+ * spans are recorded.
+ */
+export type ModuleTelemetryOption =
+  | boolean
+  | {
+      /** An OpenTelemetry `MeterProvider`. */
+      meterProvider?: object;
+      /** An OpenTelemetry `TracerProvider`. */
+      tracerProvider?: object;
+      /** One span per call. Default `true`. */
+      traces?: boolean;
+    };
 
 /**
  * What `ResilienceModule.forRoot(...)` takes (and `forRootAsync`'s `useFactory` returns): the policy

@@ -55,6 +55,9 @@ describe('testing kit entry point', () => {
         'CHAIN_SCENARIOS',
         'CHAIN_MATRIX_RATE',
         'naiveHop',
+        // The charts of the CLI and the storm demo: values per second on one time axis.
+        'renderTimeSeriesChart',
+        'niceAxisMax',
       ].sort(),
     );
     expect(kit.FakeClock).toBe(FakeClock);
