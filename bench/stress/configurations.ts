@@ -145,6 +145,16 @@ const halfFailing: Configuration[] = [
       return (call) => policy.run(() => call());
     },
   },
+  {
+    id: 'nresilience-static-budget',
+    library: 'nresilience',
+    failRate: 0.5,
+    note: 'Resilience.default with RetryBudget.tokenBucket(): the static bucket whatever retries do',
+    build: async () => {
+      const policy = Resilience.default.with({ budget: RetryBudget.tokenBucket() });
+      return (call) => policy.run(() => call());
+    },
+  },
   { ...healthy[3]!, failRate: 0.5 },
   { ...healthy[5]!, failRate: 0.5 },
 ];
