@@ -76,6 +76,7 @@ export type {
 export { ResilienceModule } from './resilience.module.js';
 export { ShutdownGrace } from './shutdown-grace.js';
 export type { ShutdownOptions } from './resilience-module-options.interface.js';
+export type { ModuleRedisOption } from './module-rate-store.js';
 export {
   ATTEMPT_SIGNAL_METADATA,
   CRITICALITY_METADATA,

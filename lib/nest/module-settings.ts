@@ -13,6 +13,7 @@ import {
   RANDOM_RULE,
 } from '../core/internal.js';
 import { type ResolvedLogging, readLogging, telemetryProblems } from './instrumentation-options.js';
+import { type ModuleRedisOption, redisOptionProblems } from './module-rate-store.js';
 import { type ReloadSettings, reloadSettingsProblems } from './reload-triggers.js';
 import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
 
@@ -39,6 +40,8 @@ export interface ModuleSettings {
   readonly source: Omit<ReloadSettings, 'clock'> | undefined;
   /** The inline `{ policies, defaults }`, parsed; `undefined` when the config comes from `source`. */
   readonly inline: ParsedResilienceConfig | undefined;
+  /** The Redis of `limit.rate.shared: true` (checked, copied); `undefined` without one. */
+  readonly redis: ModuleRedisOption | undefined;
 }
 
 /** The `telemetry` module option resolved (it is on). @internal */
@@ -82,6 +85,7 @@ export function readModuleOptions(options: unknown): ModuleSettings {
     reloadOnSignal,
     classifiers,
     shutdown,
+    redis,
     ...config
     // One snapshot: each option is read once, whatever the object behind it does on a read.
   } = { ...options } as ResilienceModuleOptions & Record<string, unknown>;
@@ -90,6 +94,7 @@ export function readModuleOptions(options: unknown): ModuleSettings {
   const grace = readShutdownGrace(shutdown);
   problems.push(...grace.problems);
   problems.push(...telemetryProblems(telemetry));
+  problems.push(...redisOptionProblems(redis));
   const loggingRead = readLogging(logging);
   if ('problems' in loggingRead) problems.push(...loggingRead.problems);
   problems.push(
@@ -132,6 +137,7 @@ export function readModuleOptions(options: unknown): ModuleSettings {
       ? Object.freeze({ configFile, watch, configSource, reloadOnSignal })
       : undefined,
     inline,
+    redis: redis === undefined ? undefined : Object.freeze({ ...redis }),
   });
 }
 

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import type { ResolvedPolicyConfig } from '../config/describe-policy.js';
 import { PinnedPolicies } from '../config/pinned-policies.js';
+import { type ModuleRateStore, RESILIENCE_RATE_STORE } from './module-rate-store.js';
 import {
   type ParsedResilienceConfig,
   type ResilienceConfig,
@@ -91,6 +92,8 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
    * @param instrumentation telemetry and logging attached to every policy built (`ResilienceModule`
    *   provides it; `PolicyRegistry.create` attaches none)
    * @param grace the module's shutdown grace (`ResilienceModule` provides it; the registry drains after it)
+   * @param rateStore the store of `limit.rate.shared: true` made from the `redis` option
+   *   (`ResilienceModule` provides it)
    * @internal
    */
   constructor(
@@ -99,6 +102,9 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
     @Inject(RESILIENCE_INSTRUMENTATION)
     private readonly instrumentation?: PolicyInstrumentation,
     @Optional() grace?: ShutdownGrace,
+    @Optional()
+    @Inject(RESILIENCE_RATE_STORE)
+    private readonly rateStore?: ModuleRateStore,
   ) {
     this.reports = new ReloadReporter(instrumentation);
     this.shutdown = new RegistryShutdown(grace);
@@ -377,6 +383,7 @@ export class PolicyRegistry implements OnModuleInit, OnModuleDestroy, BeforeAppl
       instrument: instrumentation && ((name, policy) => instrumentation.instrument(name, policy)),
       classifiers: settings.classifiers,
       defaultRules: [httpExceptionRule],
+      rateStore: this.rateStore?.store,
     });
     this.apply(parsed);
   }

@@ -2,6 +2,7 @@ import type { Classifier, Clock } from '../core/index.js';
 import type { ResilienceConfig } from '../config/policy-config.js';
 import type { LoggingProfile, LogSampling } from '../telemetry/logging-listener.js';
 import type { ResilienceConfigSource } from './resilience-config-source.js';
+import type { ModuleRedisOption } from './module-rate-store.js';
 
 /**
  * The `logging` module option: a profile (`'off'`, `'default'`, `'verbose'`), or `{ profile, sampling }`
@@ -99,6 +100,14 @@ export interface ResilienceModuleOptions extends Partial<ResilienceConfig> {
    * docs/shutdown.md). Default: none (the server closes as soon as Nest closes it).
    */
   shutdown?: ShutdownOptions;
+  /**
+   * The Redis that rate limits written with `limit: { rate: { …, shared: true } }` share their tokens
+   * through, across every process of the fleet (`@nresilience/nestjs/redis`; needs the optional peer
+   * `ioredis`): `{ url }` (the module connects, waiting up to `connectWait` ms, default 1000, and
+   * quits on close) or `{ client }` (yours, left open). Read once at start-up, not by a reload.
+   * Default: none (a shared rate limit then stops start-up, naming it). See docs/rate-limits.md.
+   */
+  redis?: ModuleRedisOption;
 }
 
 /**

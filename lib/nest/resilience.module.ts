@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { PolicyRegistry } from './policy-registry.js';
 import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
 import { ModuleOptionsReading, RESILIENCE_SETTINGS } from './module-settings.js';
+import { ModuleRateStore, RESILIENCE_RATE_STORE } from './module-rate-store.js';
 import { RESILIENCE_INSTRUMENTATION, createInstrumentation } from './resilience-instrumentation.js';
 import { ConfigurableResilienceModule } from './resilience-module-definition.js';
 import { routeWarningsToNest } from './nest-warnings.js';
@@ -53,6 +54,12 @@ import { ShutdownGrace } from './shutdown-grace.js';
       provide: RESILIENCE_SETTINGS,
       useFactory: (options: unknown) => ModuleOptionsReading.of(options),
       inject: [RESILIENCE_MODULE_OPTIONS],
+    },
+    {
+      // Async: the registry builds its policies with the store, so it waits for the connection.
+      provide: RESILIENCE_RATE_STORE,
+      useFactory: (reading: ModuleOptionsReading) => ModuleRateStore.open(reading.valid?.redis),
+      inject: [RESILIENCE_SETTINGS],
     },
     {
       provide: RESILIENCE_INSTRUMENTATION,
