@@ -12,25 +12,19 @@ import { GATE_SEEDS } from './support/matrix-gate.js';
  * `Limit.adaptive()` against the same policy without it (`limitOff`), 500 calls/s, seeds 1–3.
  * - Healthy, slow, and failing 1 % and 10 % (one simulated minute each): the limit changes nothing a
  *   caller sees — availability ≥ without − 0.1 point, and no call refused while healthy or slow.
- * - Overloaded 3× (an unbounded queue, a 150 ms timeout that counts queue time): the adaptive limit
- *   serves at least what the policy without it serves; a dependency slowing with its own queue
- *   (`queue-latency`): at least 1.5 × as much.
- * - The bulkhead `Limit.concurrency(8)` under overload 3× reaches what the overload gate asks of a
- *   limit — successful calls ≥ 95 % of the dependency's capacity, p99 of admitted calls ≤ 2 × the
- *   healthy p99 (the policy without a limit) — so the scenario allows it. The adaptive limit does not
- *   reach it yet, nor "unchanged" at 30–50 % failures over one minute: `docs/limits.md` has the
- *   numbers and why.
+ * - Overloaded 3× (an unbounded queue, a 150 ms timeout that counts queue time): successful calls per
+ *   second ≥ 95 % of the dependency's capacity and the p99 of admitted calls ≤ 2 × the healthy p99
+ *   (the same seed's policy without a limit); a dependency slowing with its own queue
+ *   (`queue-latency`): at least 1.5 × the successful calls without the limit.
  */
 const STEADY = ['failing-1', 'failing-10'];
 const WINDOWED = ['healthy', 'slow'];
 const OVERLOADED = ['overload-3x', 'queue-latency'];
 const adaptive = Resilience.http.with({ name: 'adaptive', limit: Limit.adaptive() });
-const bulkhead = Resilience.http.with({ name: 'bulkhead', limit: Limit.concurrency(8) });
 const options = { seeds: [...GATE_SEEDS], variants: ['policy', 'limitOff'] as const };
 let steady: MatrixReport;
 let windowed: MatrixReport;
 let overloaded: MatrixReport;
-let fixed: MatrixReport;
 
 /** What one seed's cell must hold, against the same seed without the limit; a message when it does not. */
 type Rule = (on: MatrixCell, off: MatrixCell) => string | undefined;
@@ -57,11 +51,6 @@ beforeAll(async () => {
   });
   windowed = await ScenarioMatrix.run(adaptive, { ...options, scenarios: WINDOWED });
   overloaded = await ScenarioMatrix.run(adaptive, { ...options, scenarios: OVERLOADED });
-  fixed = await ScenarioMatrix.run(bulkhead, {
-    seeds: [...GATE_SEEDS],
-    variants: ['policy'],
-    scenarios: ['overload-3x'],
-  });
 }, 600_000);
 
 describe('matrix gate: the adaptive limit where nothing is overloaded', () => {
@@ -89,13 +78,20 @@ describe('matrix gate: the adaptive limit where nothing is overloaded', () => {
 });
 
 describe('matrix gate: the adaptive limit under overload', () => {
-  it('overload-3x: successful calls per second ≥ without the limit, every seed', () => {
+  it('overload-3x: successful calls per second ≥ 95 % of capacity, admitted p99 ≤ 2 × the healthy p99, every seed', () => {
+    const target = capacity('overload-3x');
     expect(
-      broken(overloaded, 'overload-3x', (on, off) =>
-        on.goodput >= off.goodput
-          ? undefined
-          : `${on.goodput.toFixed(1)} successful calls/s < ${off.goodput.toFixed(1)} without`,
-      ),
+      broken(overloaded, 'overload-3x', (on) => {
+        const problems: string[] = [];
+        const healthy = windowed.cell('healthy', 'limitOff', on.seed).p99;
+        if (on.goodput < 0.95 * target)
+          problems.push(`${on.goodput.toFixed(1)} calls/s < 95 % of ${target.toFixed(1)}`);
+        if (on.admittedP99 > 2 * healthy)
+          problems.push(
+            `admitted p99 ${on.admittedP99.toFixed(0)} ms > 2 × healthy ${healthy.toFixed(0)} ms`,
+          );
+        return problems.length === 0 ? undefined : problems.join('; ');
+      }),
     ).toEqual([]);
   });
 
@@ -106,26 +102,6 @@ describe('matrix gate: the adaptive limit under overload', () => {
           ? undefined
           : `${on.goodput.toFixed(1)} successful calls/s < 1.5 × ${off.goodput.toFixed(1)} without`,
       ),
-    ).toEqual([]);
-  });
-
-  it('the bulkhead Limit.concurrency(8) under overload-3x: ≥ 95 % of capacity, admitted p99 ≤ 2 × the healthy p99', () => {
-    const target = capacity('overload-3x');
-    expect(
-      fixed.seeds.flatMap((seed) => {
-        const healthy = windowed.cell('healthy', 'limitOff', seed).p99;
-        const cell = fixed.cell('overload-3x', 'policy', seed);
-        const problems: string[] = [];
-        if (cell.goodput < 0.95 * target)
-          problems.push(
-            `seed ${seed}: ${cell.goodput.toFixed(1)} calls/s < 95 % of ${target.toFixed(1)}`,
-          );
-        if (cell.admittedP99 > 2 * healthy)
-          problems.push(
-            `seed ${seed}: admitted p99 ${cell.admittedP99.toFixed(0)} ms > 2 × healthy ${healthy.toFixed(0)} ms`,
-          );
-        return problems;
-      }),
     ).toEqual([]);
   });
 });

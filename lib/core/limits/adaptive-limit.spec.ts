@@ -1,5 +1,5 @@
 import { FakeClock } from '../time/fake-clock.js';
-import { AdaptiveLimit, WINDOW_MS } from './adaptive-limit.js';
+import { AdaptiveLimit, PROBE_SAMPLES, WINDOW_MS } from './adaptive-limit.js';
 import { ConcurrencyLimiter, SlotOutcome } from './concurrency-limiter.js';
 import { adaptiveSettings } from './limit-settings.js';
 
@@ -39,6 +39,32 @@ function feed(
   return now;
 }
 
+/** Feeds `count` probe samples of `latency` ms, each begun after the last ended. */
+function probeWith(
+  limit: AdaptiveLimit,
+  start: number,
+  latency: number,
+  count = PROBE_SAMPLES,
+): number {
+  let now = start;
+  for (let i = 0; i < count; i++) {
+    now += latency;
+    limit.sample(now, latency, false);
+  }
+  return now;
+}
+
+/**
+ * A limit that learned a 0 % usual drop share from a full window, then saw drops rise where it binds
+ * and probed: its no-load latency is `latency` ms, measured at 3 in flight.
+ */
+function probed(latency = 20): { limit: AdaptiveLimit; now: number } {
+  const { limit, now: start } = primed(latency);
+  let now = feed(limit, start, 1, { inflight: 5, latency });
+  now = feed(limit, now, 1, { inflight: 20, latency: 3 * latency, drops: 5, bound: true });
+  return { limit, now: probeWith(limit, now, latency) };
+}
+
 describe('AdaptiveLimit', () => {
   it('learns its no-load latency from its first 10 samples', () => {
     const { limit } = primed(20);
@@ -70,7 +96,7 @@ describe('AdaptiveLimit', () => {
   });
 
   it('shrinks on congestion — drops above the usual share with latency above 2 × no-load — by the gradient 2 × no-load / median', () => {
-    const { limit, now } = primed(20);
+    const { limit, now } = probed(20);
     const later = feed(limit, now, 1, { inflight: 20, latency: 50, drops: 5, bound: true }); // ×0.8
     expect(limit.limit).toBe(16);
     feed(limit, later, 1, { inflight: 16, latency: 400, drops: 10, bound: true }); // ×0.1, floored at 0.5
@@ -78,11 +104,64 @@ describe('AdaptiveLimit', () => {
   });
 
   it('cuts by 0.9 at most, and never below the minimum', () => {
-    const { limit, now } = primed(20);
+    const { limit, now } = probed(20);
     feed(limit, now, 1, { inflight: 20, latency: 41, drops: 5, bound: true }); // gradient 0.976 → 0.9
     expect(limit.limit).toBe(18);
     feed(limit, now + 1000, 6, { inflight: 60, latency: 1000, drops: 10, bound: true });
     expect(limit.limit).toBe(2);
+  });
+
+  it('measures its no-load latency at 3 in flight once drops rise where it binds, over what its windows under load showed', () => {
+    // The first window already queued (74 ms, as overload 3× on 5 workers gave at 20 in flight).
+    const { limit, now: start } = primed(74);
+    let now = feed(limit, start, 1, { inflight: 5, latency: 74 });
+    expect(limit.noLoadLatency).toBe(74);
+    now = feed(limit, now, 1, { inflight: 20, latency: 130, drops: 8, bound: true });
+    expect(limit.probing).toBe(true);
+    expect(limit.limit).toBe(3);
+    // An attempt that began before the probe queued behind the old limit: it does not count.
+    limit.sample(now + 5, 140, false);
+    now = probeWith(limit, now + 5, 20, PROBE_SAMPLES - 1);
+    expect(limit.probing).toBe(true);
+    now = probeWith(limit, now, 20, 1);
+    expect(limit.probing).toBe(false);
+    expect(limit.noLoadLatency).toBe(20);
+    expect(limit.limit).toBe(20); // back to where it was
+    // Now 130 ms with drops reads as 6.5 × the no-load latency: cut by the floor 0.5.
+    feed(limit, now, 1, { inflight: 20, latency: 130, drops: 8, bound: true });
+    expect(limit.limit).toBe(10);
+  });
+
+  it('takes the usual drop share from the probe: windows under load that taught a higher one no longer hide congestion', () => {
+    const { limit, now: start } = primed(20);
+    // Drops at 30 % from the first full window (an overload already queueing) are learned as usual.
+    let now = feed(limit, start, 5, { inflight: 20, latency: 30, drops: 6, bound: true });
+    const before = limit.limit;
+    now = feed(limit, now, 1, { inflight: before, latency: 60, drops: 14, bound: true });
+    expect(limit.probing).toBe(true);
+    now = probeWith(limit, now, 20); // no drop among 20 at no load
+    // 30 % drops at 3 × the no-load latency are congestion now: it shrinks.
+    feed(limit, now, 1, { inflight: before, latency: 60, drops: 6, bound: true });
+    expect(limit.limit).toBeLessThan(before);
+  });
+
+  it('probes at most once per 40 windows, and never where it does not bind', () => {
+    const { limit, now: start } = probed(20);
+    let now = feed(limit, start, 1, { inflight: 20, latency: 20, drops: 8 });
+    expect(limit.probing).toBe(false); // not bound
+    now = feed(limit, now, 1, { inflight: 20, latency: 30, drops: 8, bound: true });
+    expect(limit.probing).toBe(false); // 2 windows after the last probe: it cuts instead
+    now = feed(limit, now, 38, { inflight: 4, latency: 20 });
+    feed(limit, now, 1, { inflight: 20, latency: 30, drops: 8, bound: true });
+    expect(limit.probing).toBe(true);
+  });
+
+  it('does not take its usual drop share from its first 10 samples', () => {
+    // No drop among the first 10 of a dependency failing 10 % on its own: not a 0 % usual share.
+    const { limit, now } = primed(20);
+    feed(limit, now, 1, { inflight: 20, latency: 50, drops: 2, bound: true });
+    expect(limit.probing).toBe(false);
+    expect(limit.limit).toBeGreaterThanOrEqual(20);
   });
 
   it('does not shrink for slower answers alone (the dependency slower for everyone): it keeps growing while used', () => {

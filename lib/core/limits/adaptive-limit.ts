@@ -22,6 +22,12 @@ export const DROP_MARGIN = 0.05;
 export const BACKOFF_RATIO = 0.9;
 /** The most one window may cut the limit by (gradient floor). */
 export const GRADIENT_FLOOR = 0.5;
+/** The limit a probe measures the no-load latency at (Envoy's adaptive concurrency `min_concurrency` default). */
+export const PROBE_LIMIT = 3;
+/** Samples a probe takes its median from (attempts that began after the probe did). */
+export const PROBE_SAMPLES = 20;
+/** Windows (≈ 10 s) after a probe before another may start. */
+export const PROBE_SPACING = 40;
 /** Weight of a window in the usual drop share (an exponential moving average). */
 const DROP_WEIGHT = 0.1;
 /** Latencies one window keeps for its median (the most recent ones). */
@@ -36,6 +42,12 @@ const WINDOW_CAPACITY = 256;
  *   confidence bound (two standard errors from the spread of its log-latencies). The lowest plain
  *   median would be biased low by noise — about 0.6 × the true one for windows of 30 samples — and
  *   latency would always seem to have risen.
+ * - **Probe** (after Envoy's adaptive concurrency, which samples its minRTT at a low limit, and Netflix
+ *   Vegas's periodic reset): a window whose drop share rose where the limit binds, at most once per 40
+ *   windows (≈ 10 s), holds the limit at 3 (or `minimum` if higher) until 20 attempts begun since
+ *   have ended. Their median replaces the no-load latency (the 40 windows are forgotten: the first
+ *   ones may have queued already, at 20 in flight on 5 workers) and their drop share the usual one;
+ *   the limit then returns to where it was. Calls beyond 3 in flight are refused meanwhile.
  * - **Congestion**: a window whose drop share (attempt timeouts, Transient and Throttled failures)
  *   rose above the usual share by more than 5 points and three standard errors, *and* whose median rose above 2 × the no-load
  *   latency: queueing in front of the work, ending in timeouts. Either sign alone is the dependency's
@@ -48,7 +60,9 @@ const WINDOW_CAPACITY = 256;
  * - **Grow** in a window with answers and no rise in drops, only while the limit is used (in-flight
  *   reached half of it): by `max(1, √limit)`. A quiet application never creeps toward `maximum`, and
  *   a run of identical timeouts (no answer) never grows it.
- * - The usual drop share is a moving average of the windows that were not congested.
+ * - The usual drop share is a moving average of the full windows that were not congested and whose
+ *   median stayed within 2 × the no-load latency (the first full window sets it; the first 10
+ *   samples are too few).
  * - Always an integer in [minimum, maximum]. While the event loop is saturated (`Saturation.above`)
  *   the limiter discards the window: nothing is learned.
  * @internal the limiter's
@@ -68,6 +82,15 @@ export class AdaptiveLimit {
   private learnedDrops = false;
   /** Whether the first window closed (it closes at its 10th sample, the others after 250 ms too). */
   private opened = false;
+  /** The median the last probe measured (ms), Infinity before one. */
+  private probed = Infinity;
+  /** Clock reading (ms) the running probe began at; undefined while none runs. */
+  private probeSince: number | undefined;
+  private readonly probeLatencies = new Float64Array(PROBE_SAMPLES);
+  private probeCount = 0;
+  private probeDrops = 0;
+  /** Windows closed since the last probe ended. */
+  private sinceProbe = PROBE_SPACING;
 
   /**
    * @param bounds its initial limit and bounds
@@ -83,12 +106,22 @@ export class AdaptiveLimit {
 
   /** The current limit, an integer in [minimum, maximum]. */
   get limit(): number {
-    return Math.floor(this.estimate);
+    const limit = Math.floor(this.estimate);
+    return this.probeSince === undefined ? limit : Math.min(limit, this.probeLimit);
+  }
+
+  /** Whether a probe runs: the limit is held at {@link PROBE_LIMIT} to measure the no-load latency. */
+  get probing(): boolean {
+    return this.probeSince !== undefined;
+  }
+
+  private get probeLimit(): number {
+    return Math.max(this.bounds.minimum, PROBE_LIMIT);
   }
 
   /** The no-load latency (ms) it measures against, `undefined` before its first window. */
   get noLoadLatency(): number | undefined {
-    let lowest = Infinity;
+    let lowest = this.probed;
     for (const m of this.medians) if (m < lowest) lowest = m;
     return lowest === Infinity ? undefined : lowest;
   }
@@ -118,6 +151,7 @@ export class AdaptiveLimit {
    * @returns true when the limit changed
    */
   sample(now: number, latency: number, dropped: boolean): boolean {
+    if (this.probeSince !== undefined) return this.probeSample(now, latency, dropped);
     if (dropped) this.drops++;
     else this.answered++;
     this.latencies[this.samples % WINDOW_CAPACITY] = latency;
@@ -126,8 +160,9 @@ export class AdaptiveLimit {
     // queue in front of the work, it gives the no-load latency a start that is no queueing latency.
     if (this.samples < WINDOW_SAMPLES || (now - this.windowStart < WINDOW_MS && this.opened))
       return false;
+    const first = !this.opened;
     this.opened = true;
-    return this.closeWindow(now);
+    return this.closeWindow(now, first);
   }
 
   /** Forgets the window being gathered (the event loop is saturated: its latencies are the loop's). */
@@ -138,9 +173,33 @@ export class AdaptiveLimit {
     this.peak = 0;
     this.bound = false;
     this.windowStart = now;
+    if (this.probeSince !== undefined) {
+      this.probeSince = now;
+      this.probeCount = 0;
+      this.probeDrops = 0;
+    }
   }
 
-  private closeWindow(now: number): boolean {
+  /** A sample while a probe runs: only attempts that began after it did count (the others queued). */
+  private probeSample(now: number, latency: number, dropped: boolean): boolean {
+    if (now - latency < this.probeSince!) return false;
+    if (dropped) this.probeDrops++;
+    this.probeLatencies[this.probeCount++] = latency;
+    if (this.probeCount < PROBE_SAMPLES) return false;
+    // What the dependency answers with few attempts in flight is its no-load latency: it replaces
+    // what the windows measured under load (all of them, like Netflix Vegas's periodic reset).
+    this.probed = quantile(this.probeLatencies.slice().sort(), 0.5);
+    this.medians.fill(Infinity);
+    // Its drop share is the dependency's own too: windows under load may have taught a higher one.
+    this.usualDrops = this.probeDrops / PROBE_SAMPLES;
+    this.learnedDrops = true;
+    this.probeSince = undefined;
+    this.sinceProbe = 0;
+    this.discard(now);
+    return true;
+  }
+
+  private closeWindow(now: number, first: boolean): boolean {
     const before = this.limit;
     const dropShare = this.drops / this.samples;
     const sorted = this.latencies.subarray(0, Math.min(this.samples, WINDOW_CAPACITY)).sort();
@@ -162,12 +221,26 @@ export class AdaptiveLimit {
     // share over this many samples (at 30 % usual drops and 125 samples, 12 points).
     const usual = this.learnedDrops ? this.usualDrops : 0;
     const margin = Math.max(DROP_MARGIN, 3 * Math.sqrt((usual * (1 - usual)) / this.samples));
-    const moreDrops = this.drops >= 2 && dropShare > usual + margin;
+    const moreDrops = this.learnedDrops && this.drops >= 2 && dropShare > usual + margin;
     // Overload: drops rising with queueing latency. Either alone is the dependency's own business (a
     // share of requests failing fast, or answers slower for everyone): a lower limit would only
     // refuse work it can still serve.
     const congested = moreDrops && ratio > TOLERANCE;
     const b = this.bounds;
+    this.sinceProbe++;
+    if (
+      moreDrops &&
+      this.bound &&
+      this.sinceProbe >= PROBE_SPACING &&
+      this.limit > this.probeLimit
+    ) {
+      // Drops rise where the limit binds: before trusting a no-load latency measured under load,
+      // measure it at a low limit (Envoy's adaptive concurrency samples its minRTT so).
+      const before = this.limit;
+      this.probeSince = now;
+      this.discard(now);
+      return this.limit !== before;
+    }
     if (congested) {
       if (this.bound)
         this.estimate = Math.max(
@@ -177,7 +250,7 @@ export class AdaptiveLimit {
     } else if (!moreDrops && this.answered > 0 && this.peak * 2 >= this.estimate) {
       this.estimate = Math.min(b.maximum, this.estimate + Math.max(1, Math.sqrt(this.estimate)));
     }
-    if (!congested) {
+    if (!first && (!this.learnedDrops || (!congested && ratio <= TOLERANCE))) {
       this.usualDrops = this.learnedDrops
         ? this.usualDrops + DROP_WEIGHT * (dropShare - this.usualDrops)
         : dropShare;
