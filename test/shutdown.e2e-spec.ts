@@ -61,7 +61,7 @@ process.on('exit', () => console.log(JSON.stringify({ statuses, exitAfterCloseMs
 `;
 
 describe('shutdown', () => {
-  it('the process exits within 100 ms after app.close()', async () => {
+  it('the process exits promptly after app.close(): no timer of ours holds it', async () => {
     let hits = 0;
     const dependency = createServer((_, res) => {
       hits++;
@@ -88,7 +88,10 @@ describe('shutdown', () => {
       expect(result.statuses).toEqual([200, 200, 200, 200, 200, 200]);
       // The first request succeeds at once; each later one meets a 503 and succeeds on its retry.
       expect(hits).toBe(11);
-      expect(result.exitAfterCloseMs).toBeLessThan(100);
+      // Alone it exits in well under 100 ms; the bound leaves room for a loaded CI machine (112 ms seen
+      // there) and is still far below what a held timer of ours would cost (the 1 s break, the budget's
+      // 1 s window). The Timeout check below is the exact one.
+      expect(result.exitAfterCloseMs).toBeLessThan(500);
       // Resources still referenced right after close (sockets winding down); no Timeout of ours.
       expect(result.holding.filter((r) => r === 'Timeout')).toEqual([]);
     } finally {

@@ -28,6 +28,7 @@ export {
   type BreakerSnapshot,
   type BreakerState,
   type BreakerTransitionListener,
+  type BreakerTrip,
 } from './breaker/breaker-state.js';
 export { CircuitBreaker, type BreakerDeps } from './breaker/circuit-breaker.js';
 export * from './breaker/breaker-settings.js';

@@ -166,6 +166,42 @@ describe('profiles', () => {
   });
 });
 
+describe('a breaker opening in words', () => {
+  const opened = (init: Partial<ConstructorParameters<typeof CallEvent>[0]>) =>
+    describeEvent(CallEvent.of({ kind: 'breakerOpened', policy: 'payments', ...init }));
+
+  it('says the break, what it opened on, where, and the last error', () => {
+    expect(
+      opened({
+        delay: 5730,
+        attempt: 21,
+        duration: 3100,
+        verdict: 'Transient',
+        error: 'TypeError',
+        dependency: { host: '127.0.0.1:4000' },
+      }),
+    ).toBe(
+      '[payments] Breaker opened for 5.7s after 21 failures in 3.1s (host 127.0.0.1:4000; last: TypeError)',
+    );
+    expect(
+      opened({ delay: 850, attempt: 1, duration: 320, verdict: 'Transient', error: 'Error' }),
+    ).toBe('[payments] Breaker opened for 850ms after 1 failure in 320ms (last: Error)');
+    expect(
+      opened({
+        delay: 15_000,
+        attempt: 20,
+        duration: 30_000,
+        verdict: 'Ok',
+        dependency: { service: 'shop.Inventory' },
+      }),
+    ).toBe(
+      '[payments] Breaker opened for 15.0s after 20 slow attempts in 30.0s (service shop.Inventory)',
+    );
+    // Isolated: no break length, no trip.
+    expect(opened({})).toBe('[payments] Breaker opened');
+  });
+});
+
 describe('refusals in words', () => {
   const refusal = (init: Partial<ConstructorParameters<typeof CallEvent>[0]>) =>
     describeEvent(
@@ -305,13 +341,13 @@ describe('flood control', () => {
     listener.record(event('breakerClosed'));
     listener.record(event('breakerOpened', { delay: 30_000 }));
     expect(logger.take()).toEqual([
-      'warn [payments] Breaker opened for 15000ms',
+      'warn [payments] Breaker opened for 15.0s',
       'warn [payments] NestedRetry (0ms)',
       'warn [payments] Attempt #1 (0ms) AttemptStalledError',
       'warn [payments] SaturationDetected (0ms)',
       'debug [payments] Breaker half-open: probing',
       'log [payments] Breaker closed',
-      'debug [payments] Breaker opened for 30000ms',
+      'debug [payments] Breaker opened for 30.0s',
     ]);
   });
 
@@ -357,15 +393,15 @@ describe('flood control', () => {
     listener.record(opened('steady.example'));
     listener.record(opened('flappy.example'));
     expect(logger.take()).toEqual([
-      'warn [storefront] Breaker opened for 1000ms (host flappy.example)',
-      'debug [storefront] Breaker opened for 1000ms (host flappy.example)',
-      'warn [storefront] Breaker opened for 1000ms (host steady.example)',
-      'debug [storefront] Breaker opened for 1000ms (host flappy.example)',
+      'warn [storefront] Breaker opened for 1.0s (host flappy.example)',
+      'debug [storefront] Breaker opened for 1.0s (host flappy.example)',
+      'warn [storefront] Breaker opened for 1.0s (host steady.example)',
+      'debug [storefront] Breaker opened for 1.0s (host flappy.example)',
     ]);
     await clock.advance(REPEAT_WINDOW_MS);
     listener.record(opened('flappy.example'));
     expect(logger.take()).toEqual([
-      'warn [storefront] Breaker opened for 1000ms (host flappy.example) (2 similar records logged at debug since the previous warning)',
+      'warn [storefront] Breaker opened for 1.0s (host flappy.example) (2 similar records logged at debug since the previous warning)',
     ]);
   });
 

@@ -305,18 +305,36 @@ export class LoggingListener implements CallObserver<undefined> {
 
 /**
  * The text of a record: `event.toString()`, with breaker transitions spelled out, and the host or
- * service of a keyed instance last (`[payments] Breaker opened for 1000ms (host pay.example.com)`).
+ * service of a keyed instance last (`[payments] Breaker opened for 5.7s after 21 failures in 3.1s
+ * (host pay.example.com; last: TypeError)`).
  */
 export function describeEvent(event: CallEvent): string {
+  if (event.kind === 'breakerOpened') return describeOpening(event);
   return describeKind(event) + describeDependency(event);
+}
+
+/** A breaker opening: the break, what it opened on (a trip's evidence), where, and the last error. */
+function describeOpening(event: CallEvent): string {
+  let text = `[${event.policy}] Breaker opened`;
+  if (event.delay > 0) text += ` for ${readable(event.delay)}`;
+  const count = event.attempt;
+  if (count > 0) {
+    const what = event.verdict === 'Ok' ? 'slow attempt' : 'failure';
+    text += ` after ${count} ${what}${count === 1 ? '' : 's'}`;
+    if (event.duration > 0) text += ` in ${readable(event.duration)}`;
+  }
+  const where = describeDependency(event);
+  if (event.error === undefined) return text + where;
+  return `${text} (${where === '' ? '' : `${where.slice(2, -1)}; `}last: ${event.error})`;
+}
+
+/** Milliseconds as a person reads them: `850ms` below a second, `5.7s` above. */
+function readable(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)}ms` : `${(ms / 1000).toFixed(1)}s`;
 }
 
 function describeKind(event: CallEvent): string {
   switch (event.kind) {
-    case 'breakerOpened':
-      return event.delay > 0
-        ? `[${event.policy}] Breaker opened for ${Math.round(event.delay)}ms`
-        : `[${event.policy}] Breaker opened`;
     case 'breakerHalfOpened':
       return `[${event.policy}] Breaker half-open: probing`;
     case 'breakerClosed':

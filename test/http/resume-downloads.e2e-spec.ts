@@ -390,7 +390,9 @@ describe('a resumed download whose body is never read', () => {
     expect(events.filter((e) => e.isTerminal).map((e) => [e.kind, e.attempt])).toEqual([
       ['succeeded', 1],
     ]);
-  });
+    // Three full collections suffice alone (about 0.4 s); in a suite worker's large heap on a loaded
+    // CI machine one can take seconds.
+  }, 60_000);
 });
 
 describe('resumeDownloads options', () => {

@@ -22,14 +22,33 @@ export type Admission = (typeof Admission)[keyof typeof Admission];
 export type BreakerState = 'closed' | 'open' | 'halfOpen' | 'recovering' | 'isolated';
 
 /**
+ * What a breaker opened on, as its log line and `breakerOpened` event report it:
+ * - `failures`: a run of Transient attempts (`count` of them, the first `spanMs` before the trip) or
+ *   an error rate over the trip window (`count` failures in the window, `spanMs` = the window);
+ * - `slow`: slow attempts (`count` of them in the trip window, `spanMs` = the window);
+ * - `probe`: a half-open probe failed or was slow (`count` 1, `spanMs` its duration);
+ * - `recovery`: an attempt failed while recovering (`count` 1, `spanMs` 0).
+ * `lastError` is the error of the last Transient attempt the breaker recorded (undefined when none).
+ */
+export interface BreakerTrip {
+  readonly cause: 'failures' | 'slow' | 'probe' | 'recovery';
+  readonly count: number;
+  /** Milliseconds. */
+  readonly spanMs: number;
+  readonly lastError: unknown;
+}
+
+/**
  * Told about every state change after it happened. `breakMs` is the break being served (on a move to
- * `open`, the new one) or, on other moves, the last break served (0 if it never opened). A throwing
- * listener is swallowed: it cannot corrupt the breaker.
+ * `open`, the new one) or, on other moves, the last break served (0 if it never opened). `trip` is
+ * what the breaker opened on, given on a move to `open` from `closed`, `halfOpen` or `recovering`
+ * (undefined otherwise). A throwing listener is swallowed: it cannot corrupt the breaker.
  */
 export type BreakerTransitionListener = (
   from: BreakerState,
   to: BreakerState,
   breakMs: number,
+  trip?: BreakerTrip,
 ) => void;
 
 /** A plain-object reading of a breaker, for health checks and dashboards. Durations in ms. */

@@ -11,6 +11,7 @@ import {
   type BreakerSnapshot,
   type BreakerState,
   type BreakerTransitionListener,
+  type BreakerTrip,
 } from './breaker-state.js';
 import { ProbeSlots } from './probe-slots.js';
 import { RecoveryRamp } from './recovery-ramp.js';
@@ -79,6 +80,8 @@ export class CircuitBreaker {
   private opens = 0;
   private served = 0;
   private openUntil = -Infinity;
+  /** The error of the last Transient attempt recorded, for the opening's report. */
+  private lastError: unknown = undefined;
   private probeStreak = 0;
   private isolations = 0;
   private isolationEpoch = 0;
@@ -142,6 +145,7 @@ export class CircuitBreaker {
    * @param timely false while the event loop is saturated (the policy's `saturation`): the duration is
    *   the loop's as much as the dependency's, so it neither feeds the latency baseline nor counts as
    *   slow; the outcome still counts. Default true.
+   * @param error a Transient attempt's error, named in the report of an opening it causes
    */
   record(
     admission: Admission,
@@ -149,8 +153,10 @@ export class CircuitBreaker {
     durationMs: number,
     at?: number,
     timely = true,
+    error?: unknown,
   ): void {
     if (admission === Admission.Refused) return;
+    if (verdict === 'Transient') this.lastError = error;
     if (admission === Admission.Probe) {
       this.settleProbe(verdict, durationMs, timely);
       return;
@@ -161,11 +167,12 @@ export class CircuitBreaker {
     const slow = timely && this.trips.isSlow(now, durationMs);
     if (!failure && timely) this.trips.addSuccess(now, durationMs);
     if (this.current === 'closed') {
-      if (this.trips.recordClosed(now, failure, slow)) this.open(now);
+      if (this.trips.recordClosed(now, failure, slow))
+        this.open(now, { ...this.trips.evidence(now), lastError: this.lastError });
     } else if (this.current === 'recovering' && admission === Admission.Recovering) {
       this.trips.sample(now, failure, slow);
       if (failure) {
-        this.open(now);
+        this.open(now, { cause: 'recovery', count: 1, spanMs: 0, lastError: this.lastError });
         return;
       }
       if (slow) this.ramp!.onSlow();
@@ -331,7 +338,7 @@ export class CircuitBreaker {
     const slow = timely && this.trips.isSlow(now, durationMs);
     this.trips.sample(now, verdict === 'Transient', slow);
     if (verdict === 'Transient' || slow) {
-      this.open(now);
+      this.open(now, { cause: 'probe', count: 1, spanMs: durationMs, lastError: this.lastError });
       return;
     }
     if (++this.probeStreak < this.config.closeAfter) return;
@@ -350,14 +357,14 @@ export class CircuitBreaker {
     this.probeStreak = 0;
   }
 
-  private open(now: number): void {
+  private open(now: number, trip: BreakerTrip): void {
     this.opens++;
     const nominal = nominalBreak(this.opens, this.config.breakDuration, this.config.maximumBreak);
     this.served = servedBreak(nominal, this.config.jitter, this.random);
     this.openUntil = now + this.served;
     this.trips.clearTrip(now);
     this.dropProbes();
-    this.transition('open');
+    this.transition('open', trip);
   }
 
   private enterHalfOpen(): void {
@@ -372,14 +379,14 @@ export class CircuitBreaker {
     this.transition('closed');
   }
 
-  private transition(to: BreakerState): void {
+  private transition(to: BreakerState, trip?: BreakerTrip): void {
     const from = this.current;
     if (from === to) return;
     this.current = to;
     const listener = this.onTransition;
     if (listener === undefined) return;
     try {
-      listener(from, to, this.served);
+      listener(from, to, this.served, trip);
     } catch {
       // A listener must not be able to leave the breaker half-transitioned.
     }

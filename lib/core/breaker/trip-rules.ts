@@ -47,6 +47,10 @@ export class TripRules {
   private latency: LatencyBaseline;
   private recent: RecentOutcomes;
   private failureRun = 0;
+  /** Clock reading (ms) of the current run's first failure. */
+  private runStart = 0;
+  /** The rule that last asked the breaker to open. */
+  private tripped: 'run' | 'rate' | 'slow' = 'run';
 
   /** @param now the clock reading (ms) the windows start from */
   constructor(
@@ -110,12 +114,34 @@ export class TripRules {
     this.window.record(now, failure, slow);
     this.recent.record(now, failure);
     if (failure) {
-      this.failureRun++;
+      if (this.failureRun++ === 0) this.runStart = now;
       if (this.shouldTripOnFailure()) return true;
     } else {
       this.failureRun = 0;
     }
-    return slow && this.shouldTripOnSlow();
+    if (!slow || !this.shouldTripOnSlow()) return false;
+    this.tripped = 'slow';
+    return true;
+  }
+
+  /**
+   * What the last trip {@link recordClosed} reported was on (read before {@link clearTrip}):
+   * the run's failures and the time since its first, or the trip window's failures or slow attempts
+   * and the window's length.
+   */
+  evidence(now: number): { cause: 'failures' | 'slow'; count: number; spanMs: number } {
+    switch (this.tripped) {
+      case 'run':
+        return { cause: 'failures', count: this.failureRun, spanMs: now - this.runStart };
+      case 'rate':
+        return {
+          cause: 'failures',
+          count: this.window.tripFailures,
+          spanMs: this.settings.tripWindow,
+        };
+      default:
+        return { cause: 'slow', count: this.window.tripSlow, spanMs: this.settings.tripWindow };
+    }
   }
 
   /**
@@ -168,8 +194,10 @@ export class TripRules {
       s.consecutiveFailures > 0 &&
       this.failureRun >= s.consecutiveFailures &&
       this.failureRun >= this.evidentRun()
-    )
+    ) {
+      this.tripped = 'run';
       return true;
+    }
     if (s.errorRateMultiple === 0) return false;
     const w = this.window;
     const baseCalls = w.baselineCalls;
@@ -179,7 +207,9 @@ export class TripRules {
     if (failures < s.minimumFailures || calls < s.minimumThroughput) return false;
     if (failures / calls < s.minimumErrorRate) return false;
     // Cross-multiplied so integer counts compare exactly ("reaches 5 ×" must hold at exactly 5 ×).
-    return failures * baseCalls >= s.errorRateMultiple * w.baselineFailures * calls;
+    if (failures * baseCalls < s.errorRateMultiple * w.baselineFailures * calls) return false;
+    this.tripped = 'rate';
+    return true;
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { BreakerState } from '../breaker/breaker-state.js';
+import type { BreakerState, BreakerTrip } from '../breaker/breaker-state.js';
 import type { VerdictKind } from '../classification/verdict.js';
 
 /**
@@ -168,13 +168,18 @@ export class CallEvent {
 
 /**
  * The event a breaker state change is reported as: `breakerOpened` (open, isolated; `delay` = the break
- * being served, ms), `breakerHalfOpened` (half-open, recovering) or `breakerClosed`.
+ * being served, ms), `breakerHalfOpened` (half-open, recovering) or `breakerClosed`. A `breakerOpened`
+ * with a trip carries what the breaker opened on: `attempt` = the failed (or, with verdict `Ok`, slow)
+ * attempts, `duration` = the span they came in (ms; see {@link BreakerTrip}), `error` = `lastError`,
+ * the last Transient attempt's error name.
  */
 export function breakerTransitionEvent(
   policy: string,
   to: BreakerState,
   breakMs: number,
   dependency?: DependencyLabel,
+  trip?: BreakerTrip,
+  lastError?: string,
 ): CallEvent {
   const kind: CallEventKind =
     to === 'closed'
@@ -182,5 +187,16 @@ export function breakerTransitionEvent(
       : to === 'open' || to === 'isolated'
         ? 'breakerOpened'
         : 'breakerHalfOpened';
-  return CallEvent.of({ kind, policy, delay: to === 'open' ? breakMs : 0, dependency });
+  const delay = to === 'open' ? breakMs : 0;
+  if (trip === undefined) return CallEvent.of({ kind, policy, delay, dependency });
+  return CallEvent.of({
+    kind,
+    policy,
+    delay,
+    dependency,
+    attempt: trip.count,
+    duration: trip.spanMs,
+    verdict: trip.cause === 'slow' ? 'Ok' : 'Transient',
+    error: lastError,
+  });
 }

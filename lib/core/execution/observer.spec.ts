@@ -129,7 +129,7 @@ describe('the telemetry seam: one observer per policy', () => {
     expect(observer.log.filter((line) => line.startsWith('callEnded'))).toHaveLength(12);
   });
 
-  it('breaker transitions: one event per transition, with the policy, the break served and no call state', async () => {
+  it('breaker transitions: one event per transition, with the policy, the break served, what it opened on and no call state', async () => {
     const clock = new FakeClock();
     const observer = new RecordingObserver();
     const policy = Resilience.default
@@ -150,20 +150,25 @@ describe('the telemetry seam: one observer per policy', () => {
       const call = policy.tryRun(() => Promise.reject(new TransientError('down')));
       await clock.runAll();
       await call;
+      await clock.advance(250);
     }
     const transitions = observer.events.filter((e) => e.kind.startsWith('breaker'));
+    // Opened on a run of 2 Transient attempts 250 ms apart, the last a TransientError.
     expect(transitions).toEqual([
       expect.objectContaining({
         kind: 'breakerOpened',
         policy: 'inventory',
-        attempt: 0,
+        attempt: 2,
+        duration: 250,
+        verdict: 'Transient',
+        error: 'TransientError',
         delay: 5000,
         isTerminal: false,
         dependency: undefined,
       }),
     ]);
     expect(observer.log.filter((line) => line.startsWith('event breaker'))).toEqual([
-      'event breakerOpened #0 -',
+      'event breakerOpened #2 -',
     ]);
     // The third call was refused by the open breaker: no second opening.
     expect(observer.log.filter((line) => line.startsWith('callEnded'))).toEqual([

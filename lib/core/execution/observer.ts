@@ -164,13 +164,20 @@ export function storeStateReporter(holder: () => ExecutablePolicy | undefined): 
 export function breakerTransitionReporter(
   holder: () => ExecutablePolicy | undefined,
 ): BreakerTransitionListener {
-  return (_from, to, breakMs) => {
+  return (_from, to, breakMs, trip) => {
     const policy = holder();
     const observer = policy?.options.onEvent;
     if (observer?.event === undefined) return;
     tell(
       observer,
-      breakerTransitionEvent(policy!.name, to, breakMs, policy!.dependency),
+      breakerTransitionEvent(
+        policy!.name,
+        to,
+        breakMs,
+        policy!.dependency,
+        trip,
+        errorName(trip?.lastError),
+      ),
       undefined,
     );
   };

@@ -356,7 +356,7 @@ export function record<T>(call: Call<T>): Step {
     });
   // While the event loop is saturated, durations are the loop's: the breaker's latency terms learn nothing.
   const timely = o.saturation === undefined || !saturatedNow(call, o.saturation);
-  call.plan.breaker?.record(call.admission, verdict.kind, duration, attemptEnd, timely);
+  call.plan.breaker?.record(call.admission, verdict.kind, duration, attemptEnd, timely, call.error);
   // Attempt timeouts and failures worth retrying are drops (signs of load); answers are latency samples.
   if (call.slot !== Slot.None)
     releaseSlot(
