@@ -11,6 +11,7 @@ import { Simulate } from '../testing/simulation/simulate.js';
 import { matrixCommand } from './matrix-command.js';
 import { CHAIN_MATRIX_RATE, HOPS_RULE } from '../testing/simulation/chain-matrix.js';
 import { chainMatrixCommand } from './chain-matrix-command.js';
+import { fleetCommand } from './fleet-command.js';
 import { policyFromPlan } from '../config/policy-from-plan.js';
 import { applyChanges, parseCompareSpec } from './compare-spec.js';
 import { parseDependencySpec } from './dependency-spec.js';
@@ -29,6 +30,7 @@ export const EXPLAIN_USAGE =
 
 /** The usage text `nresilience --help` prints. */
 export const USAGE = `Usage: nresilience simulate --config <resilience.yaml|json> --policy <name> [options]
+       nresilience simulate --fleet [--config <file> --policy <name>] [--seeds] [--duration] [--json]
        nresilience explain --config <resilience.yaml|json> --policy <name>
 
 Runs a policy from your ResilienceModule config against a modelled dependency on a virtual clock
@@ -62,6 +64,11 @@ Options:
                         last one calling the modelled database, beside the same chain of naive
                         retry loops (no budget, no breaker); scenarios healthy, failing-10,
                         failing-50, database-down, outage-10s; --rate is the frontend's (default 100)
+  --fleet               run the fleet matrix instead: 10 processes offered 800 calls/s unevenly
+                        against a provider accepting 500/s (429 above it): the limit shared
+                        through a store, 50/s per process, no limit, a store outage, a strict
+                        provider; every process runs the policy (Resilience.default without
+                        --config); --duration per run (default 30s), --seeds (default 1,2)
   -h, --help            show this help
 
 Exit codes: 0 done, 2 invalid arguments or config, 1 unexpected failure.`;
@@ -243,6 +250,59 @@ function explainCommand(argv: readonly string[], io: CliIo): number {
   return 0;
 }
 
+/** `--duration`'s ms. @throws UsageError naming `--duration` unless a duration > 0 and at most 1 h */
+function readDuration(text: string): number {
+  let duration: number;
+  try {
+    duration = parseDuration(text, '--duration', { positive: true });
+  } catch (error) {
+    throw new UsageError('--duration', text, (error as PolicyConfigError).rule);
+  }
+  if (duration > 3_600_000)
+    throw new UsageError('--duration', text, 'must be at most 1h of simulated time');
+  return duration;
+}
+
+/**
+ * `simulate --fleet`: the fleet matrix, for the policy `--config`/`--policy` name (both or neither).
+ * @throws UsageError for an option that does not go with `--fleet`, or only one of `--config` and `--policy`
+ */
+function fleetFromArgs(
+  values: {
+    config?: string;
+    policy?: string;
+    seeds?: string;
+    duration?: string;
+    json: boolean;
+    matrix: boolean;
+    hops?: string;
+  },
+  io: CliIo,
+): Promise<number> {
+  if (values.matrix) throw new UsageError('--fleet', true, 'does not go with --matrix');
+  if (values.hops !== undefined)
+    throw new UsageError('--hops', values.hops, 'does not go with --fleet');
+  if ((values.config === undefined) !== (values.policy === undefined))
+    throw new UsageError(
+      values.config === undefined ? '--config' : '--policy',
+      undefined,
+      "is required with --fleet when the other is given (both name the processes' policy)",
+    );
+  const policy =
+    values.config === undefined || values.policy === undefined
+      ? undefined
+      : policyFromConfig(
+          readConfig(io, values.config),
+          values.policy,
+          values.config,
+          values.config,
+        ).with({
+          name: values.policy,
+        });
+  const duration = values.duration === undefined ? undefined : readDuration(values.duration);
+  return fleetCommand(policy, { seeds: values.seeds, duration, json: values.json }, io);
+}
+
 async function simulateCommand(argv: readonly string[], io: CliIo): Promise<number> {
   let parsed;
   try {
@@ -257,11 +317,12 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
         compare: { type: 'string', multiple: true, default: [] },
         dependency: { type: 'string' },
         seed: { type: 'string', default: '42' },
-        duration: { type: 'string', default: '5m' },
+        duration: { type: 'string' },
         rate: { type: 'string' },
         hops: { type: 'string' },
         json: { type: 'boolean', default: false },
         matrix: { type: 'boolean', default: false },
+        fleet: { type: 'boolean', default: false },
         seeds: { type: 'string' },
         scenarios: { type: 'string' },
         svg: { type: 'string' },
@@ -284,6 +345,7 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
       `must be "simulate" or "explain"\n\n${USAGE}`,
     );
   }
+  if (values.fleet) return fleetFromArgs(values, io);
   if (values.config === undefined)
     throw new UsageError(
       '--config',
@@ -296,14 +358,7 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
   if (!SCENARIOS.includes(scenarioName))
     throw new UsageError('--scenario', values.scenario, `must be one of ${SCENARIOS.join(', ')}`);
   const seed = parseNumber('--seed', values.seed, /^\s*\d+\s*$/, SEED_RULE);
-  let duration: number;
-  try {
-    duration = parseDuration(values.duration, '--duration', { positive: true });
-  } catch (error) {
-    throw new UsageError('--duration', values.duration, (error as PolicyConfigError).rule);
-  }
-  if (duration > 3_600_000)
-    throw new UsageError('--duration', values.duration, 'must be at most 1h of simulated time');
+  const duration = readDuration(values.duration ?? '5m');
   if (values.hops !== undefined && !values.matrix)
     throw new UsageError('--hops', values.hops, 'only goes with --matrix (the chain matrix)');
   const hops =

@@ -55,6 +55,14 @@ describe('testing kit entry point', () => {
         'CHAIN_SCENARIOS',
         'CHAIN_MATRIX_RATE',
         'naiveHop',
+        // A fleet of processes sharing a provider's rate limit (the fleet matrix).
+        'runFleet',
+        'ProviderThrottledError',
+        'FleetMatrix',
+        'FleetMatrixReport',
+        'FLEET_SCENARIOS',
+        'FLEET_RATES',
+        'FLEET_LIMIT',
         // The charts of the CLI and the storm demo: values per second on one time axis.
         'renderTimeSeriesChart',
         'niceAxisMax',

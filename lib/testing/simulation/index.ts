@@ -69,3 +69,22 @@ export {
   type ChainMatrixCell,
   type ChainMatrixRow,
 } from './chain-matrix.js';
+export {
+  runFleet,
+  ProviderThrottledError,
+  type FleetLimitMode,
+  type FleetSetup,
+  type FleetRun,
+  type StoreOutage,
+} from './fleet.js';
+export {
+  FleetMatrix,
+  FleetMatrixReport,
+  FLEET_SCENARIOS,
+  FLEET_RATES,
+  FLEET_LIMIT,
+  type FleetScenario,
+  type FleetMatrixOptions,
+  type FleetCell,
+  type FleetRow,
+} from './fleet-matrix.js';
