@@ -228,7 +228,8 @@ it(`${RELOADS} reloads (8 invalid) under ${RATE} calls/s for ${LOAD_SECONDS} s: 
     overallRate: 10,
     duration: LOAD_SECONDS,
   });
-  await until(() => dead.state === 'open', 'the dead breaker to open');
+  // 3 failures at 10 calls/s open it in 0.3 s; a starved CPU (load 12 on 2 cores) took more than 5 s.
+  await until(() => dead.state === 'open', 'the dead breaker to open', LOAD_SECONDS * 1000);
   // One write per slot, each waited for, so no two writes fall in one quiet period on a busy machine.
   const slot = (LOAD_SECONDS * 1000 - 1500) / RELOADS;
   for (let i = 1; i <= RELOADS; i++) {
