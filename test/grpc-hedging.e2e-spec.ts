@@ -1,5 +1,4 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import type * as grpc from '@grpc/grpc-js';
 import { type CallEvent, FakeClock, Hedge, Resilience, RetryBudget } from '../lib/core/index.js';
 import { createResilienceInterceptor } from '../lib/grpc/index.js';
 import { LoopbackGrpc, unary } from './support/grpc-loopback.js';
@@ -12,16 +11,12 @@ import { until } from './support/wire-wait.js';
 const ECHO = 'nresilience.test.Echo';
 
 let server: LoopbackGrpc;
-const clients: grpc.Client[] = [];
 
 beforeAll(async () => {
   server = await LoopbackGrpc.start();
 });
 afterAll(() => server.close());
-afterEach(() => {
-  for (const client of clients.splice(0)) client.close();
-  server.reset();
-});
+afterEach(() => server.reset());
 
 function setup(service: 'Echo' | 'Ledger') {
   const clock = new FakeClock();
@@ -31,7 +26,6 @@ function setup(service: 'Echo' | 'Ledger') {
     .withListener((event) => events.push(event));
   const interceptor = createResilienceInterceptor({ policy, repeatable: [ECHO] });
   const client = server.client(service, { interceptors: [interceptor] });
-  clients.push(client);
   return { clock, events, interceptor, client };
 }
 

@@ -6,7 +6,6 @@ import {
   Breaker,
   CallRejectedError,
   FakeClock,
-  Jitter,
   type PolicyOptions,
   RelayedRefusalError,
   Resilience,
@@ -19,22 +18,18 @@ import {
 } from '../lib/grpc/index.js';
 import { PolicyRegistry } from '../lib/nest/index.js';
 import { EventRecorder } from '../lib/testing/index.js';
-import { LoopbackGrpc, stream, unary } from './support/grpc-loopback.js';
+import { LoopbackGrpc, interceptedClient, stream, unary } from './support/grpc-loopback.js';
 
 const ECHO = 'nresilience.test.Echo';
 const LEDGER = 'nresilience.test.Ledger';
 
 let server: LoopbackGrpc;
-const clients: grpc.Client[] = [];
 
 beforeAll(async () => {
   server = await LoopbackGrpc.start();
 });
 afterAll(() => server.close());
-afterEach(() => {
-  for (const client of clients.splice(0)) client.close();
-  server.reset();
-});
+afterEach(() => server.reset());
 
 /**
  * A FakeClock policy (no deadline, no attempt timeout: only backoff and guarded pauses wait on it)
@@ -46,25 +41,7 @@ function setup(
   service: 'Echo' | 'Ledger' = 'Echo',
   changes: PolicyOptions = {},
 ) {
-  const clock = new FakeClock();
-  const recorder = new EventRecorder();
-  const policy = Resilience.default
-    .with({ clock, backoff: Backoff.exponential({ jitter: Jitter.none }), ...changes })
-    .withListener(recorder.record);
-  const interceptor = createResilienceInterceptor({ policy, repeatable: [ECHO], ...options });
-  const client = server.client(service, { interceptors: [interceptor] });
-  clients.push(client);
-  const drive = async <T>(pending: Promise<T>): Promise<T> => {
-    let done = false;
-    void pending.finally(() => (done = true));
-    while (!done) {
-      await new Promise((resolve) => setTimeout(resolve, 2));
-      const due = clock.nextDue;
-      if (due !== undefined) await clock.advance(due - clock.now());
-    }
-    return pending;
-  };
-  return { clock, recorder, interceptor, client, drive };
+  return interceptedClient(server, service, { repeatable: [ECHO], ...options }, changes);
 }
 
 const delays = (recorder: EventRecorder) => recorder.ofKind('retrying').map((event) => event.delay);
@@ -194,7 +171,6 @@ describe('unary calls through the resilience interceptor', () => {
     });
     const echo = server.client('Echo', { interceptors: [interceptor] });
     const ledger = server.client('Ledger', { interceptors: [interceptor] });
-    clients.push(echo, ledger);
     for (let i = 0; i < 5; i++) server.script('Say', { code: grpc.status.UNAVAILABLE });
     for (let i = 0; i < 5; i++)
       expect((await unary(echo, 'Say')).error?.code).toBe(grpc.status.UNAVAILABLE);
@@ -233,7 +209,6 @@ describe('unary calls through the resilience interceptor', () => {
     let current = Resilience.default.with({ clock, attempts: 1 });
     const interceptor = createResilienceInterceptor({ policy: () => current, repeatable: [ECHO] });
     const client = server.client('Echo', { interceptors: [interceptor] });
-    clients.push(client);
     server.script('Say', { code: grpc.status.UNAVAILABLE }, { code: grpc.status.UNAVAILABLE });
     expect((await unary(client, 'Say')).error?.code).toBe(grpc.status.UNAVAILABLE);
     current = Resilience.default.with({ clock, attempts: 2, backoff: Backoff.none });
@@ -261,7 +236,6 @@ describe('unary calls through the resilience interceptor', () => {
         repeatable: [ECHO],
       });
       const echo = server.client('Echo', { interceptors: [interceptor] });
-      clients.push(echo);
       for (let i = 0; i < 6; i++) server.script('Say', { code: grpc.status.UNAVAILABLE });
       while (interceptor.policyFor(ECHO).breaker()!.state === 'closed')
         expect((await unary(echo, 'Say')).error?.code).toBe(grpc.status.UNAVAILABLE);
@@ -371,7 +345,7 @@ describe('unary calls through the resilience interceptor', () => {
     }
     expect(server.calls('Say')).toHaveLength(6);
     expect(interceptor.policyFor(ECHO).breaker()!.state).toBe('closed');
-    server.reset();
+    server.forget();
     server.script('Say', { code: grpc.status.UNAVAILABLE, refusal: 'Sleepy' });
     expect((await drive(unary(client, 'Say'))).reply?.call).toBe(2);
   });
@@ -396,7 +370,6 @@ describe('wire deadlines (real clock, short bounds)', () => {
       repeatable: [ECHO],
     });
     const client = server.client('Echo', { interceptors: [interceptor] });
-    clients.push(client);
     await unary(client, 'Say');
     await unary(client, 'Say', { deadline: Date.now() + 200 });
     const [own, callers] = server.calls('Say').map((call) => call.remaining);
@@ -415,7 +388,6 @@ describe('wire deadlines (real clock, short bounds)', () => {
       repeatable: [ECHO],
     });
     const client = server.client('Echo', { interceptors: [interceptor] });
-    clients.push(client);
     server.script('Say', { delay: 300 });
     const outcome = await unary(client, 'Say');
     expect(outcome.reply?.call).toBe(2);
@@ -433,7 +405,6 @@ describe('wire deadlines (real clock, short bounds)', () => {
       repeatable: [ECHO],
     });
     const client = server.client('Echo', { interceptors: [interceptor] });
-    clients.push(client);
     server.script('Say', { delay: 200 });
     const outcome = await unary(client, 'Say');
     expect(outcome.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
@@ -446,7 +417,6 @@ describe('wire deadlines (real clock, short bounds)', () => {
       repeatable: [ECHO],
     });
     const client = server.client('Echo', { interceptors: [interceptor] });
-    clients.push(client);
     const outcome = await unary(client, 'Say', { deadline: Date.now() - 1 });
     expect(outcome.error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect(server.calls('Say')).toHaveLength(0);
@@ -460,7 +430,6 @@ describe('the ambient context (inbound request being served)', () => {
       repeatable: [ECHO],
     });
     const client = server.client('Echo', { interceptors: [interceptor] });
-    clients.push(client);
     await Ambient.run({ remaining: 150 }, () => unary(client, 'Say'));
     const [call] = server.calls('Say');
     expect(call!.remaining).toBeGreaterThan(100);

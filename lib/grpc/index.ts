@@ -23,5 +23,6 @@ export {
   createResilienceInterceptor,
 } from './resilience-interceptor.js';
 export { RETRYING_METADATA, statusFor } from './resilient-call.js';
+export type { ResumeFrom, ResumeFromOption } from './resume-from.js';
 export type { PolicySourceOption } from './service-policies.js';
 export { WIRE_DEADLINE_SLACK_MS, wireDeadline } from './wire-deadline.js';

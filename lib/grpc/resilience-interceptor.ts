@@ -10,6 +10,8 @@ import {
 import { BOOLEAN_RULE, checkValue, keyBoundRule, oneOfRule } from '../core/internal.js';
 import { type GrpcMethod, grpcMethodOf } from './grpc-method.js';
 import { ResilientCall } from './resilient-call.js';
+import { ResumableCall } from './resumable-call.js';
+import { type ResumeFromOption, resumersOf } from './resume-from.js';
 import { type PolicySourceOption, ServicePolicies } from './service-policies.js';
 
 /** Default of {@link ResilienceInterceptorOptions.maximumServices}: as many as the HTTP client's hosts. */
@@ -54,6 +56,19 @@ export interface ResilienceInterceptorOptions {
   /** Classifier for every key instead of the policy's, used as given, e.g. `Classifier.grpc.with(...rules)` (default: see `policy`). */
   classifier?: Classifier;
   /**
+   * Checkpoints for server-streaming methods, keyed by `package.Service/Method`: how to re-open the
+   * method's stream after the last message the client received, e.g.
+   * `{ 'shop.Prices/Watch': (request, last) => ({ ...request, fromSeq: last.seq + 1 }) }`.
+   * A listed method's stream follows the policy's stream rules after its first message too: a
+   * mid-stream failure the classifier calls worth retrying (UNAVAILABLE, a silence longer than
+   * `attemptTimeout` while the client waits) re-opens it with that request, through the same
+   * budget, breaker and deadline, at most the policy's `restarts` times (default 3), each reported
+   * as a `streamResumed` event; the client receives every message once, in order. A listed method is
+   * repeatable (its stream may be re-opened). Unlisted streams, and entries naming a method that is
+   * not server streaming, keep the default: retried until the first message only. Default none.
+   */
+  resumeFrom?: ResumeFromOption;
+  /**
    * Send the ambient work's criticality (`x-nresilience-criticality`) with every attempt, so the
    * server can shed sheddable work first. Default false.
    */
@@ -81,6 +96,7 @@ const OPTION_KEYS = [
   'repeatableWhen',
   'classifier',
   'propagateCriticality',
+  'resumeFrom',
 ];
 
 /**
@@ -90,7 +106,9 @@ const OPTION_KEYS = [
  *   (pushback honoured per gRFC A6), retry budget, breaker, deadlines; the client sees only the
  *   accepted attempt or the final failure;
  * - server-streaming calls are retried only until the first message; after it the consumer owns
- *   failures (no duplicate message is ever delivered);
+ *   failures (no duplicate message is ever delivered), unless the method has a checkpoint in
+ *   `resumeFrom`: then a mid-stream failure worth retrying re-opens the stream from the last
+ *   message received, each message still delivered once, in order;
  * - client-streaming and bidi calls pass through untouched (their requests cannot be replayed);
  * - each attempt's wire deadline is min(attempt bound, the caller's own deadline, a parent call's,
  *   the inbound request's remaining time) + 50 ms, so the policy's timer fires first; a call with
@@ -129,6 +147,7 @@ export function createResilienceInterceptor(
     repeatableWhen,
     classifier,
     propagateCriticality = false,
+    resumeFrom,
   } = options;
   if (!(policy instanceof Policy) && typeof policy !== 'function' && !isKeyedPolicySource(policy)) {
     throw new PolicyConfigError(
@@ -162,6 +181,7 @@ export function createResilienceInterceptor(
       'must be a Classifier (e.g. Classifier.grpc.with(...rules))',
     );
   checkValue(BOOLEAN_RULE, 'propagateCriticality', propagateCriticality);
+  const resumers = resumersOf(resumeFrom);
 
   const marked = new Set(repeatable.map((name) => name.replace(/^\//, '')));
   const isRepeatable =
@@ -175,16 +195,21 @@ export function createResilienceInterceptor(
     const method = grpcMethodOf(definition.path, false, definition.responseStream);
     const ambient = Ambient.current();
     const service = scopeBy === 'method' ? method.qualified : method.service;
+    const resume = definition.responseStream ? resumers.get(method.qualified) : undefined;
     const plan = {
       service,
       policy: services.for(service),
-      repeatable: isRepeatable(method) === true,
+      repeatable: resume !== undefined || isRepeatable(method) === true,
       singleShot: ambient?.singleShot === true,
       streaming: definition.responseStream,
       inboundRemaining: Ambient.remaining() ?? Infinity,
       criticality: propagateCriticality ? ambient?.criticality : undefined,
     };
-    return new InterceptingCall(new ResilientCall(plan, callOptions, nextCall));
+    return new InterceptingCall(
+      resume === undefined
+        ? new ResilientCall(plan, callOptions, nextCall)
+        : new ResumableCall(plan, callOptions, nextCall, resume),
+    );
   }) as ResilienceInterceptor;
   interceptor.policyFor = (key) => services.for(key);
   return interceptor;

@@ -28,7 +28,7 @@ import { wireDeadline } from './wire-deadline.js';
 import { type AttemptStamp, stampAttempt } from '../outbound/stamp.js';
 
 /** The call below ours: what `nextCall(options)` returns (grpc-js does not export its interface). */
-type WireCall = ReturnType<NextCall>;
+export type WireCall = ReturnType<NextCall>;
 
 const CODE_NAMES = Object.fromEntries(
   Object.entries(GrpcStatus).map(([name, code]) => [code, name]),
@@ -87,17 +87,19 @@ interface Answer {
  * final failure, so the client never sees a failed attempt's headers or a duplicate message.
  */
 export class ResilientCall {
-  private listener: Partial<InterceptingListener> | undefined;
-  private metadata: Metadata | undefined;
-  private message: unknown;
-  private hasMessage = false;
-  private readonly cancellation = new AbortController();
+  protected listener: Partial<InterceptingListener> | undefined;
+  protected metadata: Metadata | undefined;
+  protected message: unknown;
+  protected hasMessage = false;
+  protected readonly cancellation = new AbortController();
   /** The attempt on the wire (and, once committed, the stream being consumed). */
-  private wire: WireCall | undefined;
+  protected wire: WireCall | undefined;
   private committed: Answer | undefined;
-  private pendingReads = 0;
-  private finished = false;
-  private outerAt = Infinity;
+  protected pendingReads = 0;
+  /** The client has the response headers: a later failure's headers are not sent again. */
+  protected headersSent = false;
+  protected finished = false;
+  protected outerAt = Infinity;
   private outerTimer: TimerHandle | undefined;
 
   /**
@@ -106,9 +108,9 @@ export class ResilientCall {
    * @param nextCall creates a call on the next interceptor or the channel; called once per attempt
    */
   constructor(
-    private readonly plan: CallPlan,
-    private readonly options: InterceptorOptions,
-    private readonly nextCall: NextCall,
+    protected readonly plan: CallPlan,
+    protected readonly options: InterceptorOptions,
+    protected readonly nextCall: NextCall,
   ) {}
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
@@ -152,9 +154,12 @@ export class ResilientCall {
     return this.wire?.getAuthContext() ?? null;
   }
 
-  private async run(): Promise<void> {
-    const { policy, repeatable, singleShot } = this.plan;
-    const clock = policy.options.clock;
+  /**
+   * Starts the call's outer deadline (the caller's own, a parent call's, the inbound request's);
+   * false, with the call failed as DEADLINE_EXCEEDED, when no time is left.
+   */
+  protected startOuterDeadline(): boolean {
+    const clock = this.plan.policy.options.clock;
     const outer = Math.min(
       WallClock.until(this.options.deadline),
       this.parentRemaining(),
@@ -162,12 +167,18 @@ export class ResilientCall {
     );
     if (!(outer > 0)) {
       this.fail(new DeadlineExceededError(0));
-      return;
+      return false;
     }
     if (outer !== Infinity) {
       this.outerAt = clock.now() + outer;
       this.outerTimer = clock.setTimer(outer, () => this.outerDeadlinePassed(outer));
     }
+    return true;
+  }
+
+  protected async run(): Promise<void> {
+    const { policy, repeatable, singleShot } = this.plan;
+    if (!this.startOuterDeadline()) return;
     try {
       const answer = await policy.run((context) => this.attempt(context), {
         signal: this.cancellation.signal,
@@ -182,7 +193,7 @@ export class ResilientCall {
   }
 
   /** The caller's or the inbound deadline passed: stop the call, or the stream being consumed. */
-  private outerDeadlinePassed(outer: number): void {
+  protected outerDeadlinePassed(outer: number): void {
     this.outerTimer = undefined;
     if (this.committed !== undefined)
       this.committed.wire.cancelWithStatus(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded');
@@ -293,7 +304,7 @@ export class ResilientCall {
    * `x-nresilience-refusal` naming a refusal reason, its pushback as the hint. Passed up at once as
    * the fetch does (Permanent: no retry, no second guarded pause, no breaker evidence).
    */
-  private relayedRefusal(status: StatusObject): RelayedRefusalError | undefined {
+  protected relayedRefusal(status: StatusObject): RelayedRefusalError | undefined {
     if (status.code !== GrpcStatus.UNAVAILABLE) return undefined;
     const reason = relayedReasonOf(status.metadata?.get(REFUSAL_METADATA)[0]);
     if (reason === undefined) return undefined;
@@ -329,8 +340,13 @@ export class ResilientCall {
   }
 
   /** Delivers the final failure as a status the client understands. */
-  private fail(error: unknown): void {
-    if (error instanceof GrpcStatusError && error.headers !== undefined && !this.finished)
+  protected fail(error: unknown): void {
+    if (
+      error instanceof GrpcStatusError &&
+      error.headers !== undefined &&
+      !this.finished &&
+      !this.headersSent
+    )
       this.listener?.onReceiveMetadata?.(error.headers);
     const stop = stopReasonOf(error);
     // The dependency failed on every attempt allowed: an exception filter answers 502 and names it.
@@ -349,7 +365,8 @@ export class ResilientCall {
     this.finish(statusFor(error));
   }
 
-  private finish(status: StatusObject): void {
+  /** Delivers the call's one final status to the client (later ones are dropped) and stops the outer timer. */
+  protected finish(status: StatusObject): void {
     if (this.finished) return;
     this.finished = true;
     if (this.outerTimer !== undefined) this.plan.policy.options.clock.clearTimer(this.outerTimer);

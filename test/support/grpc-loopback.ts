@@ -1,8 +1,20 @@
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import {
+  Backoff,
+  FakeClock,
+  Jitter,
+  type PolicyOptions,
+  Resilience,
+} from '../../lib/core/index.js';
+import {
+  type ResilienceInterceptorOptions,
+  createResilienceInterceptor,
+} from '../../lib/grpc/index.js';
+import { EventRecorder } from '../../lib/testing/index.js';
 
-/** The test proto: package `nresilience.test`, services Echo (Say, Watch, Collect) and Ledger (Post). */
+/** The test proto: package `nresilience.test`, services Echo (Say, Watch, Collect), Ledger (Post) and Feed (Tail). */
 export const ECHO_PROTO = join(process.cwd(), 'test/fixtures/grpc/echo.proto');
 
 /** One scripted answer of the loopback server. Omitted fields: answer OK at once. */
@@ -19,8 +31,10 @@ export interface Step {
   delay?: number;
   /** Send response headers (`x-call: n`) before the status, even when failing. */
   headers?: boolean;
-  /** Streaming: messages to send before the final status. */
+  /** Streaming: messages to send before the final status (Tail: default every item from `from` to `to`). */
   messages?: number;
+  /** Streaming: after the messages, keep the stream open until the client cancels it. */
+  hold?: boolean;
 }
 
 /** What the server saw of one call. */
@@ -29,6 +43,8 @@ export interface Received {
   readonly n: number;
   readonly method: string;
   readonly metadata: grpc.Metadata;
+  /** The request message (unary and server-streaming calls). */
+  readonly request: unknown;
   /** Ms left on the call's deadline when the handler started (`Infinity` without one). */
   readonly remaining: number;
   /** Whether the client cancelled the call (read it after the call settled). */
@@ -76,6 +92,7 @@ export class LoopbackGrpc {
   readonly received: Received[] = [];
   private readonly scripts = new Map<string, Step[]>();
   private readonly counts = new Map<string, number>();
+  private readonly clients: grpc.Client[] = [];
 
   private constructor(
     private readonly server: grpc.Server,
@@ -106,6 +123,11 @@ export class LoopbackGrpc {
         loopback.answerCollect(call as grpc.ServerReadableStream<unknown, unknown>, step, received),
       ),
     });
+    server.addService(service('Feed'), {
+      Tail: loopback.handle('Tail', (call, step, received) =>
+        loopback.answerTail(call as grpc.ServerWritableStream<unknown, unknown>, step, received),
+      ),
+    });
     server.addService(service('Ledger'), {
       Post: loopback.handle('Post', (call, step, received) =>
         loopback.answerUnary(call as grpc.ServerUnaryCall<unknown, unknown>, step, received),
@@ -114,7 +136,7 @@ export class LoopbackGrpc {
     return loopback;
   }
 
-  /** Queues answers for the next calls of `method` (Say, Watch, Collect, Post). */
+  /** Queues answers for the next calls of `method` (Say, Watch, Collect, Post, Tail). */
   script(method: string, ...steps: Step[]): this {
     const queue = this.scripts.get(method) ?? [];
     queue.push(...steps);
@@ -127,25 +149,33 @@ export class LoopbackGrpc {
     return this.received.filter((call) => call.method === method);
   }
 
-  /** A client of `service` (Echo or Ledger) with `options` (interceptors…). Close it after use. */
+  /** A client of `service` (Echo, Ledger or Feed) with `options` (interceptors…); `reset` and `close` close it. */
   client(
-    service: 'Echo' | 'Ledger',
+    service: 'Echo' | 'Ledger' | 'Feed',
     options: grpc.ClientOptions = {},
   ): grpc.Client & Record<string, (...args: unknown[]) => unknown> {
     const Client = this.pkg[service] as grpc.ServiceClientConstructor;
-    return new Client(this.address, grpc.credentials.createInsecure(), options) as grpc.Client &
-      Record<string, (...args: unknown[]) => unknown>;
+    const client = new Client(this.address, grpc.credentials.createInsecure(), options);
+    this.clients.push(client);
+    return client as grpc.Client & Record<string, (...args: unknown[]) => unknown>;
   }
 
-  /** Forgets every recorded call, count and unused script step (between tests). */
+  /** Closes the clients it made and forgets what it recorded (between tests). */
   reset(): void {
+    for (const client of this.clients.splice(0)) client.close();
+    this.forget();
+  }
+
+  /** Forgets every recorded call, count and unused script step; its clients stay open. */
+  forget(): void {
     this.received.length = 0;
     this.counts.clear();
     this.scripts.clear();
   }
 
-  /** Stops the server at once. */
+  /** Closes the clients it made and stops the server at once. */
   close(): void {
+    for (const client of this.clients.splice(0)) client.close();
     this.server.forceShutdown();
   }
 
@@ -161,6 +191,7 @@ export class LoopbackGrpc {
         n,
         method,
         metadata: call.metadata,
+        request: (call as { request?: unknown }).request,
         remaining: at === Infinity ? Infinity : at - Date.now(),
         cancelled: false,
       };
@@ -202,6 +233,35 @@ export class LoopbackGrpc {
     if (step.delay) await pause(step.delay);
     for (let i = 1; i <= (step.messages ?? 0) && !received.cancelled; i++)
       call.write({ text: `message ${i}`, call: received.n });
+    await this.endStream(call, step, received);
+  }
+
+  /**
+   * Feed.Tail: items `{ seq }` from the request's `from` up to (not including) its `to`; with
+   * `messages`, only that many before the step's status (a failure mid-stream), or with `hold` before
+   * waiting for the client to cancel.
+   */
+  private async answerTail(
+    call: grpc.ServerWritableStream<unknown, unknown>,
+    step: Step,
+    received: Received,
+  ): Promise<void> {
+    const { from, to } = received.request as { from: number; to: number };
+    const count = step.messages ?? to - from;
+    for (let seq = from; seq < from + count && !received.cancelled; seq++) call.write({ seq });
+    if (step.hold) {
+      await new Promise((resolve) => call.once('cancelled', resolve));
+      return;
+    }
+    await this.endStream(call, step, received);
+  }
+
+  /** Ends a server stream with the step's status (OK by default), once what was written has gone out. */
+  private async endStream(
+    call: grpc.ServerWritableStream<unknown, unknown>,
+    step: Step,
+    received: Received,
+  ): Promise<void> {
     if (received.cancelled) return;
     const code = step.code ?? grpc.status.OK;
     if (code !== grpc.status.OK) {
@@ -234,6 +294,44 @@ export class LoopbackGrpc {
       else callback(null, { text: `collected ${count}`, call: received.n });
     });
   }
+}
+
+/**
+ * Settles `pending` while moving `clock` to each pending timer every 2 ms of real time, so the
+ * policy's waits (backoff, pauses) pass at once while the real socket does its part.
+ */
+export function driveClock(clock: FakeClock): <T>(pending: Promise<T>) => Promise<T> {
+  return async (pending) => {
+    let done = false;
+    void pending.finally(() => (done = true));
+    while (!done) {
+      await pause(2);
+      const due = clock.nextDue;
+      if (due !== undefined) await clock.advance(due - clock.now());
+    }
+    return pending;
+  };
+}
+
+/**
+ * A client of `service` through the resilience interceptor built with `options`, under a FakeClock
+ * policy (`Resilience.default` with exponential backoff without jitter, then `changes`) whose events
+ * `recorder` keeps; `drive` settles a call while moving the fake clock ({@link driveClock}).
+ */
+export function interceptedClient(
+  server: LoopbackGrpc,
+  service: 'Echo' | 'Ledger' | 'Feed',
+  options: Partial<ResilienceInterceptorOptions>,
+  changes: PolicyOptions = {},
+) {
+  const clock = new FakeClock();
+  const recorder = new EventRecorder();
+  const policy = Resilience.default
+    .with({ clock, backoff: Backoff.exponential({ jitter: Jitter.none }), ...changes })
+    .withListener(recorder.record);
+  const interceptor = createResilienceInterceptor({ policy, ...options });
+  const client = server.client(service, { interceptors: [interceptor] });
+  return { clock, recorder, interceptor, client, drive: driveClock(clock) };
 }
 
 /** The outcome of one unary call: the reply or the error, and the response headers the client saw. */
