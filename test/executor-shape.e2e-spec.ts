@@ -109,4 +109,20 @@ describe('lib/core/execution', () => {
       .map(([name, where]) => `${name}: ${where.join(', ')}`);
     expect(shared).toEqual([]);
   });
+
+  it('asks the guards of this process (limiter, quota, breaker) in one admission, phases.ts guard', () => {
+    // A guard's decision: a limiter slot or token taken, a quota or the breaker asked to admit. The
+    // refusal path's hint (loop.ts reads the quota's wait after the pause) decides nothing.
+    const asks = /\b(?:limiter!?\.tryAcquire|quota!?\.refusal|breaker!?\.admit)\(/;
+    const askers = SOURCES.flatMap((file) =>
+      readFileSync(join(FOLDER, file), 'utf8')
+        .split('\n')
+        .map((line, index) => ({ file, line: index + 1, text: line }))
+        .filter(({ text }) => asks.test(text) && !text.trimStart().startsWith('//')),
+    ).map(({ file, line, text }) => `${file}:${line} ${text.trim()}`);
+    expect(askers.filter((site) => !site.startsWith('phases.ts:'))).toEqual([
+      expect.stringMatching(/^loop\.ts:\d+ const retryAfter = call\.quota!\.refusal\(/),
+    ]);
+    expect(askers.filter((site) => site.startsWith('phases.ts:'))).toHaveLength(3);
+  });
 });

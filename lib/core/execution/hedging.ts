@@ -10,6 +10,7 @@ import {
   attemptContext,
   attemptWork,
   boundedAttempt,
+  guard,
   record,
   releaseSlot,
   timedOut,
@@ -164,29 +165,23 @@ class Race<T> {
     const call = this.call;
     const now = call.plan.clock.now();
     if (!this.gatesOpen(now)) return;
-    // The caller's quota (RunOptions.quota) counts a hedge like any attempt; inside it, no hedge starts.
-    const quota = call.quota;
-    if (quota !== undefined && quota.refusal(now) !== undefined) return;
     const bucket = call.plan.bucket;
     // The retry budget pays for a hedge; a refusal stops the hedge, never the attempt running.
     if (bucket !== undefined && !bucket.tryAcquire(false)) return;
-    let slot: Slot = Slot.None;
-    if (call.plan.options.limit !== undefined) {
-      // A hedge never queues for a slot: without a free one it does not start.
-      if (!call.plan.limiter!.tryAcquire()) {
-        bucket?.refund();
-        return;
-      }
-      slot = Slot.Held;
+    // Then the admission of any later attempt (a refusal gives the token back), without queueing:
+    // a hedge that finds no free slot, a refusing quota or breaker does not start.
+    call.slot = Slot.None;
+    call.admission = Admission.Closed;
+    if (guard(call, this.started + 1, false) !== Step.Go) {
+      // The attempt running goes on: nothing was refused to the call.
+      call.refusal = undefined;
+      return;
     }
-    quota?.spend();
     this.state.hedged();
     const hedgedAfter = now - this.entries[this.entries.length - 1].start;
     const number = ++this.started;
     call.attempts = number;
     call.attemptStart = now;
-    call.admission = Admission.Closed;
-    call.slot = slot;
     const handle = attemptContext(call);
     if (call.plan.listener !== undefined)
       call.emit({

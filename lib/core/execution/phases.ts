@@ -119,8 +119,8 @@ export function decideRetry<T>(call: Call<T>): Step {
 
 /**
  * Admission of the next attempt: is there time left, and do the guards of this process let it start
- * — the limiter, the caller's quota (`RunOptions.quota`), the breaker, in that order. On `Go` the
- * attempt is counted (against the quota too) and timed.
+ * ({@link guard}: the limiter, the caller's quota, the breaker, in that order). On `Go` the attempt
+ * is counted (against the quota too) and timed.
  */
 export function admit<T>(call: Call<T>): Step {
   const next = call.attempts + 1;
@@ -146,18 +146,36 @@ export function admit<T>(call: Call<T>): Step {
       new DeadlineExceededError(call.deadline!, { cause: call.error }),
     );
   }
+  const step = guard(call, next, true);
+  if (step !== Step.Go) return step;
+  call.attempts = next;
+  call.attemptStart = attemptStart;
+  return Step.Go;
+}
+
+/**
+ * The guards of this process an attempt passes, in this order: the limiter (a free slot or token;
+ * when it has none, `Step.Queue` if `queue` and the caller can wait for one before its deadline, else
+ * `Step.Refuse`), the caller's quota (`RunOptions.quota`, asked before the breaker so its refusal never
+ * takes a half-open probe), the breaker. A refusal names its guard in `call.refusal` and gives back
+ * what the attempt took: the slot, and a retry's budget token when `next` > 1. On `Go` the attempt
+ * holds its slot, `call.admission` is the breaker's answer and the quota is spent. Every attempt's
+ * admission (`admit`, a hedge's start) asks here.
+ * @param next the number of the attempt being admitted (1 for the first)
+ * @param queue whether the attempt may wait for a slot (a hedge never does)
+ */
+export function guard<T>(call: Call<T>, next: number, queue: boolean): Step {
   // The limiter first: a queued caller is admitted by the breaker when its slot comes, not before.
   const limiter = call.plan.limiter;
   if (limiter !== undefined && call.slot === Slot.None) {
     if (!limiter.tryAcquire()) {
-      if (limiter.canWaitUntil(call.deadlineAt)) return Step.Queue;
+      if (queue && limiter.canWaitUntil(call.deadlineAt)) return Step.Queue;
       if (next > 1) call.plan.bucket?.refund();
       call.refusal = 'Limited';
       return Step.Refuse;
     }
     call.slot = Slot.Held;
   }
-  // A quota the caller keeps: asked before the breaker, so its refusal never takes a half-open probe.
   const quota = call.quota;
   if (quota !== undefined && quota.refusal(call.plan.clock.now()) !== undefined) {
     if (next > 1) call.plan.bucket?.refund();
@@ -179,8 +197,6 @@ export function admit<T>(call: Call<T>): Step {
   }
   if (call.slot === Slot.Queued) call.slot = Slot.Held;
   quota?.spend();
-  call.attempts = next;
-  call.attemptStart = attemptStart;
   return Step.Go;
 }
 
