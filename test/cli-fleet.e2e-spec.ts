@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** `nresilience simulate --fleet`, run from the built dist as a user would. */
@@ -35,6 +37,10 @@ describe('nresilience simulate --fleet', () => {
       'strict-provider',
     ]);
     expect(result.stderr).toContain('fleet matrix 5/5: strict-provider · seed 1');
+    // 5 s ends before the store returns (at 20 s): the row says so instead of "never".
+    const outage = lines.find((l) => l.startsWith('store-outage'))!;
+    expect(outage).not.toContain('never');
+    expect(outage.match(/after the run/g)).toHaveLength(2);
   }, 60_000);
 
   it('prints JSON with --json', async () => {
@@ -52,5 +58,37 @@ describe('nresilience simulate --fleet', () => {
     const half = await cli('--fleet', '--config', 'resilience.yaml');
     expect(half.code).toBe(2);
     expect(half.stderr).toContain('--policy');
+  }, 60_000);
+
+  it.each([
+    ['--seed', '7'],
+    ['--scenario', 'outage-30s'],
+    ['--scenarios', 'healthy'],
+    ['--rate', '100'],
+    ['--dependency', 'p50=10ms'],
+    ['--svg', 'fleet.svg'],
+    ['--compare', 'budget=off'],
+  ])(
+    'exits 2 for --fleet with %s, which it would ignore, naming the option',
+    async (flag, value) => {
+      const result = await cli('--fleet', flag, value);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(
+        `${flag}: "${value}" is invalid: does not go with --fleet (its rows, rates and provider are fixed; use --seeds and --duration)`,
+      );
+    },
+    60_000,
+  );
+
+  it('exits 2 for a policy with its own limit: each row sets the limit', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-limit-'));
+    const file = join(dir, 'resilience.yaml');
+    writeFileSync(file, 'policies:\n  capped: { preset: http, limit: { concurrency: 4 } }\n');
+    const result = await cli('--fleet', '--config', file, '--policy', 'capped', '--seeds', '1');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'limit: "a concurrency limit" is invalid: must be unset in a policy run by the fleet matrix: each row sets the processes\' own rate limit (shared, per process, none)',
+    );
   }, 60_000);
 });

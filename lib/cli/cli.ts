@@ -276,12 +276,35 @@ function fleetFromArgs(
     json: boolean;
     matrix: boolean;
     hops?: string;
+    seed?: string;
+    scenario?: string;
+    scenarios?: string;
+    rate?: string;
+    dependency?: string;
+    svg?: string;
+    compare: string[];
   },
   io: CliIo,
 ): Promise<number> {
   if (values.matrix) throw new UsageError('--fleet', true, 'does not go with --matrix');
-  if (values.hops !== undefined)
-    throw new UsageError('--hops', values.hops, 'does not go with --fleet');
+  // The fleet matrix fixes its scenarios, rates and provider; an option it would ignore is refused.
+  for (const [flag, value] of [
+    ['--hops', values.hops],
+    ['--seed', values.seed],
+    ['--scenario', values.scenario],
+    ['--scenarios', values.scenarios],
+    ['--rate', values.rate],
+    ['--dependency', values.dependency],
+    ['--svg', values.svg],
+    ['--compare', values.compare.length === 0 ? undefined : values.compare.join(' ')],
+  ] as const) {
+    if (value !== undefined)
+      throw new UsageError(
+        flag,
+        value,
+        'does not go with --fleet (its rows, rates and provider are fixed; use --seeds and --duration)',
+      );
+  }
   if ((values.config === undefined) !== (values.policy === undefined))
     throw new UsageError(
       values.config === undefined ? '--config' : '--policy',
@@ -313,10 +336,10 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
       options: {
         config: { type: 'string' },
         policy: { type: 'string' },
-        scenario: { type: 'string', default: 'brownout' },
+        scenario: { type: 'string' },
         compare: { type: 'string', multiple: true, default: [] },
         dependency: { type: 'string' },
-        seed: { type: 'string', default: '42' },
+        seed: { type: 'string' },
         duration: { type: 'string' },
         rate: { type: 'string' },
         hops: { type: 'string' },
@@ -354,10 +377,10 @@ async function simulateCommand(argv: readonly string[], io: CliIo): Promise<numb
     );
   if (values.policy === undefined)
     throw new UsageError('--policy', undefined, 'is required: the name of a policy in the config');
-  const scenarioName = values.scenario as ScenarioName;
+  const scenarioName = (values.scenario ?? 'brownout') as ScenarioName;
   if (!SCENARIOS.includes(scenarioName))
     throw new UsageError('--scenario', values.scenario, `must be one of ${SCENARIOS.join(', ')}`);
-  const seed = parseNumber('--seed', values.seed, /^\s*\d+\s*$/, SEED_RULE);
+  const seed = parseNumber('--seed', values.seed ?? '42', /^\s*\d+\s*$/, SEED_RULE);
   const duration = readDuration(values.duration ?? '5m');
   if (values.hops !== undefined && !values.matrix)
     throw new UsageError('--hops', values.hops, 'only goes with --matrix (the chain matrix)');

@@ -56,11 +56,23 @@ export const FLEET_SCENARIOS: readonly FleetScenario[] = Object.freeze([
   },
 ]);
 
+/** When the store-outage row's store answers again, ms into the run. */
+const STORE_BACK_AT = Math.max(
+  ...FLEET_SCENARIOS.map((s) => (s.outage === undefined ? 0 : s.outage.after + s.outage.lasting)),
+);
+
+/** The shortest run whose store-outage row shows the return: the store's, and the 2 s of 429s counted after it (ms). */
+const FLEET_OUTAGE_DURATION = STORE_BACK_AT + 2000;
+
 /** Options of {@link FleetMatrix.run}. */
 export interface FleetMatrixOptions {
   /** Seeds, each an integer in [0, 2^32 - 1], at least one. Default `[1, 2]`. */
   readonly seeds?: readonly number[];
-  /** Simulated ms of arrivals per run, > 0. Default 30 000. */
+  /**
+   * Simulated ms of arrivals per run, > 0. Default 30 000. A run shorter than 22 000 ends before the
+   * store-outage row's store returns (at 20 s) and the 2 s of 429s counted after it: that row's
+   * `backIn` and `throttledAfterReturn` are then `null`, and the table says `after the run`.
+   */
   readonly duration?: number;
   /** Told after each run finishes. */
   readonly onProgress?: (done: number, total: number, scenario: string, seed: number) => void;
@@ -87,9 +99,12 @@ export interface FleetCell {
   readonly roundTripsPerCall: number | null;
   /** Degraded episodes (one per process per store outage); 0 without one. */
   readonly degradedEpisodes: number;
-  /** ms from the store's return until every process shared the limit again (`null` without an outage). */
+  /**
+   * ms from the store's return until every process shared the limit again (`null` without an outage,
+   * when the run ends less than 2 s after the store's return, or when some process never did).
+   */
   readonly backIn: number | null;
-  /** 429s in the 2 s after the store came back (`null` without an outage). */
+  /** 429s in the 2 s after the store came back (`null` without an outage or when the run ends first). */
   readonly throttledAfterReturn: number | null;
 }
 
@@ -111,9 +126,11 @@ export function fleetScenario(name: string): FleetScenario {
   return found;
 }
 
-function cellOf(run: FleetRun, scenario: FleetScenario, seconds: number, seed: number): FleetCell {
-  const back =
+function cellOf(run: FleetRun, scenario: FleetScenario, duration: number, seed: number): FleetCell {
+  const seconds = Math.ceil(duration / 1000);
+  const returnsAt =
     scenario.outage === undefined ? undefined : scenario.outage.after + scenario.outage.lasting;
+  const back = returnsAt !== undefined && returnsAt + 2000 <= duration ? returnsAt : undefined;
   const from = back === undefined ? 0 : Math.floor(back / 1000);
   return Object.freeze({
     seed,
@@ -151,8 +168,9 @@ function cellOf(run: FleetRun, scenario: FleetScenario, seconds: number, seed: n
 export const FleetMatrix = {
   /**
    * Runs the fleet matrix.
-   * @throws PolicyConfigError naming `seeds`, `seeds[i]` or `duration` for a bad option, or `budget`
-   *   for a policy whose budget is `RetryBudget.using(bucket)`.
+   * @throws PolicyConfigError naming `seeds`, `seeds[i]` or `duration` for a bad option, `limit` for a
+   *   policy with its own limit (each row sets the processes' limit), or `budget` for a policy whose
+   *   budget is `RetryBudget.using(bucket)`.
    */
   async run(
     policy: Policy = Resilience.default,
@@ -163,6 +181,12 @@ export const FleetMatrix = {
       throw new PolicyConfigError('seeds', seeds, 'must be a non-empty array of seeds');
     seeds.forEach((seed, index) => checkValue(SEED_RULE, `seeds[${index}]`, seed));
     const duration = checkValue(POSITIVE_SPAN_RULE, 'duration', given(options.duration, 30_000));
+    if (policy.options.limit !== undefined)
+      throw new PolicyConfigError(
+        'limit',
+        `a ${policy.options.limit.settings.kind} limit`,
+        "must be unset in a policy run by the fleet matrix: each row sets the processes' own rate limit (shared, per process, none)",
+      );
     const rows: FleetRow[] = [];
     const total = FLEET_SCENARIOS.length * seeds.length;
     let done = 0;
@@ -182,7 +206,7 @@ export const FleetMatrix = {
           duration,
         };
         const run = await runFleet(policy, setup, seed);
-        cells.push(cellOf(run, scenario, Math.ceil(duration / 1000), seed));
+        cells.push(cellOf(run, scenario, duration, seed));
         options.onProgress?.(++done, total, scenario.name, seed);
       }
       rows.push(Object.freeze({ scenario: scenario.name, cells: Object.freeze(cells) }));
@@ -269,6 +293,8 @@ export class FleetMatrixReport {
       const trips = cells.map((c) => c.roundTripsPerCall);
       const back = cells.map((c) => c.backIn);
       const after = cells.map((c) => c.throttledAfterReturn);
+      const afterRun =
+        this.duration < FLEET_OUTAGE_DURATION && fleetScenario(scenario).outage !== undefined;
       return [
         scenario,
         mean(cells.map((c) => c.offered)).toFixed(0),
@@ -280,12 +306,18 @@ export class FleetMatrixReport {
         pct(mean(cells.map((c) => c.succeeded))),
         trips[0] === null ? '-' : mean(trips as number[]).toFixed(3),
         String(Math.max(...cells.map((c) => c.degradedEpisodes))),
-        back[0] === null && cells.every((c) => c.throttledAfterReturn === null)
-          ? '-'
-          : back.some((b) => b === null)
-            ? 'never'
-            : `${Math.round(Math.max(...(back as number[])))} ms`,
-        after[0] === null ? '-' : String(Math.max(...(after as number[]))),
+        afterRun
+          ? 'after the run'
+          : back[0] === null && cells.every((c) => c.throttledAfterReturn === null)
+            ? '-'
+            : back.some((b) => b === null)
+              ? 'never'
+              : `${Math.round(Math.max(...(back as number[])))} ms`,
+        afterRun
+          ? 'after the run'
+          : after[0] === null
+            ? '-'
+            : String(Math.max(...(after as number[]))),
       ];
     });
     const title = `Fleet matrix — 10 processes${this.policy ? ` running ${this.policy}` : ''}, ${FLEET_RATES.reduce((a, b) => a + b, 0)} calls/s offered unevenly (${FLEET_RATES.join(', ')}), a provider accepting ${FLEET_LIMIT}/s (offered, sent, accepted: per second): ${this.duration / 1000} s, seeds ${this.seeds.join(', ')}`;
