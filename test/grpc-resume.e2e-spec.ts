@@ -166,6 +166,20 @@ describe('server streams with a checkpoint (resumeFrom) through the interceptor'
     expect(recorder.ofKind('streamResumed')).toHaveLength(0);
   });
 
+  it('an async resumeFrom ends the stream at its first message with an error naming it, before any restart could send a promise', async () => {
+    const asyncResume = async (request: TailRequest, last: TailItem) => ({
+      ...request,
+      from: last.seq + 1,
+    });
+    const { client, drive } = setup({ resumeFrom: { [TAIL]: asyncResume as never } });
+    const result = await drive(tail(client, { from: 0, to: 8 }));
+    expect(result.seqs).toEqual([]);
+    expect(result.error?.details).toContain(
+      'resumeFrom: "a promise" is invalid: must return the request itself, synchronously',
+    );
+    expect(froms()).toEqual([0]);
+  });
+
   it('rejects a resumeFrom that is not an object of functions keyed by method', () => {
     const policy = Resilience.default;
     expect(() =>

@@ -167,5 +167,12 @@ function nextRequest(request: unknown): unknown {
       request,
       'must return the request (an object) that re-opens the stream after the last message',
     );
+  // A promise would be serialized as an empty request: the stream would re-open from the start.
+  if (typeof (request as { then?: unknown }).then === 'function')
+    throw new PolicyConfigError(
+      'resumeFrom',
+      'a promise',
+      'must return the request itself, synchronously (it is called for every message, before the client gets it)',
+    );
   return request;
 }

@@ -5,7 +5,10 @@ import { PolicyConfigError } from '../core/index.js';
  * with the message after it (an offset, a sequence number, a resume token taken from the message).
  * Called with the call's original request (as the client passed it, before serialization), the last
  * message the client received, and how many messages it has received (`lastMessage` included), for
- * every message before the client gets it, so a restart never repeats or skips one.
+ * every message before the client gets it, so a restart never repeats or skips one. It must return
+ * the request synchronously: a throw, a non-object or a promise ends the stream at that message with
+ * the error (a `PolicyConfigError` naming `resumeFrom` for the last two), so a broken checkpoint shows
+ * on the first message rather than at the first restart.
  *
  * ```ts
  * const resume: ResumeFrom<TailRequest, Entry> = (request, last) => ({ ...request, from: last.seq + 1 });
