@@ -379,6 +379,22 @@ describe('wire deadlines (real clock, short bounds)', () => {
     expect(callers).toBeLessThanOrEqual(250);
   });
 
+  it("a server stream carries only the caller's deadline on the wire: the policy's deadline bounds its first message, not the stream", async () => {
+    const interceptor = createResilienceInterceptor({
+      policy: Resilience.default.with({ deadline: 300, attemptTimeout: 100 }),
+      repeatable: [ECHO],
+    });
+    const client = server.client('Echo', { interceptors: [interceptor] });
+    const own = await stream(client, 'Watch');
+    const callers = await stream(client, 'Watch', { deadline: Date.now() + 200 });
+    expect(own.error).toBeUndefined();
+    expect(callers.error).toBeUndefined();
+    const [unbounded, bounded] = server.calls('Watch').map((call) => call.remaining);
+    expect(unbounded).toBe(Infinity);
+    expect(bounded).toBeGreaterThan(100);
+    expect(bounded).toBeLessThanOrEqual(250);
+  });
+
   it('a slow attempt ends by our timer as an attempt timeout (cancelled on the wire), not a transport DEADLINE_EXCEEDED', async () => {
     const recorder = new EventRecorder();
     const interceptor = createResilienceInterceptor({

@@ -215,8 +215,10 @@ export class ResilientCall {
     const signal = context.signal;
     if (signal.aborted) return Promise.reject(signal.reason);
     const outer = this.outerAt - policy.options.clock.now();
-    // A stream's attempt timeout bounds only the wait for its first message, not the stream.
-    const bound = streaming ? context.remaining : context.bound;
+    // A stream's attempt timeout and the policy's deadline bound only the wait for its first message
+    // (the attempt's signal cancels the call), never the stream (DESIGN §3.10): only the caller's
+    // deadline goes on the wire.
+    const bound = streaming ? Infinity : context.bound;
     const deadline = wireDeadline(bound, outer);
     if (deadline === undefined) {
       // No time left: never put this attempt on the wire.
