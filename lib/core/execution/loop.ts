@@ -178,9 +178,9 @@ function settleRace(attempt: BoundedAttempt, call: Call<unknown>): void {
   }
 }
 
-/** Recording, then the settling or the retry. */
+/** Recording, then the settling (at the end `record` just read) or the retry. */
 function recorded<T>(call: Call<T>): T | Promise<T> {
-  if (record(call) === Step.Stop) return call.settle();
+  if (record(call) === Step.Stop) return call.settle(true);
   return retry(call);
 }
 
