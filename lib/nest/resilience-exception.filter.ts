@@ -19,13 +19,13 @@ import {
   type RejectionReason,
   stopReasonOf,
   SystemClock,
+  type Clock,
 } from '../core/index.js';
 import type { DependencyFailure } from '../core/internal.js';
 import { DependencyFailureLog } from './dependency-failure-log.js';
 import { grpcAnswer } from './grpc-refusal-answer.js';
 import { findLibraryError } from './library-error.js';
-import { RESILIENCE_MODULE_OPTIONS } from './resilience.constants.js';
-import type { ResilienceModuleOptions } from './resilience-module-options.interface.js';
+import { RESILIENCE_SETTINGS } from './module-settings.js';
 
 /**
  * What each refusal means for the client, true to when it happens: the retry budget is checked only
@@ -196,16 +196,18 @@ export class ResilienceExceptionFilter implements ExceptionFilter<unknown> {
 
   /**
    * @param adapterHost Nest's HTTP adapter host (injected); optional.
-   * @param moduleOptions the module's options (injected), for the clock of the 502 log's windows; optional (the system clock)
+   * @param settings the module's options as `ResilienceModule` read them once (injected): `valid.clock`
+   *   is the clock of the 502 log's windows; optional (the system clock, also when `valid.clock` is
+   *   `undefined`)
    */
   constructor(
     /** Nest's HTTP adapter host, through which answers are written (the Node response API without it). */
     @Optional() protected readonly adapterHost?: HttpAdapterHost,
     @Optional()
-    @Inject(RESILIENCE_MODULE_OPTIONS)
-    moduleOptions?: Pick<ResilienceModuleOptions, 'clock'>,
+    @Inject(RESILIENCE_SETTINGS)
+    settings?: { readonly valid: { readonly clock: Clock | undefined } | undefined },
   ) {
-    this.failures = new DependencyFailureLog(moduleOptions?.clock ?? SystemClock.instance);
+    this.failures = new DependencyFailureLog(settings?.valid?.clock ?? SystemClock.instance);
   }
 
   /**
@@ -407,15 +409,17 @@ export class ResilienceBadGatewayFilter extends ResilienceExceptionFilter {
 
   /**
    * @param adapterHost Nest's HTTP adapter host (injected); without an adapter, unanswered errors are rethrown.
-   * @param moduleOptions the module's options (injected), for the clock of the 502 log's windows; optional
+   * @param settings the module's options as `ResilienceModule` read them once (injected): `valid.clock`
+   *   is the clock of the 502 log's windows; optional (the system clock, also when `valid.clock` is
+   *   `undefined`)
    */
   constructor(
     @Optional() adapterHost?: HttpAdapterHost,
     @Optional()
-    @Inject(RESILIENCE_MODULE_OPTIONS)
-    moduleOptions?: Pick<ResilienceModuleOptions, 'clock'>,
+    @Inject(RESILIENCE_SETTINGS)
+    settings?: { readonly valid: { readonly clock: Clock | undefined } | undefined },
   ) {
-    super(adapterHost, moduleOptions);
+    super(adapterHost, settings);
   }
 
   /** Answers 502 for attempts exhausted too (`badGateway: true`). @internal */
