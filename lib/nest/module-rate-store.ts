@@ -2,6 +2,7 @@ import type { RateStore } from '../core/index.js';
 import { PolicyConfigError } from '../core/index.js';
 import { isPlainObject } from '../core/internal.js';
 import type { RedisScriptClient } from '../redis/redis-rate-store.js';
+import { isRedisUrl, REDIS_URL_RULE } from '../redis/redis-url.js';
 
 /**
  * `redis` in `ResilienceModule.forRoot(...)`: the Redis that rate limits configured with
@@ -45,10 +46,8 @@ export function redisOptionProblems(value: unknown): PolicyConfigError[] {
         new PolicyConfigError(`redis.${key}`, value[key], `is not an option: ${SHAPE}`),
       );
   if ('url' in value) {
-    if (typeof value.url !== 'string' || !/^rediss?:\/\/./.test(value.url))
-      problems.push(
-        new PolicyConfigError('redis.url', value.url, 'must be a redis:// or rediss:// URL'),
-      );
+    if (!isRedisUrl(value.url))
+      problems.push(new PolicyConfigError('redis.url', value.url, REDIS_URL_RULE));
     const wait = value.connectWait;
     if (wait !== undefined && !(typeof wait === 'number' && wait >= 0 && wait <= 60_000))
       problems.push(

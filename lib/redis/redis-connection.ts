@@ -1,6 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { SystemClock } from '../core/index.js';
 import { RedisRateStore, type RedisRateStoreOptions } from './redis-rate-store.js';
+import { isRedisUrl, REDIS_URL_RULE } from './redis-url.js';
 
 /** Options of {@link connectRedisRateStore}. */
 export interface RedisConnectOptions extends RedisRateStoreOptions {
@@ -46,14 +47,14 @@ class ConnectedRedisRateStore extends RedisRateStore {
  * TLS) and returns a {@link RedisRateStore} on it, once connected or after `connectWait` ms.
  * Connection errors are not thrown and never unhandled: the limiter sees the store fail and degrades,
  * and the client keeps reconnecting. `close()` on the store quits the connection.
- * @throws TypeError for a `url` that is not a non-empty string, or a bad `connectWait`
+ * @throws TypeError for a `url` that is not a Redis URL as above (another scheme, no host, a path
+ *   that is not `/<db>`), or a bad `connectWait`
  */
 export async function connectRedisRateStore(
   url: string,
   options: RedisConnectOptions = {},
 ): Promise<RedisRateStore> {
-  if (typeof url !== 'string' || url.length === 0)
-    throw new TypeError(`url: ${String(url)} is invalid: must be a redis:// or rediss:// URL`);
+  if (!isRedisUrl(url)) throw new TypeError(`url: ${String(url)} is invalid: ${REDIS_URL_RULE}`);
   const wait = options.connectWait ?? 1000;
   if (!(typeof wait === 'number' && wait >= 0 && wait <= 60_000))
     throw new TypeError(
