@@ -4,16 +4,7 @@ import { MemoryRateStore } from '../testing/index.js';
 import { PinnedPolicies } from './pinned-policies.js';
 import { parseResilienceConfig } from './policy-config.js';
 import { ResilienceConfigError } from './resilience-config.error.js';
-
-function problemsOf(config: unknown): string[] {
-  try {
-    parseResilienceConfig(config);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ResilienceConfigError);
-    return (error as ResilienceConfigError).problems.map((p) => p.message);
-  }
-  throw new Error('expected the config to be rejected');
-}
+import { problemsOf } from '../../test/support/config-problems.js';
 
 describe('limit and saturation in config', () => {
   it('builds a bulkhead, an adaptive limit and a saturation guard, in a policy and in defaults', () => {

@@ -2,17 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { FakeClock, MeasuredBackoff } from '../core/index.js';
 import { PinnedPolicies } from './pinned-policies.js';
 import { parseResilienceConfig } from './policy-config.js';
-import { ResilienceConfigError } from './resilience-config.error.js';
-
-function problemsOf(config: unknown): string[] {
-  try {
-    parseResilienceConfig(config);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ResilienceConfigError);
-    return (error as ResilienceConfigError).problems.map((p) => p.message);
-  }
-  throw new Error('expected the config to be rejected');
-}
+import { problemsOf } from '../../test/support/config-problems.js';
 
 describe('measured terms in config', () => {
   it('reads attemptCeiling, adaptive and a measured backoff; the http preset has the ceiling, false removes it', () => {

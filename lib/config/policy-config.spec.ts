@@ -1,17 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Resilience } from '../core/index.js';
 import { parseDuration, parseResilienceConfig } from './policy-config.js';
-import { ResilienceConfigError } from './resilience-config.error.js';
-
-function problemsOf(config: unknown): string[] {
-  try {
-    parseResilienceConfig(config);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ResilienceConfigError);
-    return (error as ResilienceConfigError).problems.map((p) => p.message);
-  }
-  throw new Error('expected the config to be rejected');
-}
+import { problemsOf } from '../../test/support/config-problems.js';
 
 describe('parseDuration', () => {
   it.each([

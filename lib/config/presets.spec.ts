@@ -8,17 +8,7 @@ import {
 } from '../core/index.js';
 import { PinnedPolicies } from './pinned-policies.js';
 import { parseResilienceConfig } from './policy-config.js';
-import { ResilienceConfigError } from './resilience-config.error.js';
-
-function problemsOf(config: unknown): string[] {
-  try {
-    parseResilienceConfig(config);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ResilienceConfigError);
-    return (error as ResilienceConfigError).problems.map((p) => p.message);
-  }
-  throw new Error('expected the config to be rejected');
-}
+import { problemsOf } from '../../test/support/config-problems.js';
 
 function pinned(config: unknown, clock = new FakeClock()): PinnedPolicies {
   const policies = new PinnedPolicies({ clock });
