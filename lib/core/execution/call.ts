@@ -14,6 +14,7 @@ import {
 import { errorName } from './error-name.js';
 import type { HeldCall } from './held-call.js';
 import type { CallQuota } from '../limits/call-quota.js';
+import { type ConcurrencyLimiter, SlotOutcome } from '../limits/concurrency-limiter.js';
 import type { HedgeState } from '../hedging/hedge-state.js';
 import { ended, started, tell } from './observer.js';
 import type { CallPlan } from './plan.js';
@@ -357,6 +358,8 @@ export class Call<T> {
    *   read, ~50 ns); otherwise the end is read now
    */
   settle(recordedNow = false): T | Promise<T> {
+    // Only a slot held per call is still held here (per attempt, recording gave it back).
+    if (this.slot !== Slot.None) this.releaseCallSlot();
     const reason = this.reason;
     const fallback = this.plan.options.fallback;
     if (fallback !== undefined && reason !== 'succeeded' && fallback.answers(reason))
@@ -367,6 +370,29 @@ export class Call<T> {
       throw this.error;
     }
     return this.value as T;
+  }
+
+  /**
+   * Gives back the slot held per call (`CallPlan.slotPerCall`), told how the call went: answered,
+   * dropped (it ended on a Transient or Throttled failure, a timeout, the deadline) or no evidence
+   * (a Permanent answer, the caller's abort, a drain).
+   */
+  private releaseCallSlot(): void {
+    this.slot = Slot.None;
+    const reason = this.reason;
+    const verdict = this.verdict?.kind;
+    (this.plan.limiter as ConcurrencyLimiter).releaseHeld(
+      this,
+      reason === 'succeeded'
+        ? SlotOutcome.Answered
+        : reason === 'cancelled' ||
+            reason === 'draining' ||
+            verdict === undefined ||
+            verdict === 'Permanent' ||
+            verdict === 'Limited'
+          ? SlotOutcome.Ignored
+          : SlotOutcome.Dropped,
+    );
   }
 
   /** The log and the terminal event (held for a success when `hold` says so); `recordedNow` as in {@link settle}. */

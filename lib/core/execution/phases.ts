@@ -7,7 +7,7 @@ import { Attempt, type AttemptContext, type AttemptHandle } from './attempt-cont
 import { BoundedAttempt } from './race.js';
 import { type Call, Slot, Step, stopForDrain } from './call.js';
 import { errorName } from './error-name.js';
-import { SlotOutcome } from '../limits/concurrency-limiter.js';
+import { type ConcurrencyLimiter, SlotOutcome } from '../limits/concurrency-limiter.js';
 import type { Saturation } from '../limits/saturation.js';
 import { UNBOUND_FIRST_ATTEMPT } from './unbound-attempt.js';
 
@@ -175,6 +175,9 @@ export function guard<T>(call: Call<T>, next: number, queue: boolean): Step {
       return Step.Refuse;
     }
     call.slot = Slot.Held;
+    if (call.plan.slotPerCall) (limiter as ConcurrencyLimiter).heldBy(call);
+  } else if (call.slot === Slot.Queued && call.plan.slotPerCall) {
+    (limiter as ConcurrencyLimiter).heldBy(call);
   }
   const quota = call.quota;
   if (quota !== undefined && quota.refusal(call.plan.clock.now()) !== undefined) {
@@ -220,7 +223,8 @@ function recordMeasured<T>(call: Call<T>, learn: boolean): void {
 export function releaseSlot<T>(call: Call<T>, heldFor: number, outcome: SlotOutcome): void {
   if (call.slot === Slot.None) return;
   call.slot = Slot.None;
-  call.plan.limiter!.release(heldFor, outcome);
+  if (call.plan.slotPerCall) (call.plan.limiter as ConcurrencyLimiter).releaseHeld(call, outcome);
+  else call.plan.limiter!.release(heldFor, outcome);
 }
 
 /**
@@ -374,7 +378,8 @@ export function record<T>(call: Call<T>): Step {
   const timely = o.saturation === undefined || !saturatedNow(call, o.saturation);
   call.plan.breaker?.record(call.admission, verdict.kind, duration, attemptEnd, timely, call.error);
   // Attempt timeouts and failures worth retrying are drops (signs of load); answers are latency samples.
-  if (call.slot !== Slot.None)
+  // A slot held per call is given back when the call settles (Call.settle).
+  if (call.slot !== Slot.None && !call.plan.slotPerCall)
     releaseSlot(
       call,
       duration,

@@ -3,6 +3,7 @@ import type { RetryBudgetState } from '../budget/retry-budget-state.js';
 import type { ResolvedCeilingSettings } from '../estimators/attempt-ceiling.js';
 import type { MeasuredLatency } from '../estimators/measured-latency.js';
 import type { HedgeState } from '../hedging/hedge-state.js';
+import { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
 import type { Limiter } from '../limits/limit-value.js';
 import type { CallObserver, ExecutablePolicy, ResolvedPolicyOptions } from './executable-policy.js';
 import type { Clock } from '../time/clock.js';
@@ -21,6 +22,11 @@ export class CallPlan {
   readonly breaker: CircuitBreaker | undefined;
   readonly bucket: RetryBudgetState | undefined;
   readonly limiter: Limiter | undefined;
+  /**
+   * Whether a call holds its limiter slot from its first admission to its end (a limit made with the
+   * internal `Limit.heldPerCall`, no hedge); else a slot is held per attempt.
+   */
+  readonly slotPerCall: boolean;
   /** What the policy's hedge has learnt, or `undefined` without a `hedge`. */
   readonly hedge: HedgeState | undefined;
   /** What the policy measures of its dependency (ceiling, measured backoff), or `undefined`. */
@@ -46,6 +52,10 @@ export class CallPlan {
     this.breaker = policy.breaker();
     this.bucket = policy.bucket();
     this.limiter = o.limit === undefined ? undefined : policy.limiter();
+    this.slotPerCall =
+      this.limiter instanceof ConcurrencyLimiter &&
+      this.limiter.holdsPerCall &&
+      o.hedge === undefined;
     this.hedge = o.hedge === undefined ? undefined : policy.hedger();
     this.measured = policy.measurements();
     this.ceiling =

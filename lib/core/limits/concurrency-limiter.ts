@@ -51,6 +51,8 @@ export class ConcurrencyLimiter {
   private adaptive: AdaptiveLimit | undefined;
   private kindName: 'concurrency' | 'adaptive';
   private configured: ResolvedConcurrencySettings;
+  /** When each call holding a slot per call took it (clock ms); `undefined` while slots are held per attempt. */
+  private callHolds: WeakMap<object, number> | undefined = undefined;
 
   /**
    * @param settings the limit (from `Limit.concurrency` / `Limit.adaptive`)
@@ -161,6 +163,44 @@ export class ConcurrencyLimiter {
         this.current = adaptive.limit;
     }
     this.grant();
+  }
+
+  /**
+   * Whether a call keeps its slot from its first admission to its end, through backoff and retries,
+   * and the limit learns from the whole call. False — the library's choice, docs/limits.md measures
+   * both — is a slot per attempt, given back while the call waits in backoff.
+   * @internal the simulator's comparison of the two holds
+   */
+  get holdsPerCall(): boolean {
+    return this.callHolds !== undefined;
+  }
+
+  /**
+   * Makes this limiter hold its slots per call ({@link ConcurrencyLimiter.holdsPerCall}); before its first call.
+   * @internal `Limit.heldPerCall`'s
+   */
+  holdPerCall(): this {
+    this.callHolds ??= new WeakMap();
+    return this;
+  }
+
+  /**
+   * A slot held per call ({@link ConcurrencyLimiter.holdsPerCall}) was taken by `holder` now.
+   * @internal the executor's
+   */
+  heldBy(holder: object): void {
+    this.callHolds?.set(holder, this.clock.now());
+  }
+
+  /**
+   * Gives back the slot `holder` held per call, held since {@link ConcurrencyLimiter.heldBy}.
+   * @internal the executor's
+   */
+  releaseHeld(holder: object, outcome: SlotOutcome): void {
+    const now = this.clock.now();
+    const since = this.callHolds?.get(holder) ?? now;
+    this.callHolds?.delete(holder);
+    this.release(now - since, outcome);
   }
 
   /**

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { Backoff } from '../backoff/backoff.js';
+import { Breaker } from '../breaker/breaker-value.js';
 import { RetryBudget } from '../budget/retry-budget.js';
 import { AttemptTimeoutError, CallRejectedError, DeadlineExceededError } from '../errors.js';
 import { Drain } from '../signals/drain.js';
@@ -165,48 +166,114 @@ describe('executor with a concurrency limit (bulkhead)', () => {
     expect(limiter.inflight).toBe(0);
   });
 
-  it('gives the slot back on every outcome: success, Permanent, exhausted Transient, attempt timeout, caller abort, drain', async () => {
-    const drain = new Drain();
-    const { clock, policy, limiter } = policyWith(Limit.concurrency(1), {
+  it('held per call (the measured alternative), the slot stays taken through backoff and retries and comes back once, timed over the whole call', async () => {
+    const { clock, policy, limiter } = policyWith(Limit.concurrency(1).heldPerCall(), {
+      backoff: Backoff.constant(1000),
       attempts: 2,
-      attemptTimeout: 50,
-      drain,
-      backoff: Backoff.constant(10),
     });
-    expect((await policy.tryRun(async () => 1)).reason).toBe('succeeded');
-    expect(limiter.inflight).toBe(0);
-    const permanent = await policy.tryRun(async () => {
-      throw new TypeError('bug');
-    });
-    expect(permanent.reason).toBe('permanent');
-    expect(limiter.inflight).toBe(0);
-    const exhausted = policy.tryRun(async () => {
-      throw new Down('down');
-    });
-    await clock.advance(10);
-    expect((await exhausted).reason).toBe('attemptsExhausted');
-    expect(limiter.inflight).toBe(0);
     const g = gate(clock);
-    const timedOut = policy.tryRun(g.work, { attempts: 1 });
-    await clock.advance(50);
-    const t = await timedOut;
-    expect(t.error).toBeInstanceOf(AttemptTimeoutError);
+    const retried = policy.tryRun(g.work);
+    await clock.advance(30);
+    g.pending[0]!.reject(new Down('down'));
+    await clock.advance(10);
+    expect(limiter.inflight).toBe(1);
+    // Refused after the guarded pause: the call in backoff still holds the only slot.
+    const other = policy.tryRun(async () => 'other');
+    await clock.advance(100);
+    expect((await other).reason).toBe('limited');
+    await clock.advance(890);
+    expect(limiter.inflight).toBe(1);
+    expect(g.started).toBe(2);
+    await clock.advance(20);
+    g.pending[1]!.resolve('second');
+    expect((await retried).value).toBe('second');
     expect(limiter.inflight).toBe(0);
-    const controller = new AbortController();
-    const aborted = policy.tryRun(g.work, { signal: controller.signal });
-    controller.abort(new Error('gone'));
-    expect((await aborted).reason).toBe('cancelled');
-    expect(limiter.inflight).toBe(0);
-    const draining = policy.tryRun(async () => {
+    // Held from 0 to 1050 ms: the whole call (attempts 30 and 20 ms, backoff 1000 ms).
+    expect(limiter.refusalRetryAfter()).toBe(1050);
+  });
+
+  it('held per call, a retry the breaker refuses gives the slot back with the call', async () => {
+    const { clock, policy, limiter } = policyWith(Limit.concurrency(1).heldPerCall(), {
+      attempts: 2,
+      backoff: Backoff.constant(10),
+      breaker: Breaker.with({ consecutiveFailures: 1 }),
+    });
+    // The breaker opens on the first failure: the retry is refused after the guarded pause.
+    const refused = policy.tryRun(async () => {
       throw new Down('down');
     });
-    await clock.advance(0);
-    drain.start();
-    expect((await draining).reason).toBe('draining');
+    await clock.advance(5);
+    expect(limiter.inflight).toBe(1);
+    await clock.advance(105);
+    expect((await refused).reason).toBe('dependencyUnavailable');
     expect(limiter.inflight).toBe(0);
   });
 
-  it('no slot ever leaks through the executor: random outcomes, timeouts, aborts and queueing leave 0 in flight, an empty queue, every call settled', async () => {
+  it('heldPerCall is for concurrency limits only', () => {
+    expect(() => Limit.rate({ limit: 10, per: 1000 }).heldPerCall()).toThrow(
+      'limit: "Limit.rate(options)" is invalid: must be Limit.concurrency or Limit.adaptive to hold its slots per call',
+    );
+  });
+
+  it.each([
+    ['per attempt', false],
+    ['per call', true],
+  ])(
+    'held %s, gives the slot back on every outcome: success, Permanent, exhausted Transient, attempt timeout, caller abort and drain during backoff',
+    async (_hold, perCall) => {
+      const drain = new Drain();
+      const limit = Limit.concurrency(1);
+      const { clock, policy, limiter } = policyWith(perCall ? limit.heldPerCall() : limit, {
+        attempts: 2,
+        attemptTimeout: 50,
+        drain,
+        backoff: Backoff.constant(10),
+      });
+      // What a call waiting in backoff holds.
+      const inBackoff = perCall ? 1 : 0;
+      const failing = async () => {
+        throw new Down('down');
+      };
+      expect((await policy.tryRun(async () => 1)).reason).toBe('succeeded');
+      expect(limiter.inflight).toBe(0);
+      const permanent = await policy.tryRun(async () => {
+        throw new TypeError('bug');
+      });
+      expect(permanent.reason).toBe('permanent');
+      expect(limiter.inflight).toBe(0);
+      const exhausted = policy.tryRun(failing);
+      await clock.advance(5);
+      expect(limiter.inflight).toBe(inBackoff);
+      await clock.advance(5);
+      expect((await exhausted).reason).toBe('attemptsExhausted');
+      expect(limiter.inflight).toBe(0);
+      const g = gate(clock);
+      const timedOut = policy.tryRun(g.work, { attempts: 1 });
+      await clock.advance(50);
+      expect((await timedOut).error).toBeInstanceOf(AttemptTimeoutError);
+      expect(limiter.inflight).toBe(0);
+      const controller = new AbortController();
+      const aborted = policy.tryRun(g.work, { signal: controller.signal });
+      controller.abort(new Error('gone'));
+      expect((await aborted).reason).toBe('cancelled');
+      expect(limiter.inflight).toBe(0);
+      const abortedInBackoff = new AbortController();
+      const cancelled = policy.tryRun(failing, { signal: abortedInBackoff.signal });
+      await clock.advance(5);
+      expect(limiter.inflight).toBe(inBackoff);
+      abortedInBackoff.abort(new Error('gone'));
+      expect((await cancelled).reason).toBe('cancelled');
+      expect(limiter.inflight).toBe(0);
+      const draining = policy.tryRun(failing);
+      await clock.advance(5);
+      expect(limiter.inflight).toBe(inBackoff);
+      drain.start();
+      expect((await draining).reason).toBe('draining');
+      expect(limiter.inflight).toBe(0);
+    },
+  );
+
+  it('no slot ever leaks through the executor, held per attempt or per call: random outcomes, timeouts, aborts and queueing leave 0 in flight, an empty queue, every call settled', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(
@@ -221,7 +288,8 @@ describe('executor with a concurrency limit (bulkhead)', () => {
         fc.integer({ min: 1, max: 3 }),
         fc.integer({ min: 0, max: 3 }),
         fc.boolean(),
-        async (plan, n, queue, adaptive) => {
+        fc.boolean(),
+        async (plan, n, queue, adaptive, perCall) => {
           const clock = new FakeClock();
           const limit = adaptive
             ? Limit.adaptive({ initial: n, maximum: 5, queue })
@@ -229,7 +297,7 @@ describe('executor with a concurrency limit (bulkhead)', () => {
           const policy = Resilience.default.with({
             clock,
             random: () => 0.3,
-            limit,
+            limit: perCall ? limit.heldPerCall() : limit,
             attemptTimeout: 100,
             deadline: 400,
             budget: RetryBudget.none,

@@ -47,6 +47,7 @@ export class Limit {
     /** The settings a new limiter gets (the pinned instance's at the time, for `using`). */
     readonly settings: ResolvedLimitSettings,
     private readonly instance?: Limiter,
+    private readonly perCall = false,
   ) {
     this.perOwner = instance === undefined ? new WeakMap() : undefined;
   }
@@ -99,6 +100,25 @@ export class Limit {
   /** A value that always resolves to `instance` (its clock is the one it was built with). */
   static using(instance: Limiter): Limit {
     return new Limit(instance.settings, instance);
+  }
+
+  /**
+   * The same concurrency limit with its slots held per call — from the call's first admission to its
+   * end, through backoff and retries, the limit learning from the whole call — instead of per attempt.
+   * Not a choice users get: docs/limits.md measures both holds in the scenario matrix and says why a
+   * slot is held per attempt; this is the other row of that measurement. A hedged call still holds a
+   * slot per attempt.
+   * @throws PolicyConfigError naming `limit` for a rate limit or `Limit.using`
+   * @internal the simulator's comparison of the two holds
+   */
+  heldPerCall(): Limit {
+    if (this.instance !== undefined || this.settings.kind === 'rate')
+      throw new PolicyConfigError(
+        'limit',
+        this.instance !== undefined ? 'Limit.using(instance)' : 'Limit.rate(options)',
+        'must be Limit.concurrency or Limit.adaptive to hold its slots per call',
+      );
+    return new Limit(this.settings, undefined, true);
   }
 
   /**
@@ -185,7 +205,9 @@ export class Limit {
       limiter =
         settings.kind === 'rate'
           ? new RateLimiter(settings, clock, context)
-          : new ConcurrencyLimiter(settings, clock, paused);
+          : this.perCall
+            ? new ConcurrencyLimiter(settings, clock, paused).holdPerCall()
+            : new ConcurrencyLimiter(settings, clock, paused);
       this.perOwner!.set(owner, limiter);
     }
     return limiter;

@@ -26,6 +26,9 @@ import { Simulate } from './simulate.js';
  * - `policy`: the policy as given;
  * - `breakerOff`: the same policy without its breaker;
  * - `limitOff`: the same policy without its concurrency or rate limit;
+ * - `limitPerCall`: the same policy with its concurrency limit's slots held per call (from the call's
+ *   first admission to its end, through backoff and retries) instead of per attempt — the other
+ *   hold docs/limits.md measures;
  * - `adaptiveThrottle`: the same policy without its breaker, behind Google SRE's client-side
  *   adaptive throttle (K = 2, two minutes; {@link AdaptiveThrottle}) — the breaker's reference;
  * - `hedged`: the same policy with `hedge: Hedge.at(0.95)` (its own hedge kept when it has one) and
@@ -44,6 +47,7 @@ export type MatrixVariant =
   | 'policy'
   | 'breakerOff'
   | 'limitOff'
+  | 'limitPerCall'
   | 'adaptiveThrottle'
   | 'hedged'
   | 'ceilingOff'
@@ -68,6 +72,7 @@ export const MATRIX_VARIANTS: readonly MatrixVariant[] = Object.freeze([
   'policy',
   'breakerOff',
   'limitOff',
+  'limitPerCall',
   'adaptiveThrottle',
   'hedged',
   'ceilingOff',
@@ -87,6 +92,7 @@ const VARIANT_LABELS: Readonly<Record<MatrixVariant, string>> = {
   policy: 'policy',
   breakerOff: 'breaker off',
   limitOff: 'limit off',
+  limitPerCall: 'slot per call',
   adaptiveThrottle: 'SRE throttle',
   hedged: 'hedged',
   ceilingOff: 'ceiling off',
@@ -198,6 +204,14 @@ function variantPolicy(policy: Policy, variant: MatrixVariant): Policy {
       return policy.with({ breaker: undefined });
     case 'limitOff':
       return policy.with({ limit: undefined });
+    case 'limitPerCall':
+      if (policy.options.limit === undefined)
+        throw new PolicyConfigError(
+          'variants',
+          variant,
+          'needs a policy with a concurrency limit (Limit.concurrency or Limit.adaptive)',
+        );
+      return policy.with({ limit: policy.options.limit.heldPerCall() });
     case 'tokenBucket10':
       return policy.with({ budget: RetryBudget.tokenBucket({ fraction: 0.1 }) });
     case 'tokenBucket20':
