@@ -25,7 +25,7 @@ import {
 import { failureCause, markDependencyFailure, relayedReasonOf } from '../core/internal.js';
 import { GrpcCallCancelledError, GrpcStatusError } from './grpc-status.error.js';
 import { wireDeadline } from './wire-deadline.js';
-import { type AttemptStamp, stampAttempt } from '../outbound/stamp.js';
+import { type AttemptStamp, marksNestedRetry, stampAttempt } from '../outbound/stamp.js';
 
 /** The call below ours: what `nextCall(options)` returns (grpc-js does not export its interface). */
 export type WireCall = ReturnType<NextCall>;
@@ -253,7 +253,7 @@ export class ResilientCall {
       const release = (): void => signal.removeEventListener('abort', onAbort);
       const metadata = (this.metadata ?? new Metadata()).clone();
       stampMetadata(metadata, {
-        retrying: repeatable && (policy.options.attempts > 1 || this.plan.singleShot === true),
+        retrying: marksNestedRetry(policy.options.attempts, repeatable, this.plan.singleShot),
         attempt: context.attempt,
         bound,
         outer,

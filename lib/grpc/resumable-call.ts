@@ -12,6 +12,7 @@ import { type CallPlan, ResilientCall, stampMetadata, statusFor } from './resili
 import type { ResumeFrom } from './resume-from.js';
 import { wireDeadline } from './wire-deadline.js';
 import { WireStream } from './wire-stream.js';
+import { marksNestedRetry } from '../outbound/stamp.js';
 
 /**
  * A server-streaming call given a checkpoint (`resumeFrom`): run as the policy's checkpointed stream
@@ -109,7 +110,8 @@ export class ResumableCall extends ResilientCall {
     const wire = this.nextCall({ ...this.options, deadline: WallClock.after(deadline) });
     const metadata = (this.metadata ?? new Metadata()).clone();
     stampMetadata(metadata, {
-      retrying: policy.options.attempts > 1 || this.plan.singleShot === true,
+      // A method given a checkpoint is repeatable: its stream may be re-opened.
+      retrying: marksNestedRetry(policy.options.attempts, true, this.plan.singleShot),
       attempt: context.attempt,
       bound: Infinity,
       outer,

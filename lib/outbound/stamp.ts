@@ -36,14 +36,21 @@ export function stampAttempt(set: WireSetter, stamp: AttemptStamp): void {
 }
 
 /**
- * Whether a call's first attempt carries the nested-retry marker: a repeatable request whose policy
- * may retry it, or one made in a single-shot scope (`Ambient.singleShot`, a single-shot hop): the
- * layer above retries that call, so the hop below must know as much as if this one did.
+ * Whether a call's first attempt carries the nested-retry marker, the one rule of every transport: a
+ * repeatable request whose policy may retry it, or one made in a single-shot scope
+ * (`Ambient.singleShot`, a single-shot hop): the layer above retries that call, so the hop below must
+ * know as much as if this one did.
  * @param attempts the policy's attempts
  * @param repeatable whether the request may be sent again
+ * @param singleShot whether the call was made in a single-shot scope; default: read from the ambient
+ *   context now (a transport that read it when the call was made passes what it read)
  */
-export function marksNestedRetry(attempts: number, repeatable: boolean): boolean {
-  return repeatable && (attempts > 1 || Ambient.current()?.singleShot === true);
+export function marksNestedRetry(
+  attempts: number,
+  repeatable: boolean,
+  singleShot = Ambient.current()?.singleShot === true,
+): boolean {
+  return repeatable && (attempts > 1 || singleShot);
 }
 
 /** The inbound request's time left in ms (`Infinity` when none) and, when asked, the ambient criticality. */
