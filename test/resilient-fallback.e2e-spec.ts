@@ -1,8 +1,19 @@
 import 'reflect-metadata';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { Injectable, type INestApplication, Module, NotFoundException } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  HttpException,
+  Injectable,
+  type INestApplication,
+  Module,
+  NotFoundException,
+  Param,
+  ServiceUnavailableException,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Observable, lastValueFrom, of, toArray } from 'rxjs';
+import request from 'supertest';
 import {
   FakeClock,
   PolicyRegistry,
@@ -240,5 +251,102 @@ describe('the fallback is checked at app.init()', () => {
     slow.release!();
     await expect(first).resolves.toBe('fresh a');
     expect(slow.started).toBe(1);
+  });
+});
+
+describe('the exception filter answers nothing special for a call the fallback served', () => {
+  @Controller('quotes')
+  class QuotesController {
+    started = 0;
+    cache: 'hit' | 'empty' | 'gone' = 'hit';
+
+    @Get(':symbol')
+    @Resilient('quotes', { fallback: 'cached' })
+    async latest(@Param('symbol') symbol: string): Promise<{ symbol: string; price: number }> {
+      this.started++;
+      throw new ServiceUnavailableException(`no price for ${symbol}`);
+    }
+
+    cached(symbol: string): { symbol: string; price: number; cached: true } {
+      if (this.cache === 'empty') throw new Error('no cached quote');
+      if (this.cache === 'gone') throw new HttpException('delisted', 410);
+      return { symbol, price: 41.5, cached: true };
+    }
+  }
+
+  async function quotes(clock: FakeClock) {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ResilienceModule.forRoot({
+          clock,
+          exceptionFilter: true,
+          logging: 'off',
+          telemetry: false,
+          policies: {
+            quotes: {
+              attempts: 2,
+              backoff: { type: 'none' },
+              budget: false,
+              breaker: { consecutiveFailures: 2, breakDuration: 60_000, jitter: 'none' },
+            },
+          },
+        }),
+      ],
+      controllers: [QuotesController],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    apps.push(app);
+    await app.init();
+    return { app, controller: app.get(QuotesController) };
+  }
+
+  /** GET `path`, advancing the fake clock past the guarded pause (100 ms) of a refusal. */
+  async function get(app: INestApplication, clock: FakeClock, path: string) {
+    let settled = false;
+    const pending = request(app.getHttpServer())
+      .get(path)
+      .then((response) => {
+        settled = true;
+        return response;
+      });
+    for (let i = 0; i < 200 && !settled; i++) await clock.advance(10);
+    return pending;
+  }
+
+  it("answers 200 with the fallback's value, attempts exhausted or refused by the breaker, with no Retry-After", async () => {
+    const clock = new FakeClock();
+    const { app, controller } = await quotes(clock);
+    const exhausted = await get(app, clock, '/quotes/ACME');
+    expect([exhausted.status, exhausted.headers['retry-after'], exhausted.body]).toEqual([
+      200,
+      undefined,
+      { symbol: 'ACME', price: 41.5, cached: true },
+    ]);
+    expect(controller.started).toBe(2);
+    expect(app.get(PolicyRegistry).breaker('quotes')!.state).toBe('open');
+    const refused = await get(app, clock, '/quotes/INIT');
+    expect([refused.status, refused.headers['retry-after'], refused.body]).toEqual([
+      200,
+      undefined,
+      { symbol: 'INIT', price: 41.5, cached: true },
+    ]);
+    expect(controller.started).toBe(2);
+  });
+
+  it("a fallback that throws: its HttpException is the answer; another error is answered by the call's own, its cause (a refusal: 503 with Retry-After)", async () => {
+    const clock = new FakeClock();
+    const { app, controller } = await quotes(clock);
+    controller.cache = 'gone';
+    const gone = await get(app, clock, '/quotes/ACME');
+    expect([gone.status, gone.body]).toEqual([410, { statusCode: 410, message: 'delisted' }]);
+    controller.cache = 'empty';
+    const refused = await get(app, clock, '/quotes/ACME');
+    expect([
+      refused.status,
+      refused.headers['retry-after'],
+      refused.headers['content-type'],
+      refused.body.reason,
+    ]).toEqual([503, '60', 'application/problem+json; charset=utf-8', 'DependencyUnavailable']);
+    expect(controller.started).toBe(2);
   });
 });

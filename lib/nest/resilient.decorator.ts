@@ -46,7 +46,7 @@ export interface ResilientOptions {
    * deadline passed — never a Permanent answer (a 404 stays a 404) nor the caller's cancellation. It
    * is called on the same instance with the same arguments, and what it returns (a value, a Promise,
    * or in Observable mode an Observable) is the call's outcome; a fallback that throws rejects with
-   * its own error, the original as its `cause`. The call's terminal event says `fallback: true`.
+   * its own error, the original as its `cause`. The call's terminal event says `fallback: 'served'` (or `'failed'`).
    * Checked at `app.init()`: a name that is not a method of the class (or is the decorated method)
    * rejects start-up with a `ResilienceConfigError` naming the class, the method and the value.
    * Default: none.

@@ -221,12 +221,41 @@ describe('refusals in words', () => {
     ).toBe(
       '[payments] Call refused before its first attempt: the circuit breaker is open (the dependency failed too often; probes tell when it is back); the call ended after 40ms with CallRejectedError (host pay.example:443)',
     );
-    expect(refusal({ reason: 'limited', attempt: 2, verdict: 'Transient', fallback: true })).toBe(
-      "[payments] Retry refused after attempt #2 (Transient): the policy's limit is full (its concurrency or rate limit); the call ended after 40ms with CallRejectedError (the fallback answered)",
+    expect(refusal({ reason: 'limited', attempt: 2, verdict: 'Transient' })).toBe(
+      "[payments] Retry refused after attempt #2 (Transient): the policy's limit is full (its concurrency or rate limit); the call ended after 40ms with CallRejectedError",
     );
     // A reason without words keeps the event's own form.
     expect(refusal({ reason: 'cancelled' })).toBe(
       '[payments] Rejected (40ms) cancelled CallRejectedError',
+    );
+  });
+
+  it("says what the policy's fallback made of a refused call: served with its value, or threw its own error", () => {
+    expect(refusal({ reason: 'limited', fallback: 'served' })).toBe(
+      "[payments] Call refused before its first attempt: the policy's limit is full (its concurrency or rate limit); the call ended after 40ms with the fallback's value (instead of CallRejectedError)",
+    );
+    expect(
+      refusal({ reason: 'dependencyUnavailable', error: 'CacheMissError', fallback: 'failed' }),
+    ).toBe(
+      '[payments] Call refused before its first attempt: the circuit breaker is open (the dependency failed too often; probes tell when it is back); the call ended after 40ms with CacheMissError, thrown by the fallback',
+    );
+    // Other terminal events say it last in their own form.
+    expect(
+      describeEvent(
+        CallEvent.of({
+          kind: 'failed',
+          policy: 'payments',
+          attempt: 3,
+          verdict: 'Transient',
+          error: 'TimeoutError',
+          duration: 310,
+          reason: 'attemptsExhausted',
+          isTerminal: true,
+          fallback: 'served',
+        }),
+      ),
+    ).toBe(
+      '[payments] Failed #3 Transient (310ms) attemptsExhausted TimeoutError (fallback served)',
     );
   });
 });

@@ -362,7 +362,9 @@ const REFUSALS: Partial<Record<StopReason, string>> = {
 /**
  * A refusal as a sentence: what was refused (a retry after attempt N, or the call before its first
  * attempt), why, and how the call ended, e.g. `[payments] Retry refused after attempt #1 (Transient):
- * the retry budget is spent (…); the call ended after 100ms with CallRejectedError`.
+ * the retry budget is spent (…); the call ended after 100ms with CallRejectedError` (`with the
+ * fallback's value (instead of CallRejectedError)` when the policy's fallback served it, `with
+ * TypeError, thrown by the fallback` when it threw).
  */
 function describeRefusal(event: CallEvent): string | undefined {
   const why = event.reason === undefined ? undefined : REFUSALS[event.reason];
@@ -371,8 +373,21 @@ function describeRefusal(event: CallEvent): string | undefined {
     event.attempt > 0
       ? `Retry refused after attempt #${event.attempt}${event.verdict === undefined ? '' : ` (${event.verdict})`}`
       : 'Call refused before its first attempt';
-  const ended = `the call ended after ${Math.round(event.duration)}ms${event.error === undefined ? '' : ` with ${event.error}`}`;
-  return `[${event.policy}] ${what}: ${why}; ${ended}${event.fallback ? ' (the fallback answered)' : ''}`;
+  const ended = `the call ended after ${Math.round(event.duration)}ms${endedWith(event)}`;
+  return `[${event.policy}] ${what}: ${why}; ${ended}`;
+}
+
+/** What a refused call ended with: its error, or what its fallback made of it. */
+function endedWith(event: CallEvent): string {
+  const error = event.error;
+  switch (event.fallback) {
+    case 'served':
+      return ` with the fallback's value${error === undefined ? '' : ` (instead of ${error})`}`;
+    case 'failed':
+      return ` with ${error ?? 'an error'}, thrown by the fallback`;
+    default:
+      return error === undefined ? '' : ` with ${error}`;
+  }
 }
 
 function describeDependency(event: CallEvent): string {

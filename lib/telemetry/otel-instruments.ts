@@ -54,7 +54,8 @@ export class AttributeSets {
   readonly tallies: Tally[] = [];
   private succeeded: Tally | undefined = undefined;
   private ok: Tally | undefined = undefined;
-  private readonly byReason = new Map<string, Tally>();
+  /** Calls tallies by outcome, then reason: one reason may end in several outcomes (`limited`: `rejected`, `fallback`). */
+  private readonly byOutcome = new Map<string, Map<string, Tally>>();
   private readonly byVerdict = new Map<string, Tally>();
   private readonly byRejection = new Map<string, Attributes>();
 
@@ -74,14 +75,19 @@ export class AttributeSets {
   }
 
   private callSlow(outcome: string, reason: string): Tally {
-    let tally = this.byReason.get(reason);
-    if (tally === undefined || tally.attributes[TelemetryAttributes.outcome] !== outcome) {
+    let byReason = this.byOutcome.get(outcome);
+    if (byReason === undefined) {
+      byReason = new Map();
+      this.byOutcome.set(outcome, byReason);
+    }
+    let tally = byReason.get(reason);
+    if (tally === undefined) {
       tally = this.instruments.callTally({
         ...this.base,
         [TelemetryAttributes.outcome]: outcome,
         [TelemetryAttributes.reason]: reason,
       });
-      this.byReason.set(reason, tally);
+      byReason.set(reason, tally);
       this.tallies.push(tally);
     }
     return tally;

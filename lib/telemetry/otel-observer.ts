@@ -43,7 +43,8 @@ type CallState = CallSpan | AttributeSets;
  * - `runAttempt` runs each attempt's work with the span's context active, so spans the work starts
  *   (an HTTP client's) are children of the call's span.
  * - `event` counts attempts, refusals, hedges, hedge wins, stalls and terminal calls, and adds span events.
- * - `callEnded` sets the span's outcome, reason and status and ends it.
+ * - `callEnded` sets the span's outcome, reason, fallback (`served`, `failed`, when one ran) and status
+ *   and ends it.
  * - `retired` stops the gauges observing an instance its scope let go.
  */
 export class TelemetryObserver implements CallObserver<CallState> {
@@ -169,7 +170,8 @@ export class TelemetryObserver implements CallObserver<CallState> {
       [A.reason]: terminal.reason ?? terminal.kind,
       [A.attempt]: terminal.attempt,
     });
-    if (outcome !== 'succeeded' && outcome !== 'answered')
+    if (terminal.fallback !== undefined) span.setAttribute(A.fallback, terminal.fallback);
+    if (!isAnswer(outcome))
       span.setStatus({ code: SpanStatusCode.ERROR, message: terminal.reason ?? terminal.kind });
     span.end();
   }
@@ -233,15 +235,26 @@ export class TelemetryObserver implements CallObserver<CallState> {
 
 /**
  * A terminal event's `nresilience.outcome`: its kind (`succeeded`, `failed`, `rejected`), except that a
- * call ended by a Permanent verdict (an answer such as a 404, passed through or thrown) is `answered`
- * (reason `permanent`), so a failure rate over `failed` counts only calls that failed.
+ * call the policy's fallback served is `fallback` (its reason still says why the call itself stopped:
+ * `limited`, `attemptsExhausted`, …), and a call ended by a Permanent verdict (an answer such as a 404,
+ * passed through or thrown) is `answered` (reason `permanent`), so a failure rate over `failed` counts
+ * only calls whose caller got an error. A call whose fallback threw keeps its kind (`failed`,
+ * `rejected`): its caller got the fallback's error.
  */
 export function outcomeOf(terminal: CallEvent): string {
-  return terminal.kind === 'failed' &&
+  const fallback = terminal.fallback;
+  if (fallback === 'served') return 'fallback';
+  return fallback === undefined &&
+    terminal.kind === 'failed' &&
     terminal.reason === 'permanent' &&
     terminal.verdict === 'Permanent'
     ? 'answered'
     : terminal.kind;
+}
+
+/** Outcomes whose caller got a value or an answer: their span has no error status. */
+function isAnswer(outcome: string): boolean {
+  return outcome === 'succeeded' || outcome === 'answered' || outcome === 'fallback';
 }
 
 function addSpanEvent(span: Span, event: CallEvent): void {

@@ -31,6 +31,7 @@ import {
   Verdict,
 } from '../core/index.js';
 import { HostPolicies } from '../http/host-policies.js';
+import { Instruments } from './otel-instruments.js';
 import { ServicePolicies } from '../grpc/service-policies.js';
 import {
   BREAKER_STATE_VALUES,
@@ -234,6 +235,89 @@ describe('metrics', () => {
     expect(answered.map((span) => [span.attributes[A.reason], span.status.code])).toEqual([
       ['permanent', 0],
       ['permanent', 0],
+    ]);
+  });
+
+  it("a call the policy's fallback served is its own outcome, fallback, with the call's reason; one whose fallback threw keeps its kind", async () => {
+    const clock = new FakeClock();
+    let cacheEmpty = false;
+    const policy = instrumented('quotes', {
+      clock,
+      attempts: 2,
+      budget: RetryBudget.none,
+      limit: Limit.concurrency(1),
+      fallback: () => {
+        if (cacheEmpty) throw Object.assign(new Error('no entry'), { name: 'CacheMissError' });
+        return 'cached';
+      },
+    });
+    const down = () => Promise.reject(new TransientError('down'));
+    // Attempts exhausted: served three times, then the fallback throws twice.
+    for (let i = 0; i < 3; i++) await expect(policy.run(down)).resolves.toBe('cached');
+    cacheEmpty = true;
+    for (let i = 0; i < 2; i++) await expect(policy.run(down)).rejects.toThrow('no entry');
+    // Limited refusals (one slot, held): served, then the fallback throws, then served.
+    let release!: (value: string) => void;
+    const held = policy.run(() => new Promise<string>((resolve) => (release = resolve)));
+    for (const empty of [false, true, false]) {
+      cacheEmpty = empty;
+      const refused = policy.run(() => 'unused').catch((error: Error) => error.name);
+      await clock.advance(100); // the guarded pause before a refusal
+      expect(await refused).toBe(empty ? 'CacheMissError' : 'cached');
+    }
+    release('fresh');
+    expect(await held).toBe('fresh');
+
+    const calls = (outcome: string, reason: string) =>
+      sdk.sum(MetricNames.calls, { [A.outcome]: outcome, [A.reason]: reason });
+    expect(await calls('fallback', 'attemptsExhausted')).toBe(3);
+    expect(await calls('failed', 'attemptsExhausted')).toBe(2);
+    expect(await calls('fallback', 'limited')).toBe(2);
+    expect(await calls('rejected', 'limited')).toBe(1);
+    expect(await calls('succeeded', 'succeeded')).toBe(1);
+    expect(await sdk.sum(MetricNames.calls)).toBe(9);
+    // Every refusal is still a refusal, whoever answered it.
+    expect(await sdk.sum(MetricNames.rejections, { [A.reason]: 'limited' })).toBe(3);
+    const durations = await sdk.points(MetricNames.callDuration);
+    expect(
+      durations
+        .filter((p) => p.attributes[A.outcome] === 'fallback')
+        .map((p) => [p.attributes[A.reason], (p.value as Histogram).count]),
+    ).toEqual([
+      ['attemptsExhausted', 3],
+      ['limited', 2],
+    ]);
+    // Spans: served calls carry no error status; one whose fallback threw is an error.
+    expect(
+      sdk.spans.map((span) => [
+        span.attributes[A.outcome],
+        span.attributes[A.reason],
+        span.attributes[A.fallback],
+        span.status.code,
+      ]),
+    ).toEqual([
+      ['fallback', 'attemptsExhausted', 'served', 0],
+      ['fallback', 'attemptsExhausted', 'served', 0],
+      ['fallback', 'attemptsExhausted', 'served', 0],
+      ['failed', 'attemptsExhausted', 'failed', 2],
+      ['failed', 'attemptsExhausted', 'failed', 2],
+      ['fallback', 'limited', 'served', 0],
+      ['rejected', 'limited', 'failed', 2],
+      ['fallback', 'limited', 'served', 0],
+      ['succeeded', 'succeeded', undefined, 0],
+    ]);
+  });
+
+  it('a reason that ends in several outcomes keeps one calls series per (outcome, reason), however they alternate', () => {
+    const instruments = new Instruments(sdk.meterProvider.getMeter('alternating'));
+    const sets = instruments.setsOf('quotes', undefined, undefined);
+    for (let i = 0; i < 50; i++) {
+      sets.call('fallback', 'limited').count++;
+      sets.call('rejected', 'limited').count++;
+    }
+    expect(sets.tallies.map((tally) => [tally.attributes[A.outcome], tally.count])).toEqual([
+      ['fallback', 50],
+      ['rejected', 50],
     ]);
   });
 

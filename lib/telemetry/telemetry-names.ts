@@ -53,9 +53,12 @@ export const TelemetryAttributes = {
   service: 'nresilience.service',
   /**
    * Calls: `succeeded`, `answered` (a Permanent verdict ended it: an answer such as a 404, reason
-   * `permanent`), `failed` or `rejected`; attempts: the verdict (`Ok`, `Transient`, …).
+   * `permanent`), `fallback` (the policy's fallback served it; the reason says why the call itself
+   * stopped), `failed` or `rejected`; attempts: the verdict (`Ok`, `Transient`, …).
    */
   outcome: 'nresilience.outcome',
+  /** Spans: what the policy's fallback made of the call, `served` or `failed` (it threw); absent when none ran. */
+  fallback: 'nresilience.fallback',
   /** The stop reason (calls) or the refusal reason (rejections). */
   reason: 'nresilience.reason',
   /** Spans: the ambient criticality of the call, by level name (`critical` when unlabeled). */

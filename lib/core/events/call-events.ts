@@ -18,6 +18,12 @@ export type StopReason =
   | 'cancelled'
   | 'draining';
 
+/**
+ * What the policy's fallback made of a call that stopped without a value of its own (DESIGN §3.12):
+ * `served` — it answered, its value is the call's; `failed` — it threw, the call rejects with its error.
+ */
+export type FallbackOutcome = 'served' | 'failed';
+
 /** Kinds of {@link CallEvent}. `succeeded`, `failed` and `rejected` are terminal. */
 export type CallEventKind =
   | 'attempt'
@@ -70,8 +76,8 @@ export interface CallEventInit {
   readonly isTerminal?: boolean;
   /** The keyed instance's label; default none. */
   readonly dependency?: DependencyLabel;
-  /** On a terminal event: the policy's fallback answered the call. Default false. */
-  readonly fallback?: boolean;
+  /** On a terminal event of a call the policy's fallback ran for: what it made of it. Default none. */
+  readonly fallback?: FallbackOutcome;
   /** On a terminal event: a hedge answered first. Default false. */
   readonly hedgeWon?: boolean;
 }
@@ -107,11 +113,12 @@ export class CallEvent {
   /** The host or service of a keyed policy instance (per-origin HTTP, per-service gRPC), else `undefined`. */
   readonly dependency: DependencyLabel | undefined;
   /**
-   * True on the terminal event of a call the policy's fallback answered: `kind` and `reason` still
-   * say how the call itself ended (`rejected`/`limited`, `failed`/`attemptsExhausted`), `error` names
-   * the call's error, or the fallback's own when it threw. Else false.
+   * On the terminal event of a call the policy's fallback ran for: `served` when it answered (`error`
+   * names the call's own error), `failed` when it threw (`error` names the fallback's). `kind` and
+   * `reason` still say how the call itself ended (`rejected`/`limited`, `failed`/`attemptsExhausted`).
+   * `undefined` on every other event.
    */
-  readonly fallback: boolean;
+  readonly fallback: FallbackOutcome | undefined;
   /** True on the terminal event of a call a hedge answered (an attempt started beside a slower one), else false. */
   readonly hedgeWon: boolean;
 
@@ -130,7 +137,7 @@ export class CallEvent {
     this.reason = init.reason;
     this.isTerminal = init.isTerminal ?? false;
     this.dependency = dependency;
-    this.fallback = init.fallback ?? false;
+    this.fallback = init.fallback;
     this.hedgeWon = init.hedgeWon ?? false;
   }
 
@@ -147,8 +154,8 @@ export class CallEvent {
 
   /**
    * Human form, e.g. `[payments] Retrying #1 Transient (102ms) +200ms` (DESIGN §3.12); the stop reason
-   * follows on terminal events and the error's name, when there is one, comes last:
-   * `[payments] Failed #3 Transient (310ms) attemptsExhausted TimeoutError`.
+   * follows on terminal events, then the error's name when there is one, then what a fallback made of
+   * the call: `[payments] Failed #3 Transient (310ms) attemptsExhausted TimeoutError (fallback served)`.
    */
   toString(): string {
     const label = this.kind.charAt(0).toUpperCase() + this.kind.slice(1);
@@ -161,7 +168,7 @@ export class CallEvent {
     if (this.isTerminal && this.reason !== undefined && this.reason !== 'succeeded')
       text += ` ${this.reason}`;
     if (this.error !== undefined) text += ` ${this.error}`;
-    if (this.fallback) text += ' (fallback)';
+    if (this.fallback !== undefined) text += ` (fallback ${this.fallback})`;
     return text;
   }
 }

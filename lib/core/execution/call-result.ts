@@ -1,4 +1,4 @@
-import type { StopReason } from '../events/call-events.js';
+import type { FallbackOutcome, StopReason } from '../events/call-events.js';
 import type { VerdictKind } from '../classification/verdict.js';
 
 /** One attempt of a call, as `tryRun` reports it. */
@@ -30,10 +30,11 @@ export interface CallResult<T> {
   /** Duration of the whole call in ms, by the policy's clock. */
   readonly duration: number;
   /**
-   * True when the policy's fallback answered the call: `value` is the fallback's (or `error` its
-   * error), `ok` stays false and `reason` says why the call stopped without its own value.
+   * What the policy's fallback made of the call, when it ran: `served` (`value` is the fallback's) or
+   * `failed` (`error` is the fallback's, the call's own as its `cause`); `ok` stays false and `reason`
+   * says why the call stopped without its own value. `undefined` when no fallback ran.
    */
-  readonly fallback: boolean;
+  readonly fallback: FallbackOutcome | undefined;
 }
 
 /** Mutable bookkeeping for one call, allocated only when the caller wants a result (tryRun). */
@@ -41,5 +42,5 @@ export class CallLog {
   reason: StopReason = 'succeeded';
   readonly attempts: AttemptRecord[] = [];
   duration = 0;
-  fallback = false;
+  fallback: FallbackOutcome | undefined = undefined;
 }

@@ -9,6 +9,7 @@ import {
   CallEvent,
   type CallEventInit,
   type CallEventKind,
+  type FallbackOutcome,
   type StopReason,
 } from '../events/call-events.js';
 import { errorName } from './error-name.js';
@@ -352,7 +353,7 @@ export class Call<T> {
    * Ends the call: the log's reason and duration, the one terminal event, then the outcome — the
    * value of a success, else the error it stopped with or the last value a classifier rejected. A
    * call the policy's fallback answers (see {@link Fallback}) ends when the fallback settles, with
-   * its value or its error, and its terminal event says `fallback: true`.
+   * its value or its error, and its terminal event says `fallback: 'served'` or `'failed'`.
    * @param recordedNow true when `record` has just recorded the last attempt, in this same turn: a
    *   call that reports times its attempts, so the call ends at that attempt's end (no second clock
    *   read, ~50 ns); otherwise the end is read now
@@ -364,7 +365,7 @@ export class Call<T> {
     const fallback = this.plan.options.fallback;
     if (fallback !== undefined && reason !== 'succeeded' && fallback.answers(reason))
       return this.fallBack(fallback);
-    this.report(reason === 'succeeded' ? undefined : errorName(this.error), false, recordedNow);
+    this.report(reason === 'succeeded' ? undefined : errorName(this.error), undefined, recordedNow);
     if (reason !== 'succeeded' && this.threw) {
       recordStop(this.error, reason);
       throw this.error;
@@ -396,7 +397,11 @@ export class Call<T> {
   }
 
   /** The log and the terminal event (held for a success when `hold` says so); `recordedNow` as in {@link settle}. */
-  private report(error: string | undefined, fallback: boolean, recordedNow = false): void {
+  private report(
+    error: string | undefined,
+    fallback: FallbackOutcome | undefined,
+    recordedNow = false,
+  ): void {
     const log = this.log;
     if (this.plan.listener === undefined && log === undefined) return;
     const reason = this.reason;
@@ -448,7 +453,7 @@ export class Call<T> {
     };
     try {
       const value = (await fallback.fn(stop)) as T;
-      this.report(errorName(original), true);
+      this.report(errorName(original), 'served');
       return value;
     } catch (error) {
       if (
@@ -467,7 +472,7 @@ export class Call<T> {
           // A frozen error keeps what it has.
         }
       }
-      this.report(errorName(error), true);
+      this.report(errorName(error), 'failed');
       recordStop(error, this.reason);
       throw error;
     }

@@ -56,7 +56,8 @@ export interface FallbackOptions {
  * A policy's `fallback` option (DESIGN §3.8): when a call stops without a value of its own for one
  * of the reasons in `on`, its outcome is what `fn(stop)` returns or resolves to. A fallback that
  * throws rejects the call with its own error, the original set as its `cause` when it has none.
- * The call still ends with one terminal event (its kind and stop reason, `fallback: true`).
+ * The call still ends with one terminal event (its kind and stop reason, `fallback: 'served'` or
+ * `'failed'`).
  * `fallback` is code: config cannot name one.
  */
 export class Fallback {

@@ -342,7 +342,7 @@ describe('executor with a concurrency limit (bulkhead)', () => {
 });
 
 describe('fallback', () => {
-  it('answers a Limited refusal with its value, told the reason, the error and the attempts; one terminal event says fallback', async () => {
+  it('answers a Limited refusal with its value, told the reason, the error and the attempts; one terminal event says the fallback served it', async () => {
     const { clock, policy, events } = policyWith(Limit.concurrency(1), {
       fallback: (stop) =>
         `cached (${stop.reason}, ${(stop.error as CallRejectedError).reason}, ${stop.attempts})`,
@@ -354,11 +354,14 @@ describe('fallback', () => {
     await expect(second).resolves.toBe('cached (limited, Limited, 0)');
     const terminal = events.filter((e) => e.isTerminal);
     expect(terminal.map((e) => [e.kind, e.reason, e.error, e.fallback])).toEqual([
-      ['rejected', 'limited', 'CallRejectedError', true],
+      ['rejected', 'limited', 'CallRejectedError', 'served'],
     ]);
     g.pending[0]!.resolve('fresh');
     await expect(first).resolves.toBe('fresh');
-    expect(events.filter((e) => e.isTerminal).map((e) => e.fallback)).toEqual([true, false]);
+    expect(events.filter((e) => e.isTerminal).map((e) => e.fallback)).toEqual([
+      'served',
+      undefined,
+    ]);
   });
 
   it('answers attempts exhausted on Transient failures and the deadline; never a Permanent answer unless listed', async () => {
@@ -397,7 +400,7 @@ describe('fallback', () => {
     expect(seen).toEqual(['attemptsExhausted/3', 'deadlineExceeded/1', 'permanent/1']);
   });
 
-  it('a throwing fallback rejects with its own error, the original as its cause; tryRun says fallback', async () => {
+  it('a throwing fallback rejects with its own error, the original as its cause; tryRun says it failed (a served call: served)', async () => {
     const clock = new FakeClock();
     const original = new Down('down');
     const own = new Error('no cache either');
@@ -412,7 +415,7 @@ describe('fallback', () => {
     const result = await policy.tryRun(async () => Promise.reject(original));
     expect(result.error).toBe(own);
     expect(own.cause).toBe(original);
-    expect(result.fallback).toBe(true);
+    expect(result.fallback).toBe('failed');
     expect(result.reason).toBe('attemptsExhausted');
     const served = await Resilience.default
       .with({ clock, attempts: 1, budget: RetryBudget.none, fallback: async () => 'later' })
@@ -421,7 +424,7 @@ describe('fallback', () => {
       false,
       'later',
       undefined,
-      true,
+      'served',
     ]);
   });
 });
