@@ -16,6 +16,10 @@ import { GATE_SEEDS } from './support/matrix-gate.js';
  *   second ≥ 95 % of the dependency's capacity and the p99 of admitted calls ≤ 2 × the healthy p99
  *   (the same seed's policy without a limit); a dependency slowing with its own queue
  *   (`queue-latency`): at least 1.5 × the successful calls without the limit.
+ * - The hold (docs/limits.md, "Per attempt or per call"): a slot held per attempt against the same
+ *   limit held per call (`limitPerCall`) — on `queue-latency` at least 1.25 × its successful calls,
+ *   under overload 3× an admitted p99 at most 0.75 × its own. Either fails when the library's hold
+ *   is switched to per call (the two rows are then the same).
  */
 const STEADY = ['failing-1', 'failing-10'];
 const WINDOWED = ['healthy', 'slow'];
@@ -50,7 +54,11 @@ beforeAll(async () => {
     maximumDuration: 60_000,
   });
   windowed = await ScenarioMatrix.run(adaptive, { ...options, scenarios: WINDOWED });
-  overloaded = await ScenarioMatrix.run(adaptive, { ...options, scenarios: OVERLOADED });
+  overloaded = await ScenarioMatrix.run(adaptive, {
+    ...options,
+    variants: [...options.variants, 'limitPerCall'],
+    scenarios: OVERLOADED,
+  });
 }, 600_000);
 
 describe('matrix gate: the adaptive limit where nothing is overloaded', () => {
@@ -101,6 +109,38 @@ describe('matrix gate: the adaptive limit under overload', () => {
         on.goodput >= 1.5 * off.goodput
           ? undefined
           : `${on.goodput.toFixed(1)} successful calls/s < 1.5 × ${off.goodput.toFixed(1)} without`,
+      ),
+    ).toEqual([]);
+  });
+});
+
+describe('matrix gate: a slot per attempt against a slot per call', () => {
+  /** What one seed's per-attempt cell must hold against the same seed's per-call cell. */
+  const againstPerCall = (scenario: string, rule: Rule) =>
+    overloaded.seeds.flatMap((seed) => {
+      const message = rule(
+        overloaded.cell(scenario, 'policy', seed),
+        overloaded.cell(scenario, 'limitPerCall', seed),
+      );
+      return message === undefined ? [] : [`${scenario}, seed ${seed}: ${message}`];
+    });
+
+  it('queue-latency: successful calls per second ≥ 1.25 × the same limit held per call, every seed', () => {
+    expect(
+      againstPerCall('queue-latency', (attempt, call) =>
+        attempt.goodput >= 1.25 * call.goodput
+          ? undefined
+          : `${attempt.goodput.toFixed(1)} calls/s < 1.25 × ${call.goodput.toFixed(1)} per call`,
+      ),
+    ).toEqual([]);
+  });
+
+  it('overload-3x: admitted p99 ≤ 0.75 × the same limit held per call, every seed', () => {
+    expect(
+      againstPerCall('overload-3x', (attempt, call) =>
+        attempt.admittedP99 <= 0.75 * call.admittedP99
+          ? undefined
+          : `admitted p99 ${attempt.admittedP99.toFixed(0)} ms > 0.75 × ${call.admittedP99.toFixed(0)} ms per call`,
       ),
     ).toEqual([]);
   });
