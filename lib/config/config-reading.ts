@@ -71,21 +71,27 @@ export function readObject(
   return fields;
 }
 
-/** Records every own key of `fields` not in `known` as a problem (`is not a known <what> key (…)`). */
+/**
+ * Records every own key of `fields` not in `known` as a problem (`is not a known <what> key (…)`), or,
+ * for a key of `explained` (an option that exists in code but has no config key), that key's rule.
+ */
 export function checkKeys(
   problems: Problems,
   fields: Record<string, unknown>,
   path: string,
   known: readonly string[],
   what: string,
+  explained: Readonly<Record<string, string>> = {},
 ): void {
   for (const key of Object.keys(fields)) {
-    if (!known.includes(key))
-      problems.add(
-        join(path, key),
-        fields[key],
-        `is not a known ${what} key (${known.join(', ')})`,
-      );
+    if (known.includes(key)) continue;
+    problems.add(
+      join(path, key),
+      fields[key],
+      Object.hasOwn(explained, key)
+        ? explained[key]!
+        : `is not a known ${what} key (${known.join(', ')})`,
+    );
   }
 }
 

@@ -150,6 +150,18 @@ describe('parseResilienceConfig', () => {
     ]);
   });
 
+  it('refuses a fallback in a policy or in defaults, saying it is code, not config', () => {
+    expect(
+      problemsOf({
+        defaults: { fallback: 'cachedPrices' },
+        policies: { prices: { attempts: 2, fallback: { method: 'cachedPrices' } } },
+      }),
+    ).toEqual([
+      `defaults.fallback: "cachedPrices" is invalid: is code, not config: policy.with({ fallback: (stop) => value }), or @Resilient(name, { fallback: 'method' }) in Nest`,
+      `policies.prices.fallback: {"method":"cachedPrices"} is invalid: is code, not config: policy.with({ fallback: (stop) => value }), or @Resilient(name, { fallback: 'method' }) in Nest`,
+    ]);
+  });
+
   it('reports every problem, unknown keys included, each with its path', () => {
     const problems = problemsOf({
       policies: {

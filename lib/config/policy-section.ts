@@ -33,6 +33,15 @@ import { type ClassifierSpec, parseClassifier } from './classifier-config.js';
 import { Problems, checkKeys, join, readDuration, readObject } from './config-reading.js';
 import { PRESET_NAMES, type PresetName } from './presets.js';
 
+/**
+ * Policy options that are code and have no config key, with what the error says instead of "not a
+ * known key": the config may refer to no code (DESIGN §3.8).
+ */
+const CODE_ONLY: Readonly<Record<string, string>> = Object.freeze({
+  fallback:
+    "is code, not config: policy.with({ fallback: (stop) => value }), or @Resilient(name, { fallback: 'method' }) in Nest",
+});
+
 /** The keys a policy section (`defaults`, `policies.<name>`) may hold. */
 export const POLICY_KEYS = [
   'preset',
@@ -135,7 +144,7 @@ export function parseSection(
     `must be an object with the policy keys (${POLICY_KEYS.join(', ')})`,
   );
   if (fields === undefined) return undefined;
-  checkKeys(problems, fields, path, POLICY_KEYS, 'policy');
+  checkKeys(problems, fields, path, POLICY_KEYS, 'policy', CODE_ONLY);
   const section: Section = {};
   const at = (key: string) => join(path, key);
   if (fields.preset !== undefined) {
