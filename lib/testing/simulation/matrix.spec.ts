@@ -179,5 +179,14 @@ describe('ScenarioMatrix (mechanics)', () => {
     await expect(
       ScenarioMatrix.run(Resilience.default, { variants: ['other' as 'policy'] }),
     ).rejects.toThrow(/variants/);
+    await expect(
+      ScenarioMatrix.run(Resilience.default, {
+        scenarios: ['healthy'],
+        maximumDuration: 1000,
+        variants: ['limitPerCall'],
+      }),
+    ).rejects.toThrow(
+      'variants: "limitPerCall" is invalid: needs a policy with a concurrency limit (Limit.concurrency or Limit.adaptive)',
+    );
   });
 });
