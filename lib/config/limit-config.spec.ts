@@ -55,7 +55,7 @@ describe('limit and saturation in config', () => {
       'defaults.limit.concurrency: 0 is invalid: must be an integer in [1, 100000] (calls in flight at once)',
       'policies.a.limit.concurrency: 2.5 is invalid: must be an integer in [1, 100000] (calls in flight at once)',
       'policies.b.limit.queue: -1 is invalid: must be an integer >= 0 (or Infinity)',
-      'policies.c.limit.minimum: 10 is invalid: must be <= maximum (5)',
+      'policies.c.limit.adaptive.minimum: 10 is invalid: must be <= maximum (5)',
       'policies.d.limit.size: 3 is invalid: is not a known limit setting (concurrency, adaptive, queue, rate)',
       'policies.e.limit: 20 is invalid: must be { concurrency, queue? }, { adaptive: { initial?, minimum?, maximum? } | true, queue? } or { rate: { limit, per, burst?, maximumWait? } }, a Limit, or false',
       "policies.f.saturation: 1 is invalid: must be a finite number > 1 (a multiple of the event loop's normal delay, e.g. 5)",
@@ -98,6 +98,53 @@ describe('limit and saturation in config', () => {
     release.splice(0).forEach((r) => r());
     await expect(late).resolves.toBe('ok');
     expect(limiter.inflight).toBe(0);
+  });
+
+  it('a reload that removes the limit, the name, or makes it a rate limit starts its queued callers at once', async () => {
+    const clock = new FakeClock();
+    const policies = new PinnedPolicies({ clock });
+    const config = (limit: unknown) =>
+      parseResilienceConfig({ policies: { prices: { limit }, other: {} } });
+    policies.apply(config({ concurrency: 1, queue: 5 }));
+    const limiter = policies.get('prices')!.limiter() as ConcurrencyLimiter;
+    const started: number[] = [];
+    const release: (() => void)[] = [];
+    const work = (n: number) => () => {
+      started.push(n);
+      return new Promise<number>((resolve) => release.push(() => resolve(n)));
+    };
+    const calls = [0, 1, 2].map((n) => policies.get('prices')!.run(work(n)));
+    await clock.advance(0);
+    expect([started, limiter.queued]).toEqual([[0], 2]);
+    policies.apply(config(false));
+    await clock.advance(0);
+    expect([started, limiter.queued]).toEqual([[0, 1, 2], 0]);
+    release.splice(0).forEach((r) => r());
+    await expect(Promise.all(calls)).resolves.toEqual([0, 1, 2]);
+    expect(limiter.inflight).toBe(0);
+    // Put back, the limit binds again on the same limiter.
+    policies.apply(config({ concurrency: 1, queue: 5 }));
+    expect(policies.get('prices')!.limiter()).toBe(limiter);
+    expect(limiter.limit).toBe(1);
+    // A name removed from the config lets its queued callers go too.
+    const more = [3, 4].map((n) => policies.get('prices')!.run(work(n)));
+    await clock.advance(0);
+    expect(limiter.queued).toBe(1);
+    policies.apply(parseResilienceConfig({ policies: { other: {} } }));
+    await clock.advance(0);
+    expect([started, limiter.queued]).toEqual([[0, 1, 2, 3, 4], 0]);
+    release.splice(0).forEach((r) => r());
+    await expect(Promise.all(more)).resolves.toEqual([3, 4]);
+    // Turned into a rate limit: a new limiter, and the old one's queue goes now.
+    policies.apply(config({ concurrency: 1, queue: 5 }));
+    const last = [5, 6].map((n) => policies.get('prices')!.run(work(n)));
+    await clock.advance(0);
+    expect(limiter.queued).toBe(1);
+    policies.apply(config({ rate: { limit: 100, per: 1000 } }));
+    await clock.advance(0);
+    expect([started, limiter.queued]).toEqual([[0, 1, 2, 3, 4, 5, 6], 0]);
+    release.splice(0).forEach((r) => r());
+    await expect(Promise.all(last)).resolves.toEqual([5, 6]);
   });
 
   it('a reload with a bad value keeps the old limiter as it was', () => {

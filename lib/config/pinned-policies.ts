@@ -5,6 +5,7 @@ import {
   type Classifier,
   ConcurrencyLimiter,
   Limit,
+  MAXIMUM_LIMIT,
   Hedge,
   HedgeState,
   AttemptCeiling,
@@ -277,6 +278,15 @@ export class PinnedPolicies {
     // A resized limiter keeps its slots held and its queue: a larger limit starts queued callers now.
     // A rate limiter keeps the tokens owed and adopts the new rate (no refill, no reset).
     for (const [instance, settings] of reconfigureLimiters) reconfigureLimiter(instance, settings);
+    // A concurrency limiter no policy uses any more (its limit removed, turned into a rate limit, or
+    // its name gone) admits its queued callers now: they would wait on calls nothing bounds.
+    for (const [name, instance] of this.limiters)
+      if (
+        instance instanceof ConcurrencyLimiter &&
+        instance.limit < MAXIMUM_LIMIT &&
+        next.get(name)?.limiter() !== instance
+      )
+        instance.reconfigure({ kind: 'concurrency', limit: MAXIMUM_LIMIT, queue: 0 });
     for (const [name, instance] of createdLimiters) this.limiters.set(name, instance);
     for (const [state, settings] of reconfigureHedges) state.reconfigure(settings);
     for (const [name, state] of createdHedges) this.hedges.set(name, state);

@@ -307,10 +307,19 @@ describe('Limit', () => {
     );
     expect(() => Limit.settingsFrom({ adaptive: { minimum: 0 } }, 'policies.p.limit')).toThrow(
       new PolicyConfigError(
-        'policies.p.limit.minimum',
+        'policies.p.limit.adaptive.minimum',
         0,
         'must be an integer in [1, 100000] (the lowest limit)',
       ),
+    );
+    expect(() => Limit.settingsFrom({ adaptive: { inital: 5 } }, 'policies.p.limit')).toThrow(
+      /^policies\.p\.limit\.adaptive\.inital: 5 is invalid: is not a known adaptive limit option/,
+    );
+    expect(() =>
+      Limit.settingsFrom({ adaptive: { maximum: 10 }, queue: -1 }, 'policies.p.limit'),
+    ).toThrow(/^policies\.p\.limit\.queue: -1 is invalid/);
+    expect(Limit.settingsFrom({ adaptive: { maximum: 10 }, queue: 4 }, 'policies.p.limit')).toEqual(
+      { kind: 'adaptive', initial: 10, minimum: 1, maximum: 10, queue: 4 },
     );
     expect(() => Limit.settingsFrom(20, 'policies.p.limit')).toThrow(
       /policies\.p\.limit: 20 is invalid: must be \{ concurrency, queue\? \}/,

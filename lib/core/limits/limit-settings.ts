@@ -21,11 +21,14 @@ export interface ConcurrencyLimitOptions {
 
 /** Options of `Limit.adaptive(options)`; every field is optional. */
 export interface AdaptiveLimitOptions {
-  /** The limit to start from, an integer in [minimum, maximum]. Default 20 (Netflix concurrency-limits' initial). */
+  /**
+   * The limit to start from, an integer in [minimum, maximum]. Default 20 (Netflix concurrency-limits'
+   * initial), moved into [minimum, maximum] when those are set.
+   */
   initial?: number;
   /** The lowest the limit goes, an integer >= 1. Default 1. */
   minimum?: number;
-  /** The highest the limit goes, an integer >= 1 and >= `minimum`. Default 200 (DESIGN §3.8). */
+  /** The highest the limit goes, an integer >= 1 and >= `minimum`. Default 200 (DESIGN §3.8), or `minimum` when that is higher. */
   maximum?: number;
   /** Callers that may wait for a slot, as in {@link ConcurrencyLimitOptions.queue}. Default 0. */
   queue?: number;

@@ -176,7 +176,10 @@ export class Limit {
         adaptive.queue,
         `is not a known adaptive limit setting here (initial, minimum, maximum): write the queue beside it, as ${field}.queue`,
       );
-    return adaptiveSettings({ ...adaptive, ...queue }, field);
+    // Errors name where the value is written: limit.adaptive.<field>, and limit.queue beside it.
+    const settings = adaptiveSettings(adaptive, `${field}.adaptive`);
+    if (value.queue === undefined) return settings;
+    return Object.freeze({ ...settings, queue: adaptiveSettings(queue, field).queue });
   }
 
   /** A per-owner limit of `settings` (already validated). */
