@@ -16,6 +16,7 @@ import { Observable, lastValueFrom, of, toArray } from 'rxjs';
 import request from 'supertest';
 import {
   FakeClock,
+  PolicyConfigError,
   PolicyRegistry,
   ResilienceConfigError,
   ResilienceModule,
@@ -212,12 +213,44 @@ describe('the fallback is checked at app.init()', () => {
   });
 
   it('a fallback that is not a non-empty string is refused where it is written', () => {
-    expect(() => Resilient('prices', { fallback: '' })).toThrow(
-      "@Resilient('prices', { fallback }): fallback must be the name of a method of the same class, got ",
-    );
-    expect(() => Resilient('prices', { fallback: (() => 1) as unknown as string })).toThrow(
-      TypeError,
-    );
+    const refusal = (fallback: unknown) => {
+      try {
+        Resilient('prices', { fallback: fallback as string });
+      } catch (error) {
+        return [
+          error instanceof PolicyConfigError,
+          (error as PolicyConfigError).field,
+          (error as Error).message,
+        ];
+      }
+      return undefined;
+    };
+    const rule =
+      "must be the name of a method of the same class, a non-empty string (in @Resilient('prices', { fallback }))";
+    expect(refusal(42)).toEqual([true, 'fallback', `fallback: 42 is invalid: ${rule}`]);
+    expect(refusal('')).toEqual([true, 'fallback', `fallback: "" is invalid: ${rule}`]);
+    expect(refusal(() => 1)).toEqual([true, 'fallback', expect.stringContaining(rule)]);
+  });
+
+  it('an accessor is refused unread: a getter is never run to find the fallback', async () => {
+    let reads = 0;
+    @Injectable()
+    class Quotes {
+      @Resilient('prices', { fallback: 'cachedQuote' })
+      async quote(): Promise<number> {
+        return 1;
+      }
+
+      get cachedQuote(): () => number {
+        reads++;
+        return () => 2;
+      }
+    }
+    const failure = await start([Quotes]).catch((error: unknown) => error);
+    expect((failure as ResilienceConfigError).problems.map((problem) => problem.message)).toEqual([
+      '@Resilient(\'prices\') on Quotes.quote: fallback: "cachedQuote" is invalid: must name a method of the same class (it is an accessor (get/set), not a method)',
+    ]);
+    expect(reads).toBe(0);
   });
 
   it('refusals by the limiter are answered too', async () => {

@@ -35,32 +35,42 @@ export class MethodFallback {
   ) {
     this.fallback = Fallback.to(() => {
       const call = this.calls.getStore()!;
-      // Checked at app.init() for the instances Nest manages; here for those it does not.
-      const problem = this.check(call.self as object);
-      if (problem !== undefined) throw problem;
-      const fn = (call.self as Record<string, (...args: unknown[]) => unknown>)[this.method]!;
-      const result: unknown = fn.apply(call.self, call.args);
+      // Checked at app.init() for the instances Nest manages; here for those it does not. The
+      // method is read once, from its descriptor: no getter runs.
+      const found = this.find(call.self as object);
+      if (found instanceof PolicyConfigError) throw found;
+      const result: unknown = found.apply(call.self, call.args);
       return call.deliver === undefined ? result : call.deliver(result);
     });
   }
 
   /**
-   * The problem with this fallback on `prototype`, or `undefined` when it names a function of it.
+   * The problem with this fallback on `prototype`, or `undefined` when it names a method of it (a
+   * function held as a value: an accessor is refused unread, so no getter ever runs).
    * The problem names the class and method (`where`), the value and the rule.
    */
   check(prototype: object): PolicyConfigError | undefined {
-    const value: unknown = (prototype as Record<string, unknown>)[this.method];
+    const found = this.find(prototype);
+    return found instanceof PolicyConfigError ? found : undefined;
+  }
+
+  /** The fallback method `target` has, or the problem with it. */
+  private find(target: object): ((...args: unknown[]) => unknown) | PolicyConfigError {
     if (this.method === this.decorated)
       return new PolicyConfigError(
         `${this.where}: fallback`,
         this.method,
         'must name another method of the class, not the decorated one',
       );
-    if (typeof value === 'function') return undefined;
+    const descriptor = findDescriptor(target, this.method);
+    const value: unknown = descriptor?.value;
+    if (typeof value === 'function') return value as (...args: unknown[]) => unknown;
     const found =
-      value === undefined
+      descriptor === undefined || (value === undefined && descriptor.get === descriptor.set)
         ? 'the class has no such method'
-        : `it is a ${typeof value}, not a method`;
+        : descriptor.get !== undefined || descriptor.set !== undefined
+          ? 'it is an accessor (get/set), not a method'
+          : `it is a ${typeof value}, not a method`;
     return new PolicyConfigError(
       `${this.where}: fallback`,
       this.method,
@@ -91,4 +101,17 @@ export class MethodFallback {
   ): Promise<T> {
     return this.calls.run({ self, args, deliver }, call);
   }
+}
+
+/** The descriptor of `key` on `target` or the nearest prototype that has it (nothing is read through a getter). */
+function findDescriptor(target: object, key: string): PropertyDescriptor | undefined {
+  for (
+    let at: object | null = target;
+    at !== null;
+    at = Object.getPrototypeOf(at) as object | null
+  ) {
+    const descriptor = Object.getOwnPropertyDescriptor(at, key);
+    if (descriptor !== undefined) return descriptor;
+  }
+  return undefined;
 }

@@ -1,6 +1,6 @@
 import { Inject, Optional } from '@nestjs/common';
 import { Observable, type Subscription, from, isObservable, of } from 'rxjs';
-import type { Policy } from '../core/index.js';
+import { type Policy, PolicyConfigError } from '../core/index.js';
 import { type AbortSubscription, subscribeAbort, unsubscribeAbort } from '../core/internal.js';
 import { attemptSignalIndex } from './attempt-signal.decorator.js';
 import { BOUND_REGISTRY, registryFor } from './resilient-binding.js';
@@ -47,8 +47,8 @@ export interface ResilientOptions {
    * is called on the same instance with the same arguments, and what it returns (a value, a Promise,
    * or in Observable mode an Observable) is the call's outcome; a fallback that throws rejects with
    * its own error, the original as its `cause`. The call's terminal event says `fallback: 'served'` (or `'failed'`).
-   * Checked at `app.init()`: a name that is not a method of the class (or is the decorated method)
-   * rejects start-up with a `ResilienceConfigError` naming the class, the method and the value.
+   * Checked at `app.init()`: a name that is not a method of the class (or is the decorated method, or
+   * an accessor: a getter is never run to find a fallback) rejects start-up with a `ResilienceConfigError` naming the class, the method and the value.
    * Default: none.
    */
   fallback?: string;
@@ -74,7 +74,7 @@ export interface ResilientOptions {
  * @param name the registration name (`policies.<name>` in the module config), a non-empty string
  * @param options see {@link ResilientOptions}
  * @throws TypeError at decoration time for an empty name, a non-method, or a second `@Resilient` on the same method;
- *   and for a `fallback` that is not a non-empty string; at `app.init()`, `UnknownPolicyError` for a name
+ *   PolicyConfigError (field `fallback`) for a `fallback` that is not a non-empty string; at `app.init()`, `UnknownPolicyError` for a name
  *   the registry does not have and `ResilienceConfigError` for a bad `classifier` or a `fallback` that is
  *   not another method of the class.
  */
@@ -86,8 +86,10 @@ export function Resilient(name: string, options: ResilientOptions = {}): MethodD
     options.fallback !== undefined &&
     (typeof options.fallback !== 'string' || options.fallback.length === 0)
   ) {
-    throw new TypeError(
-      `@Resilient('${name}', { fallback }): fallback must be the name of a method of the same class, got ${String(options.fallback)}`,
+    throw new PolicyConfigError(
+      'fallback',
+      options.fallback,
+      `must be the name of a method of the same class, a non-empty string (in @Resilient('${name}', { fallback }))`,
     );
   }
   if (

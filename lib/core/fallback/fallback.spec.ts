@@ -275,6 +275,21 @@ describe('Fallback.to checks what it is given', () => {
       'fallback.on',
       expect.stringContaining('must be a non-empty list of stop reasons'),
     ]);
+    expect(problem(() => Fallback.to(() => 1, { bogus: 1 } as never))).toEqual([
+      true,
+      'fallback.bogus',
+      'fallback.bogus: 1 is invalid: is not a known fallback option (on)',
+    ]);
+    expect(problem(() => Fallback.to(() => 1, { on: null as never }))).toEqual([
+      true,
+      'fallback.on',
+      expect.stringContaining('must be a non-empty list of stop reasons'),
+    ]);
+    expect(problem(() => Fallback.to(() => 1, [] as never))).toEqual([
+      true,
+      'fallback',
+      expect.stringContaining('must be a plain object'),
+    ]);
     expect(problem(() => Resilience.default.with({ fallback: 5 as never }))).toEqual([
       true,
       'fallback',

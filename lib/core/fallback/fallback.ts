@@ -1,6 +1,6 @@
 import { PolicyConfigError } from '../errors.js';
 import type { StopReason } from '../events/call-events.js';
-import { isPlainObject } from '../rules/value-rule.js';
+import { checkOptions, given } from '../rules/value-rule.js';
 
 /** What a fallback is told about the call it stands in for. */
 export interface FallbackStop {
@@ -70,8 +70,9 @@ export class Fallback {
 
   /**
    * A fallback running `fn` for the reasons in `options.on` (default {@link FALLBACK_REASONS}).
-   * @throws PolicyConfigError naming `fallback` when `fn` is not a function, `fallback.on` when `on`
-   *   is empty or lists an unknown stop reason
+   * @throws PolicyConfigError naming `fallback` when `fn` is not a function or `options` is not a plain
+   *   object, `fallback.<key>` for an unknown option, `fallback.on` when `on` is empty or lists an
+   *   unknown stop reason
    */
   static to<T>(fn: FallbackFunction<T>, options?: FallbackOptions): Fallback {
     if (typeof fn !== 'function')
@@ -80,9 +81,9 @@ export class Fallback {
         fn,
         'must be a function (stop) => value, or Fallback.to(fn, { on })',
       );
-    if (options !== undefined && !isPlainObject(options))
-      throw new PolicyConfigError('fallback', options, 'options must be { on? }');
-    const on = options?.on ?? FALLBACK_REASONS;
+    // `on` is checked below, where its rule names the reasons; any other key is a typo, refused.
+    if (options !== undefined) checkOptions(options, { on: null }, 'fallback', 'fallback option');
+    const on = given(options?.on, FALLBACK_REASONS);
     if (!Array.isArray(on) || on.length === 0 || !on.every((r) => ALL_REASONS.includes(r))) {
       throw new PolicyConfigError(
         'fallback.on',
