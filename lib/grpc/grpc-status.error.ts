@@ -5,6 +5,11 @@ const CODE_NAMES = Object.fromEntries(
   Object.entries(GrpcStatus).map(([name, code]) => [code, name]),
 ) as Record<number, string>;
 
+/** The name of a status code (`UNAVAILABLE` for 14), `undefined` for a code gRPC does not define. */
+export function grpcCodeName(code: number): string | undefined {
+  return CODE_NAMES[code];
+}
+
 /**
  * One attempt of a gRPC call ended with a non-OK status. Thrown inside the policy so
  * `Classifier.grpc` can read it (`code`, `details`, trailers in `metadata`); the caller receives
@@ -27,7 +32,7 @@ export class GrpcStatusError extends Error {
     readonly status: StatusObject,
     readonly headers: Metadata | undefined,
   ) {
-    super(`${status.code} ${CODE_NAMES[status.code] ?? 'UNKNOWN'}: ${status.details}`);
+    super(`${status.code} ${grpcCodeName(status.code) ?? 'UNKNOWN'}: ${status.details}`);
     this.code = status.code;
     this.details = status.details;
     this.metadata = status.metadata;

@@ -22,7 +22,8 @@ export {
   type ResilienceInterceptorOptions,
   createResilienceInterceptor,
 } from './resilience-interceptor.js';
-export { RETRYING_METADATA, statusFor } from './resilient-call.js';
+export { statusFor } from './final-status.js';
+export { RETRYING_METADATA } from './resilient-call.js';
 export type { ResumeFrom, ResumeFromOption } from './resume-from.js';
 export type { PolicySourceOption } from './service-policies.js';
 export { WIRE_DEADLINE_SLACK_MS, wireDeadline } from './wire-deadline.js';

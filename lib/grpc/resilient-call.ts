@@ -8,31 +8,22 @@ import {
 import {
   AmbientHeaders,
   type AttemptContext,
-  AttemptTimeoutError,
-  CallRejectedError,
   type Criticality,
   DeadlineExceededError,
   GrpcStatus,
   type Policy,
-  PUSHBACK_METADATA,
-  REFUSAL_METADATA,
-  RelayedRefusalError,
-  readPushback,
-  stopReasonOf,
   type TimerHandle,
   WallClock,
 } from '../core/index.js';
-import { failureCause, markDependencyFailure, relayedReasonOf } from '../core/internal.js';
+import { markGrpcFailure } from './dependency-failure.js';
+import { describe, statusFor } from './final-status.js';
 import { GrpcCallCancelledError, GrpcStatusError } from './grpc-status.error.js';
-import { wireDeadline } from './wire-deadline.js';
+import { relayedRefusal } from './relayed-refusal.js';
+import { callerTimeLeft, wireDeadline } from './wire-deadline.js';
 import { type AttemptStamp, marksNestedRetry, stampAttempt } from '../outbound/stamp.js';
 
 /** The call below ours: what `nextCall(options)` returns (grpc-js does not export its interface). */
 export type WireCall = ReturnType<NextCall>;
-
-const CODE_NAMES = Object.fromEntries(
-  Object.entries(GrpcStatus).map(([name, code]) => [code, name]),
-) as Record<number, string>;
 
 /** Metadata key of the nested-retry marker, the same as the .NET library's (DESIGN §1). */
 export const RETRYING_METADATA = AmbientHeaders.retrying;
@@ -160,11 +151,7 @@ export class ResilientCall {
    */
   protected startOuterDeadline(): boolean {
     const clock = this.plan.policy.options.clock;
-    const outer = Math.min(
-      WallClock.until(this.options.deadline),
-      this.parentRemaining(),
-      this.plan.inboundRemaining,
-    );
+    const outer = callerTimeLeft(this.options, this.plan.inboundRemaining);
     if (!(outer > 0)) {
       this.fail(new DeadlineExceededError(0));
       return false;
@@ -198,15 +185,6 @@ export class ResilientCall {
     if (this.committed !== undefined)
       this.committed.wire.cancelWithStatus(GrpcStatus.DEADLINE_EXCEEDED, 'Deadline exceeded');
     else this.cancellation.abort(new DeadlineExceededError(outer));
-  }
-
-  /** Time left of a parent server call whose deadline propagates (grpc-js `propagate.DEADLINE`, on by default). */
-  private parentRemaining(): number {
-    const parent = this.options.parent;
-    const flags = this.options.propagate_flags ?? 0xffff;
-    return parent !== undefined && (flags & 1) !== 0
-      ? WallClock.until(parent.getDeadline())
-      : Infinity;
   }
 
   /** One attempt on a fresh call below us; resolves with an {@link Answer}, rejects with the failure. */
@@ -301,21 +279,9 @@ export class ResilientCall {
     });
   }
 
-  /**
-   * The refusal one of our services below answered, when `status` is one: UNAVAILABLE with
-   * `x-nresilience-refusal` naming a refusal reason, its pushback as the hint. Passed up at once as
-   * the fetch does (Permanent: no retry, no second guarded pause, no breaker evidence).
-   */
-  protected relayedRefusal(status: StatusObject): RelayedRefusalError | undefined {
-    if (status.code !== GrpcStatus.UNAVAILABLE) return undefined;
-    const reason = relayedReasonOf(status.metadata?.get(REFUSAL_METADATA)[0]);
-    if (reason === undefined) return undefined;
-    const pushback = readPushback(status.metadata);
-    return new RelayedRefusalError(
-      reason,
-      typeof pushback === 'number' ? pushback : undefined,
-      this.plan.service ?? this.options.method_definition.path,
-    );
+  /** The refusal one of our services below answered, when `status` is one ({@link relayedRefusal}). */
+  protected relayedRefusal(status: StatusObject): Error | undefined {
+    return relayedRefusal(status, () => this.plan.service ?? this.options.method_definition.path);
   }
 
   /** Delivers the accepted attempt: headers, the message, then the status (or, for a stream, the rest as it comes). */
@@ -350,20 +316,8 @@ export class ResilientCall {
       !this.headersSent
     )
       this.listener?.onReceiveMetadata?.(error.headers);
-    const stop = stopReasonOf(error);
     // The dependency failed on every attempt allowed: an exception filter answers 502 and names it.
-    if (stop === 'attemptsExhausted' || (stop === undefined && error instanceof GrpcStatusError)) {
-      const cause =
-        error instanceof GrpcStatusError
-          ? (CODE_NAMES[error.code] ?? String(error.code))
-          : failureCause(error);
-      markDependencyFailure(error, {
-        policy: this.plan.policy.options.name,
-        dependency: this.plan.service ?? '',
-        cause,
-        ending: 'attemptsExhausted',
-      });
-    }
+    markGrpcFailure(error, this.plan.policy, this.plan.service ?? '');
     this.finish(statusFor(error));
   }
 
@@ -375,37 +329,4 @@ export class ResilientCall {
     this.outerTimer = undefined;
     this.listener?.onReceiveStatus?.(status);
   }
-}
-
-/**
- * The status a client receives for a call that ended with `error`: an attempt's own status as it
- * came; a refusal (of this process's retry budget or breaker, or relayed from a service below) as
- * UNAVAILABLE with `grpc-retry-pushback-ms` (its `retryAfter`, when known) and `x-nresilience-refusal`
- * (its reason) as trailers; a deadline or attempt
- * timeout as DEADLINE_EXCEEDED; the caller's cancellation as the status it asked for; anything else
- * as INTERNAL. The error rides along as `cause` (grpc-js copies the status onto its `ServiceError`),
- * the attempt's `GrpcStatusError` for a status that came from the wire.
- */
-export function statusFor(error: unknown): StatusObject {
-  if (error instanceof GrpcStatusError) return { ...error.status, cause: error } as StatusObject;
-  const status = (code: number, details: string): StatusObject =>
-    ({ code, details, metadata: new Metadata(), cause: error }) as StatusObject;
-  if (error instanceof CallRejectedError) {
-    // As the Nest exception filter answers a refusal: the hint and the reason ride along as trailers.
-    const refused = status(GrpcStatus.UNAVAILABLE, error.message);
-    const retryAfter = error.retryAfter;
-    if (retryAfter !== undefined && Number.isFinite(retryAfter) && retryAfter >= 0)
-      refused.metadata.set(PUSHBACK_METADATA, String(Math.ceil(retryAfter)));
-    const reason = relayedReasonOf(error.reason);
-    if (reason !== undefined) refused.metadata.set(REFUSAL_METADATA, reason);
-    return refused;
-  }
-  if (error instanceof DeadlineExceededError || error instanceof AttemptTimeoutError)
-    return status(GrpcStatus.DEADLINE_EXCEEDED, error.message);
-  if (error instanceof GrpcCallCancelledError) return status(error.code, error.details);
-  return status(GrpcStatus.INTERNAL, describe(error));
-}
-
-function describe(reason: unknown): string {
-  return reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason);
 }

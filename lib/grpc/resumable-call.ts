@@ -8,7 +8,8 @@ import {
   WallClock,
 } from '../core/index.js';
 import { GrpcCallCancelledError } from './grpc-status.error.js';
-import { type CallPlan, ResilientCall, stampMetadata, statusFor } from './resilient-call.js';
+import { statusFor } from './final-status.js';
+import { type CallPlan, ResilientCall, stampMetadata } from './resilient-call.js';
 import type { ResumeFrom } from './resume-from.js';
 import { wireDeadline } from './wire-deadline.js';
 import { WireStream } from './wire-stream.js';

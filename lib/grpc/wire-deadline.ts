@@ -1,3 +1,6 @@
+import type { InterceptorOptions } from '@grpc/grpc-js';
+import { WallClock } from '../core/index.js';
+
 /**
  * How much later than the policy's own bound the deadline sent on the wire falls, in ms: our timer
  * fires first, so a slow attempt is recorded as an attempt timeout (and cancelled by us), not as a
@@ -19,4 +22,18 @@ export function wireDeadline(bound: number, outer: number): number | undefined {
   const left = Math.min(bound, outer);
   if (!(left > 0)) return undefined;
   return left === Infinity ? Infinity : left + WIRE_DEADLINE_SLACK_MS;
+}
+
+/**
+ * Time left, in ms, outside the policy for a call the interceptor was given: the lowest of the
+ * caller's own deadline (`options.deadline`), a parent server call's whose deadline propagates
+ * (grpc-js `propagate.DEADLINE`, on by default) and the inbound request's `inboundRemaining`;
+ * `Infinity` when none is set.
+ */
+export function callerTimeLeft(options: InterceptorOptions, inboundRemaining: number): number {
+  const parent = options.parent;
+  const flags = options.propagate_flags ?? 0xffff;
+  const parentLeft =
+    parent !== undefined && (flags & 1) !== 0 ? WallClock.until(parent.getDeadline()) : Infinity;
+  return Math.min(WallClock.until(options.deadline), parentLeft, inboundRemaining);
 }
