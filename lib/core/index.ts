@@ -29,6 +29,7 @@ export {
   type BreakerState,
   type BreakerTransitionListener,
   type BreakerTrip,
+  type BreakerTripCause,
 } from './breaker/breaker-state.js';
 export { CircuitBreaker, type BreakerDeps } from './breaker/circuit-breaker.js';
 export * from './breaker/breaker-settings.js';

@@ -1,5 +1,6 @@
 import {
   Backoff,
+  Breaker,
   CallEvent,
   FakeClock,
   type Policy,
@@ -199,6 +200,52 @@ describe('a breaker opening in words', () => {
     );
     // Isolated: no break length, no trip.
     expect(opened({})).toBe('[payments] Breaker opened');
+  });
+
+  it('a failed half-open probe re-opens: the line says so, not a one-failure trip', async () => {
+    const clock = new FakeClock();
+    const logger = new RecordingLogger();
+    const policy = withLogging(
+      Resilience.default.with({
+        name: 'payments',
+        clock,
+        attempts: 1,
+        budget: RetryBudget.none,
+        breaker: Breaker.with({ breakDuration: 1000, jitter: 'none' }),
+      }),
+      logger,
+    );
+    // Five Transient failures from a cold start trip it: the ordinary line, as before.
+    for (let i = 0; i < 5; i++) await settle(clock, policy, down);
+    await clock.advance(1000);
+    // The probe fails after 300 ms.
+    await settle(clock, policy, async () => {
+      await pause(clock, 300);
+      throw new TransientError('still down');
+    });
+    expect(logger.take()).toEqual([
+      'warn [payments] Breaker opened for 1.0s after 5 failures (last: TransientError)',
+      'debug [payments] Breaker half-open: probing',
+      'debug [payments] Breaker re-opened for 1.0s: the half-open probe failed after 300ms (last: TransientError)',
+    ]);
+  });
+
+  it('a slow probe and a failure while recovering re-open too, each in its own words', () => {
+    expect(
+      opened({ delay: 2000, attempt: 1, duration: 4200, verdict: 'Ok', trip: 'slowProbe' }),
+    ).toBe('[payments] Breaker re-opened for 2.0s: the half-open probe was slow (4.2s)');
+    expect(
+      opened({
+        delay: 1000,
+        attempt: 1,
+        verdict: 'Transient',
+        error: 'TypeError',
+        trip: 'recovery',
+        dependency: { host: 'pay.example' },
+      }),
+    ).toBe(
+      '[payments] Breaker re-opened for 1.0s: an attempt failed while recovering (host pay.example; last: TypeError)',
+    );
   });
 });
 

@@ -313,12 +313,25 @@ export function describeEvent(event: CallEvent): string {
   return describeKind(event) + describeDependency(event);
 }
 
-/** A breaker opening: the break, what it opened on (a trip's evidence), where, and the last error. */
+/**
+ * A breaker opening: the break, what it opened on (a trip's evidence), where, and the last error. A
+ * re-opening after one failed half-open probe (or one failure while recovering) says so rather than
+ * reading like a one-failure trip: `[payments] Breaker re-opened for 1.0s: the half-open probe failed
+ * after 300ms (last: TypeError)`.
+ */
 function describeOpening(event: CallEvent): string {
-  let text = `[${event.policy}] Breaker opened`;
+  const trip = event.trip;
+  const again = trip === 'probe' || trip === 'slowProbe' || trip === 'recovery';
+  let text = `[${event.policy}] Breaker ${again ? 're-opened' : 'opened'}`;
   if (event.delay > 0) text += ` for ${readable(event.delay)}`;
   const count = event.attempt;
-  if (count > 0) {
+  if (trip === 'probe') {
+    text += `: the half-open probe failed after ${readable(event.duration)}`;
+  } else if (trip === 'slowProbe') {
+    text += `: the half-open probe was slow (${readable(event.duration)})`;
+  } else if (trip === 'recovery') {
+    text += ': an attempt failed while recovering';
+  } else if (count > 0) {
     const what = event.verdict === 'Ok' ? 'slow attempt' : 'failure';
     text += ` after ${count} ${what}${count === 1 ? '' : 's'}`;
     if (event.duration > 0) text += ` in ${readable(event.duration)}`;

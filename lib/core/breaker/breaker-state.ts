@@ -21,17 +21,21 @@ export type Admission = (typeof Admission)[keyof typeof Admission];
  */
 export type BreakerState = 'closed' | 'open' | 'halfOpen' | 'recovering' | 'isolated';
 
+/** What kind of evidence opened a breaker (see {@link BreakerTrip}). */
+export type BreakerTripCause = 'failures' | 'slow' | 'probe' | 'slowProbe' | 'recovery';
+
 /**
  * What a breaker opened on, as its log line and `breakerOpened` event report it:
  * - `failures`: a run of Transient attempts (`count` of them, the first `spanMs` before the trip) or
  *   an error rate over the trip window (`count` failures in the window, `spanMs` = the window);
  * - `slow`: slow attempts (`count` of them in the trip window, `spanMs` = the window);
- * - `probe`: a half-open probe failed or was slow (`count` 1, `spanMs` its duration);
+ * - `probe`: a half-open probe failed (`count` 1, `spanMs` its duration);
+ * - `slowProbe`: a half-open probe answered, but slowly (`count` 1, `spanMs` its duration);
  * - `recovery`: an attempt failed while recovering (`count` 1, `spanMs` 0).
  * `lastError` is the error of the last Transient attempt the breaker recorded (undefined when none).
  */
 export interface BreakerTrip {
-  readonly cause: 'failures' | 'slow' | 'probe' | 'recovery';
+  readonly cause: BreakerTripCause;
   readonly count: number;
   /** Milliseconds. */
   readonly spanMs: number;

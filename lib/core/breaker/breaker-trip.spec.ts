@@ -75,6 +75,18 @@ describe('what a breaker reports it opened on', () => {
     ]);
   });
 
+  it('a slow probe: an answer, but slow, told apart from a failed one', async () => {
+    const { clock, trips, attempt } = setup();
+    for (let i = 0; i < 20; i++) attempt('Ok', 100);
+    await clock.advance(40_000); // the latency baseline is warm: median 100 ms
+    for (let i = 0; i < 5; i++) attempt('Transient', 0, 'down');
+    await clock.advance(15_000);
+    attempt('Ok', 1000);
+    expect(trips.slice(1)).toEqual([
+      { cause: 'slowProbe', count: 1, spanMs: 1000, lastError: 'down' },
+    ]);
+  });
+
   it('slow attempts: the trip window’s slow attempts and the window’s length; no error when none failed', async () => {
     const { clock, trips, attempt } = setup();
     for (let i = 0; i < 20; i++) attempt('Ok', 100);

@@ -338,7 +338,8 @@ export class CircuitBreaker {
     const slow = timely && this.trips.isSlow(now, durationMs);
     this.trips.sample(now, verdict === 'Transient', slow);
     if (verdict === 'Transient' || slow) {
-      this.open(now, { cause: 'probe', count: 1, spanMs: durationMs, lastError: this.lastError });
+      const cause = verdict === 'Transient' ? 'probe' : 'slowProbe';
+      this.open(now, { cause, count: 1, spanMs: durationMs, lastError: this.lastError });
       return;
     }
     if (++this.probeStreak < this.config.closeAfter) return;

@@ -1,4 +1,4 @@
-import type { BreakerState, BreakerTrip } from '../breaker/breaker-state.js';
+import type { BreakerState, BreakerTrip, BreakerTripCause } from '../breaker/breaker-state.js';
 import type { VerdictKind } from '../classification/verdict.js';
 
 /**
@@ -80,6 +80,8 @@ export interface CallEventInit {
   readonly fallback?: FallbackOutcome;
   /** On a terminal event: a hedge answered first. Default false. */
   readonly hedgeWon?: boolean;
+  /** On a `breakerOpened` event: what kind of evidence opened it. Default none. */
+  readonly trip?: BreakerTripCause;
 }
 
 /**
@@ -121,6 +123,13 @@ export class CallEvent {
   readonly fallback: FallbackOutcome | undefined;
   /** True on the terminal event of a call a hedge answered (an attempt started beside a slower one), else false. */
   readonly hedgeWon: boolean;
+  /**
+   * On a `breakerOpened` event with a trip, what opened the breaker: `failures` (a run of Transient
+   * attempts), `slow` (slow attempts), `probe` / `slowProbe` (a half-open probe failed / answered
+   * slowly: the breaker re-opened), `recovery` (an attempt failed while recovering: re-opened). `undefined` on every other
+   * event and on an opening without a trip (`isolate()`).
+   */
+  readonly trip: BreakerTripCause | undefined;
 
   /**
    * An event from its fields by name; what is left out takes its default (see {@link CallEventInit}).
@@ -139,6 +148,7 @@ export class CallEvent {
     this.dependency = dependency;
     this.fallback = init.fallback;
     this.hedgeWon = init.hedgeWon ?? false;
+    this.trip = init.trip;
   }
 
   /**
@@ -178,7 +188,7 @@ export class CallEvent {
  * being served, ms), `breakerHalfOpened` (half-open, recovering) or `breakerClosed`. A `breakerOpened`
  * with a trip carries what the breaker opened on: `attempt` = the failed (or, with verdict `Ok`, slow)
  * attempts, `duration` = the span they came in (ms; see {@link BreakerTrip}), `error` = `lastError`,
- * the last Transient attempt's error name.
+ * the last Transient attempt's error name, `trip` = its cause.
  */
 export function breakerTransitionEvent(
   policy: string,
@@ -203,7 +213,8 @@ export function breakerTransitionEvent(
     dependency,
     attempt: trip.count,
     duration: trip.spanMs,
-    verdict: trip.cause === 'slow' ? 'Ok' : 'Transient',
+    verdict: trip.cause === 'slow' || trip.cause === 'slowProbe' ? 'Ok' : 'Transient',
     error: lastError,
+    trip: trip.cause,
   });
 }
