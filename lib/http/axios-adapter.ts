@@ -107,24 +107,22 @@ export async function installResilientAdapter(
     const keyed = config.headers.has(IDEMPOTENCY_KEY_HEADER);
     const call = new OutboundCall<unknown>(
       hosts.for(origin),
-      { repeatable: isIdempotentMethod(method) || keyed },
-      hosts,
+      {
+        repeatable: isIdempotentMethod(method) || keyed,
+        hedgeable: isHedgeableRequest(method, keyed) && replayable,
+        notReplayable: replayable
+          ? undefined
+          : (last) => new BodyNotReplayableError(undefined, { cause: last }),
+        propagateCriticality,
+      },
       release,
-      isHedgeableRequest(method, keyed) && replayable,
     );
     return call.policy
       .run(
         async (ctx) => {
           call.begin(ctx);
-          if (ctx.attempt > 1 && !replayable)
-            throw new BodyNotReplayableError(undefined, { cause: call.last });
           const headers = axios.AxiosHeaders.from(config.headers);
-          call.stamp(
-            (name, value) =>
-              value === undefined ? headers.delete(name) : headers.set(name, value),
-            ctx,
-            propagateCriticality,
-          );
+          call.stampHeaders(headers, ctx);
           const attempt: InternalAxiosRequestConfig = { ...config, headers, signal: ctx.signal };
           // Only the attempt's signal ends a bounded attempt: an axios timer of its own, even with slack,
           // can fire first on a loaded event loop and turn the library's timeout into ECONNABORTED.
@@ -152,12 +150,14 @@ export async function installResilientAdapter(
       .catch((error: unknown) => {
         // As the resilient fetch: a POST that failed once without an answer says why it was not sent
         // again; a failed answer (a 5xx) is the usual axios error, as fetch returns the Response.
-        const final = call.finalError(error, (cause) =>
-          isFailedAnswer(config, cause)
-            ? cause
-            : new AxiosNotRepeatableError(method, instance.getUri(config), cause, config),
+        const final = call.rejected(
+          error,
+          (cause) =>
+            isFailedAnswer(config, cause)
+              ? cause
+              : new AxiosNotRepeatableError(method, instance.getUri(config), cause, config),
+          (final) => (final as { response?: { data?: unknown } } | undefined)?.response?.data,
         );
-        call.abandon((final as { response?: { data?: unknown } } | undefined)?.response?.data);
         markHttpFailure(final, call.last, call.policy, origin);
         throw final;
       });

@@ -86,10 +86,15 @@ export class FetchCall {
     const keyed = headers.has(IDEMPOTENCY_KEY_HEADER);
     this.call = new OutboundCall<Response>(
       policy,
-      { repeatable: isIdempotentMethod(method) || keyed },
-      settings.hosts,
+      {
+        repeatable: isIdempotentMethod(method) || keyed,
+        hedgeable: isHedgeableRequest(method, keyed) && body.replayable,
+        notReplayable: body.replayable
+          ? undefined
+          : (last) => new BodyNotReplayableError(settings.maximumReplayBytes, { cause: last }),
+        propagateCriticality: settings.propagateCriticality,
+      },
       discard,
-      isHedgeableRequest(method, keyed) && body.replayable,
     );
     this.quota = settings.quotaFor(policy);
     this.gap = settings.bodyGapTimeout ?? policy.options.attemptTimeout;
@@ -141,11 +146,10 @@ export class FetchCall {
       })
       .catch((error: unknown) => {
         // Say why a POST that failed once was not sent again, and how to let it (stop reason `notRepeatable`).
-        const final = call.finalError(
+        const final = call.rejected(
           error,
           (cause) => new NotRepeatableError(method, this.url, { cause }),
         );
-        call.abandon();
         markHttpFailure(final, call.last, policy, this.origin);
         throw final;
       });
@@ -172,18 +176,13 @@ export class FetchCall {
   private async attempt(ctx: AttemptContext, range?: string, etag?: string): Promise<Response> {
     const { call, settings } = this;
     const clock = call.policy.options.clock;
-    // The failed answer is not what the caller gets: `begin` lets its connection go before the retry.
+    // The failed answer is not what the caller gets: `begin` lets its connection go before the
+    // retry, and refuses a second send of a body that cannot be sent again.
     call.begin(ctx);
     if (settings.resumeDownloads)
       this.deadlineAt = ctx.remaining === Infinity ? Infinity : clock.now() + ctx.remaining;
-    if (ctx.attempt > 1 && !this.body.replayable)
-      throw new BodyNotReplayableError(settings.maximumReplayBytes, { cause: call.last });
     const headers = new Headers(this.headers);
-    call.stamp(
-      (name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)),
-      ctx,
-      settings.propagateCriticality,
-    );
+    call.stampHeaders(headers, ctx);
     if (range !== undefined) {
       headers.set('range', range);
       headers.set('if-range', etag!);

@@ -13,7 +13,7 @@ import {
   isRetryable,
 } from '../core/index.js';
 import { checkValue, keyBoundRule } from '../core/internal.js';
-import type { CallFacts } from '../outbound/outbound-call.js';
+import { CallFacts } from '../outbound/call-facts.js';
 import { BodyNotReplayableError } from './request-body.js';
 
 /** Default of `maximumHosts`: origins holding their own breaker, budget and estimators at once. */
@@ -80,9 +80,6 @@ export class HostPolicies {
   // The source's policy the scope's template was made from, to notice a reload.
   private template: Policy | undefined;
   private scope: PolicyScope<string> | undefined;
-  private readonly facts = new WeakMap<object, CallFacts>();
-  // Outcomes whose retryable verdict was made final because their request is not safe to repeat.
-  private readonly finalized = new WeakSet<object>();
 
   /**
    * @param source the policy (or a handle following reloads) every host starts from
@@ -138,29 +135,6 @@ export class HostPolicies {
     return this.scope.for(origin);
   }
 
-  /** Records what the classifier must know about the call `subject` (a response or an error) came from. */
-  remember(subject: unknown, facts: CallFacts): void {
-    if (typeof subject === 'object' && subject !== null) this.facts.set(subject, facts);
-  }
-
-  /**
-   * Remembers `facts` for the reason `signal` (an attempt's) will be aborted with: when an attempt
-   * times out, the executor classifies its own timeout error, not what the transport threw, and a
-   * POST must not be repeated after a timeout either. Only a request that is not repeatable needs it.
-   */
-  rememberAbort(signal: AbortSignal, facts: CallFacts): void {
-    if (facts.repeatable) return;
-    signal.addEventListener('abort', () => this.remember(signal.reason, facts), { once: true });
-  }
-
-  /**
-   * Whether `subject` (an error, a response) failed in a way worth retrying but was final because
-   * its request is not repeatable (a POST or PATCH without a key, after anything but 429/503).
-   */
-  stoppedAsNotRepeatable(subject: unknown): boolean {
-    return typeof subject === 'object' && subject !== null && this.finalized.has(subject);
-  }
-
   /** Hosts held now. */
   get size(): number {
     return this.scope?.size ?? 0;
@@ -194,11 +168,13 @@ export class HostPolicies {
         (context.callerAborted ? undefined : http?.(outcome, context)) ??
         own.classify(outcome, context);
       if (!isRetryable(verdict)) return verdict;
+      // The call's facts (`RunOptions.facts`, given by the resilient fetch and axios adapter): a
+      // request not safe to repeat ends here, and the call learns why for its final error.
+      const facts = context.facts;
+      if (!(facts instanceof CallFacts) || facts.repeatable) return verdict;
       const subject = outcome.ok ? outcome.value : outcome.error;
-      const facts =
-        typeof subject === 'object' && subject !== null ? this.facts.get(subject) : undefined;
-      if (facts === undefined || facts.repeatable || isDefinitiveRefusal(subject)) return verdict;
-      this.finalized.add(subject as object);
+      if (isDefinitiveRefusal(subject)) return verdict;
+      facts.stopAsNotRepeatable(subject);
       return Verdict.final(verdict);
     };
     return Classifier.of(rule);

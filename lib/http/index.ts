@@ -12,7 +12,7 @@ export {
   createResilientFetch,
 } from './resilient-fetch.js';
 export { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
-export type { CallFacts } from '../outbound/outbound-call.js';
+export { CallFacts } from '../outbound/call-facts.js';
 export {
   IDEMPOTENCY_KEY_HEADER,
   NotRepeatableError,

@@ -1,35 +1,46 @@
 import { type AttemptContext, AttemptSupersededError, type Policy } from '../core/index.js';
+import { CallFacts } from './call-facts.js';
 import { type WireSetter, ambientStamp, marksNestedRetry, stampAttempt } from './stamp.js';
 
-/** What the classifier needs to know about the logical call an outcome belongs to. */
-export interface CallFacts {
+export { CallFacts } from './call-facts.js';
+
+/** What an outbound client knows of one request before its first attempt, read once. */
+export interface OutboundRequest {
   /** True when the request may be sent again after any retryable failure (idempotent, or keyed). */
   readonly repeatable: boolean;
+  /**
+   * Whether the request may be sent twice at once (a hedged policy then races its attempts): the
+   * transport's rule (HTTP: GET, HEAD, OPTIONS or a keyed request with a body that can be sent again;
+   * gRPC: a unary method marked repeatable). Default false.
+   */
+  readonly hedgeable?: boolean;
+  /**
+   * The error an attempt after the first throws because the request's body cannot be sent again
+   * (`last` is the previous attempt's outcome, for its `cause`); `undefined` when it can (default).
+   */
+  readonly notReplayable?: (last: unknown) => unknown;
+  /** Send the ambient criticality with every attempt. Default false. */
+  readonly propagateCriticality?: boolean;
 }
 
-/**
- * Where a transport keeps what the classifier must know of an outcome (the HTTP hosts' memory:
- * a request not safe to repeat makes a retryable failure final).
- */
-export interface OutcomeMemory {
-  /** Ties `subject` (an answer or an error) to the facts of the call that produced it. */
-  remember(subject: unknown, facts: CallFacts): void;
-  /** Ties the reason `signal` aborts with (a timeout, a deadline) to the facts, when it aborts. */
-  rememberAbort(signal: AbortSignal, facts: CallFacts): void;
-  /** Whether the classifier stopped the call on `subject` only because its request is not repeatable. */
-  stoppedAsNotRepeatable(subject: unknown): boolean;
+/** Headers an attempt is stamped on (`Headers`, axios's `AxiosHeaders`). */
+export interface StampedHeaders {
+  set(name: string, value: string): unknown;
+  delete(name: string): unknown;
 }
 
 /**
  * The per-call protocol every outbound client of the library follows, whatever the transport: the
- * nested-retry decision made once, each attempt stamped by the one rule ({@link stampAttempt}),
- * outcomes remembered for the classifier, the last attempt's outcome kept for the final error, a
- * failed attempt's answer (a response body, a stream) released before the next attempt goes out,
- * since nobody will read it, and the hedging decision: a hedged policy races attempts of the call
- * only when the transport says the request may be sent twice at once (`hedgeable`). Attempts may
- * then overlap: every answer not handed to the caller is released — a loser's at once (its signal
+ * nested-retry decision made once, each attempt stamped by the one rule ({@link stampAttempt}), the
+ * call's facts handed to its classifier ({@link CallFacts}), a body that cannot be sent again
+ * refused before a second send, the last attempt's outcome kept for the final error, a failed
+ * attempt's answer (a response body, a stream) released before the next attempt goes out, since
+ * nobody will read it, and the hedging decision: a hedged policy races attempts of the call only
+ * when the transport says the request may be sent twice at once (`hedgeable`). Attempts may then
+ * overlap: every answer not handed to the caller is released — a loser's at once (its signal
  * aborted with `AttemptSupersededError`), any other when the call settles — and a loser's outcome
- * is never the call's `last`. The transport's adapter (fetch, axios) owns the wire; this owns the rules.
+ * is never the call's `last`. The transport's adapter (fetch, axios, gRPC) owns the wire; this owns
+ * the rules.
  * @typeParam B what a failed attempt leaves to release (a `Response`, an axios `data` stream)
  */
 export class OutboundCall<B> {
@@ -42,44 +53,57 @@ export class OutboundCall<B> {
   /** Answers of settled attempts not yet released nor handed to the caller. */
   private readonly held: B[] = [];
 
+  /** What the call's classifier reads (`ClassifyContext.facts`) and records its stop on. */
+  readonly facts: CallFacts;
+  /** Whether the request may be sent twice at once (see {@link OutboundRequest.hedgeable}). */
+  readonly hedgeable: boolean;
+  private readonly request: OutboundRequest;
+
   /**
    * @param policy the policy the call runs under (the host's)
-   * @param facts whether the request may be sent again
-   * @param memory where outcomes are remembered for the classifier
+   * @param request what the request is: repeatable, hedgeable, its body's replay, criticality
    * @param release lets go of a failed attempt's answer (never throws)
-   * @param hedgeable whether the request may be sent twice at once (a hedged policy then races its
-   *   attempts): the transport's rule (HTTP: GET, HEAD, OPTIONS or a keyed request with a body that
-   *   can be sent again; gRPC: a unary method marked repeatable). Default false.
    */
   constructor(
     readonly policy: Policy,
-    readonly facts: CallFacts,
-    private readonly memory: OutcomeMemory,
+    request: OutboundRequest,
     private readonly release: (answer: B) => void,
-    readonly hedgeable = false,
   ) {
-    this.retrying = marksNestedRetry(policy.options.attempts, facts.repeatable);
+    this.request = request;
+    this.facts = new CallFacts(request.repeatable);
+    this.hedgeable = request.hedgeable === true;
+    this.retrying = marksNestedRetry(policy.options.attempts, request.repeatable);
   }
 
   /**
    * An attempt starts: answers of attempts that settled before it are released (each one failed, or
-   * the call would have ended; a hedge starts only while another attempt runs), and an abort of this
-   * one remembered.
+   * the call would have ended; a hedge starts only while another attempt runs).
+   * @throws the request's `notReplayable` error when this attempt would send its body a second time
+   *   and the body cannot be sent again
    */
   begin(context: AttemptContext): void {
     this.releaseHeld(undefined);
     if (context.attempt > this.attempts) this.attempts = context.attempt;
-    this.memory.rememberAbort(context.signal, this.facts);
+    const notReplayable = this.request.notReplayable;
+    if (notReplayable !== undefined && context.attempt > 1) throw notReplayable(this.last);
   }
 
-  /** Stamps this attempt's headers: marker, remaining time (with the inbound request's) and, when asked, criticality. */
-  stamp(set: WireSetter, context: AttemptContext, propagateCriticality: boolean): void {
+  /** Stamps this attempt through `set`: marker, remaining time (with the inbound request's) and, when asked, criticality. */
+  stamp(set: WireSetter, context: AttemptContext): void {
     stampAttempt(set, {
       retrying: this.retrying,
       attempt: context.attempt,
       bound: context.bound,
-      ...ambientStamp(propagateCriticality),
+      ...ambientStamp(this.request.propagateCriticality === true),
     });
+  }
+
+  /** {@link OutboundCall.stamp} on headers: a value set, a removed marker deleted. */
+  stampHeaders(headers: StampedHeaders, context: AttemptContext): void {
+    this.stamp(
+      (name, value) => (value === undefined ? headers.delete(name) : headers.set(name, value)),
+      context,
+    );
   }
 
   /**
@@ -88,7 +112,6 @@ export class OutboundCall<B> {
    * its answer released at once.
    */
   answered<A>(context: AttemptContext, answer: A, releasable: B | undefined): A {
-    this.memory.remember(answer, this.facts);
     if (this.settled(context, releasable)) this.last = answer;
     return answer;
   }
@@ -98,7 +121,6 @@ export class OutboundCall<B> {
    * answer's body). Returns `error` to throw.
    */
   failed(context: AttemptContext, error: unknown, releasable?: B): unknown {
-    this.memory.remember(error, this.facts);
     if (this.settled(context, releasable)) this.last = error;
     return error;
   }
@@ -120,10 +142,11 @@ export class OutboundCall<B> {
 
   /**
    * The request options a policy runs the call with: `repeatable` is the transport's hedging
-   * decision, replacing the policy's own (a policy marked repeatable never races two sends of a POST).
+   * decision, replacing the policy's own (a policy marked repeatable never races two sends of a
+   * POST); `facts` reach the classifier.
    */
-  get runOptions(): { readonly repeatable: boolean } {
-    return { repeatable: this.hedgeable };
+  get runOptions(): { readonly repeatable: boolean; readonly facts: CallFacts } {
+    return { repeatable: this.hedgeable, facts: this.facts };
   }
 
   /**
@@ -132,9 +155,24 @@ export class OutboundCall<B> {
    * attempts were left, else `error` itself.
    */
   finalError(error: unknown, notRepeatable: (error: unknown) => unknown): unknown {
-    return this.memory.stoppedAsNotRepeatable(error) && this.attempts < this.policy.options.attempts
+    return this.facts.stoppedAsNotRepeatable(error) && this.attempts < this.policy.options.attempts
       ? notRepeatable(error)
       : error;
+  }
+
+  /**
+   * The call rejected with `error`: its final error ({@link OutboundCall.finalError}), after every
+   * answer not handed on is released ({@link OutboundCall.abandon}); `carried(final)` names the
+   * answer the final error hands to the caller (kept). Returns the error to throw.
+   */
+  rejected(
+    error: unknown,
+    notRepeatable: (error: unknown) => unknown,
+    carried?: (final: unknown) => unknown,
+  ): unknown {
+    const final = this.finalError(error, notRepeatable);
+    this.abandon(carried?.(final));
+    return final;
   }
 
   /**

@@ -62,6 +62,8 @@ export interface CallRequest {
   readonly repeatable?: boolean;
   /** A quota the caller keeps, asked at every attempt's admission (`RunOptions.quota`). */
   readonly quota?: CallQuota;
+  /** The caller's facts for its classifier rules (`RunOptions.facts`). */
+  readonly facts?: object;
 }
 
 // `Call.flags`: the call's booleans and small enumerations in one small integer (a field costs
@@ -222,6 +224,11 @@ export class Call<T> {
   /** The quota the caller keeps for this call (`RunOptions.quota`), asked at every admission. */
   get quota(): CallQuota | undefined {
     return this.request?.quota;
+  }
+
+  /** The caller's facts for its classifier rules (`RunOptions.facts`), `undefined` when none. */
+  get facts(): object | undefined {
+    return this.request?.facts;
   }
 
   /** Clock reading at which the deadline passes (`Infinity` without one). */

@@ -337,13 +337,17 @@ export function record<T>(call: Call<T>): Step {
   const o = call.plan.options;
   const signal = call.signal;
   const callerAborted = signal?.aborted === true;
+  // The frozen contexts when the caller gave no facts: an attempt without them allocates none.
+  const facts = call.facts;
+  const context: ClassifyContext =
+    facts === undefined ? (callerAborted ? ABORTED : NOT_ABORTED) : { callerAborted, facts };
   let verdict: Verdict;
   try {
     verdict = call.deadlineHit
       ? Verdict.transient
       : call.threw
-        ? o.classifier.classifyError(call.error, callerAborted ? ABORTED : NOT_ABORTED)
-        : o.classifier.classifyValue(call.value, callerAborted ? ABORTED : NOT_ABORTED);
+        ? o.classifier.classifyError(call.error, context)
+        : o.classifier.classifyValue(call.value, context);
   } catch (bug) {
     // A throwing classifier rule ends the call with its error, after the breaker and the events
     // have been told: a probe slot must never stay held by a bug in a rule.

@@ -80,6 +80,12 @@ export interface RunOptions {
    * call is refused (`QuotaExhausted`, see {@link CallQuota}). Default: none.
    */
   quota?: CallQuota;
+  /**
+   * What the caller knows of this call that its classifier rules need (the resilient fetch's
+   * `CallFacts`: whether the request may be sent again): handed, as it is, to every attempt's
+   * classification as `ClassifyContext.facts`; the executor never reads it. An object. Default: none.
+   */
+  facts?: object;
 }
 
 /**
@@ -370,7 +376,7 @@ export type Streamed<T> = 0 extends 1 & T
           ? ProtectedStream<E>
           : T;
 
-/** Checks a call's options before it starts (`attempts`, `continuing`, `hold`). */
+/** Checks a call's options before it starts (`attempts`, `continuing`, `hold`, `repeatable`, `quota`, `facts`). */
 function checkRunOptions(options: RunOptions): void {
   const attempts = options.attempts;
   if (attempts !== undefined) checkValue(ATTEMPTS_RULE, 'attempts', attempts);
@@ -384,6 +390,13 @@ function checkRunOptions(options: RunOptions): void {
   const quota = options.quota;
   if (quota !== undefined && !isCallQuota(quota))
     throw new PolicyConfigError('quota', quota, 'must be { refusal(now), spend() } (a CallQuota)');
+  const facts = options.facts;
+  if (facts !== undefined && (typeof facts !== 'object' || facts === null))
+    throw new PolicyConfigError(
+      'facts',
+      facts,
+      "must be an object (the call's facts for its classifier)",
+    );
 }
 
 function checkContinuation(continuing: CallContinuation): void {

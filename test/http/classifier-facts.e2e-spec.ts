@@ -1,0 +1,71 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  Backoff,
+  Classifier,
+  FakeClock,
+  Resilience,
+  RetryBudget,
+  Verdict,
+} from '../../lib/core/index.js';
+import { CallFacts, createResilientFetch, markRepeatable } from '../../lib/http/index.js';
+import { ScriptedFetch } from '../../lib/testing/index.js';
+
+/**
+ * A resilient fetch over a dependency that answers 500 twice, then 200, whose policy's own
+ * classifier (it judges values, so the hosts use it as it is) records the facts of every attempt.
+ */
+function setup() {
+  const seen: unknown[] = [];
+  const transport = new ScriptedFetch().responds(500, { times: 2 }).responds(200);
+  const http = createResilientFetch({
+    fetch: transport.fetch,
+    quota: false,
+    policy: Resilience.default.with({
+      attempts: 3,
+      backoff: Backoff.none,
+      budget: RetryBudget.none,
+      clock: new FakeClock(),
+      classifier: Classifier.of((outcome, context) => {
+        seen.push(context.facts);
+        return outcome.ok && (outcome.value as Response).status >= 500
+          ? Verdict.transient
+          : undefined;
+      }),
+    }),
+  });
+  return { http, seen, transport };
+}
+
+describe("a request's facts reach its policy's classifier (ClassifyContext.facts)", () => {
+  it('a GET: one CallFacts, repeatable, at every attempt', async () => {
+    const { http, seen, transport } = setup();
+    expect((await http('https://api.test/orders')).status).toBe(200);
+    expect(transport.callCount).toBe(3);
+    expect(seen.map((facts) => facts instanceof CallFacts && facts.repeatable)).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    expect(new Set(seen).size).toBe(1);
+  });
+
+  it('a POST without a key: repeatable false, its 500 final after one send', async () => {
+    const { http, seen, transport } = setup();
+    const response = await http('https://api.test/orders', { method: 'POST', body: 'b' });
+    expect([response.status, transport.callCount]).toEqual([500, 1]);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBeInstanceOf(CallFacts);
+    expect((seen[0] as CallFacts).repeatable).toBe(false);
+    expect((seen[0] as CallFacts).stoppedAsNotRepeatable(response)).toBe(true);
+  });
+
+  it('a keyed POST: repeatable, retried to its 200', async () => {
+    const { http, seen, transport } = setup();
+    const response = await http(
+      'https://api.test/orders',
+      markRepeatable({ method: 'POST', body: 'b' }, 'k-1'),
+    );
+    expect([response.status, transport.callCount]).toEqual([200, 3]);
+    expect(seen.map((facts) => (facts as CallFacts).repeatable)).toEqual([true, true, true]);
+  });
+});
