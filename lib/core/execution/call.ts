@@ -1,6 +1,7 @@
 import { Ambient } from '../ambient/ambient-context.js';
 import { Admission } from '../breaker/breaker-state.js';
 import type { Fallback, FallbackStop } from '../fallback/fallback.js';
+import { runFallback } from '../fallback/bounded-fallback.js';
 import { Verdict } from '../classification/verdict.js';
 import type { RejectionReason } from '../errors.js';
 import type { AttemptContext, AttemptHandle } from './attempt-context.js';
@@ -452,14 +453,20 @@ export class Call<T> {
    */
   private async fallBack(fallback: Fallback): Promise<T> {
     const original = this.threw ? this.error : undefined;
-    const stop: FallbackStop = {
+    const stop: Omit<FallbackStop, 'signal'> = {
       reason: this.reason,
       error: original,
       value: this.threw ? undefined : this.value,
       attempts: this.attempts,
     };
     try {
-      const value = (await fallback.fn(stop)) as T;
+      const bounds = {
+        clock: this.plan.clock,
+        deadlineAt: this.deadlineAt,
+        deadline: this.deadline,
+        signal: this.signal,
+      };
+      const value = (await runFallback(fallback, stop, original, bounds)) as T;
       this.report(errorName(original), 'served');
       return value;
     } catch (error) {

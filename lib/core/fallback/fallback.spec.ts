@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { Backoff } from '../backoff/backoff.js';
 import { Breaker } from '../breaker/breaker-value.js';
 import { RetryBudget } from '../budget/retry-budget.js';
@@ -246,6 +247,99 @@ describe('a fallback that throws', () => {
     );
     await expect(policy.run(() => Promise.reject(new Down('down')))).rejects.toBe(own);
     expect(own.cause).toBe(mine);
+  });
+});
+
+describe('the call’s deadline bounds its fallback', () => {
+  /** A fallback that waits on `stop.signal` only: it never settles unless aborted. */
+  const hanging = (seen: AbortSignal[]) => (stop: FallbackStop) => {
+    seen.push(stop.signal);
+    return new Promise<string>(() => {});
+  };
+
+  it('attempts exhausted with time left: a fallback still pending at the deadline ends the call then, DeadlineExceededError with the call’s error as cause', async () => {
+    const seen: AbortSignal[] = [];
+    const { clock, policy, terminal } = setup(
+      { deadline: 1000, attempts: 1 },
+      Fallback.to(hanging(seen)),
+    );
+    const outcome = policy.run(() => Promise.reject(new Down('down'))).catch((e: unknown) => e);
+    await clock.advance(999);
+    expect(seen.map((signal) => signal.aborted)).toEqual([false]);
+    await clock.advance(1);
+    const error = (await outcome) as DeadlineExceededError;
+    expect([error.name, error.deadline, (error.cause as Error).name]).toEqual([
+      'DeadlineExceededError',
+      1000,
+      'Down',
+    ]);
+    expect(clock.now()).toBe(1000);
+    expect(seen[0]!.aborted).toBe(true);
+    expect(seen[0]!.reason).toBe(error);
+    expect(terminal()).toEqual([
+      ['failed', 'attemptsExhausted', 'DeadlineExceededError', 'failed'],
+    ]);
+  });
+
+  it('stopped at the deadline: no time left, so the call rejects with its own DeadlineExceededError at once; an answer at hand is still served', async () => {
+    const seen: AbortSignal[] = [];
+    const { clock, policy, terminal } = setup({ deadline: 250 }, Fallback.to(hanging(seen)));
+    const outcome = policy.run(() => new Promise(() => {})).catch((e: unknown) => e);
+    await clock.advance(250);
+    const error = (await outcome) as DeadlineExceededError;
+    expect([error.name, error.deadline, clock.now()]).toEqual(['DeadlineExceededError', 250, 250]);
+    expect(seen[0]!.aborted).toBe(true);
+    expect(terminal()).toEqual([['failed', 'deadlineExceeded', 'DeadlineExceededError', 'failed']]);
+
+    const atHand = setup(
+      { deadline: 250 },
+      Fallback.to(async () => 'cached'),
+    );
+    const served = atHand.policy.run(() => new Promise(() => {}));
+    await atHand.clock.advance(250);
+    await expect(served).resolves.toBe('cached');
+  });
+
+  it('the caller’s abort while the fallback runs rejects with its reason and aborts stop.signal', async () => {
+    const seen: AbortSignal[] = [];
+    const { clock, policy, terminal } = setup({ attempts: 1 }, Fallback.to(hanging(seen)));
+    const caller = new AbortController();
+    const outcome = policy
+      .run(() => Promise.reject(new Down('down')), { signal: caller.signal })
+      .catch((e: unknown) => e);
+    await clock.advance(5000);
+    const gone = new Error('client went away');
+    caller.abort(gone);
+    await expect(outcome).resolves.toBe(gone);
+    expect(seen[0]!.reason).toBe(gone);
+    expect(terminal()).toEqual([['failed', 'attemptsExhausted', 'Error', 'failed']]);
+  });
+
+  it('a fallback that answers in time is served; its deadline timer is cleared and the caller’s signal left as it was', async () => {
+    const caller = new AbortController();
+    const { clock, policy, terminal } = setup(
+      { deadline: 1000, attempts: 1 },
+      Fallback.to(
+        () => new Promise<string>((resolve) => clock.setTimer(400, () => resolve('cached'))),
+      ),
+    );
+    const outcome = policy.run(() => Promise.reject(new Down('down')), { signal: caller.signal });
+    await clock.advance(400);
+    await expect(outcome).resolves.toBe('cached');
+    expect([clock.pending, getEventListeners(caller.signal, 'abort').length]).toEqual([0, 0]);
+    expect(terminal()).toEqual([['failed', 'attemptsExhausted', 'Down', 'served']]);
+  });
+
+  it('no deadline and no signal: the fallback is waited for as before', async () => {
+    const { clock, policy } = setup(
+      { attempts: 1 },
+      Fallback.to(
+        () => new Promise<string>((resolve) => clock.setTimer(60_000, () => resolve('late'))),
+      ),
+    );
+    const outcome = policy.run(() => Promise.reject(new Down('down')));
+    await clock.advance(60_000);
+    await expect(outcome).resolves.toBe('late');
   });
 });
 

@@ -16,6 +16,12 @@ export interface FallbackStop {
   readonly value: unknown;
   /** Attempts the call made (0 when it was refused before its first). */
   readonly attempts: number;
+  /**
+   * Aborted when the call's deadline passes (already aborted when the call stopped for it: no time is
+   * left) or the caller's signal aborts while the fallback runs: pass it to whatever the fallback
+   * waits on. The call does not wait past either (see {@link Fallback}).
+   */
+  readonly signal: AbortSignal;
 }
 
 /** The stand-in: returns (or resolves to) the call's value. */
@@ -56,6 +62,11 @@ export interface FallbackOptions {
  * A policy's `fallback` option (DESIGN §3.8): when a call stops without a value of its own for one
  * of the reasons in `on`, its outcome is what `fn(stop)` returns or resolves to. A fallback that
  * throws rejects the call with its own error, the original set as its `cause` when it has none.
+ * The call's deadline bounds its fallback too: a promise still pending when the deadline passes is
+ * left and the call rejects with a `DeadlineExceededError` (the call's own when it stopped for the
+ * deadline — its fallback then serves only what it has at hand, a value or a promise that settles
+ * without waiting on a timer or I/O — else a new one, the call's error as its `cause`); the caller's
+ * abort while it runs rejects with the signal's reason. `stop.signal` aborts at either.
  * The call still ends with one terminal event (its kind and stop reason, `fallback: 'served'` or
  * `'failed'`).
  * `fallback` is code: config cannot name one.
