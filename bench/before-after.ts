@@ -17,44 +17,13 @@
 import { pathToFileURL } from 'node:url';
 import * as current from '@nresilience/nestjs/core';
 import { compileLoop, cpuTime } from './harness.js';
-
-type Core = typeof current;
+import { type Core, presets } from './presets.js';
 
 const beforePath = process.env.BENCH_BEFORE;
 const before: Core =
   beforePath === undefined ? current : ((await import(pathToFileURL(beforePath).href)) as Core);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 80);
 const calls = Number(process.env.BENCH_CALLS ?? 10_000);
-
-const work = async () => 1;
-
-function presets(core: Core): Record<string, () => Promise<unknown>> {
-  const { Backoff, Breaker, Resilience, RetryBudget } = core;
-  const featuresOff = Resilience.default.with({ attempts: 1, budget: RetryBudget.none });
-  const breakerOnly = Resilience.default.with({
-    attempts: 1,
-    budget: RetryBudget.none,
-    breaker: Breaker.default,
-  });
-  const listened = Resilience.default.with({ onEvent: () => undefined });
-  const retrying = Resilience.default.with({ backoff: Backoff.none, budget: RetryBudget.none });
-  let n = 0;
-  const failsEveryOther = async () => {
-    if ((n++ & 1) === 0) throw new Error('blip');
-    return 1;
-  };
-  return {
-    // The same call on both sides: its ns are the denominator of the '× raw' columns.
-    raw: () => work(),
-    featuresOff: () => featuresOff.run(work),
-    default: () => Resilience.default.run(work),
-    breakerOnly: () => breakerOnly.run(work),
-    http: () => Resilience.http.run(work),
-    'default + listener': () => listened.run(work),
-    'default tryRun': () => Resilience.default.tryRun(work),
-    'retry once (Backoff.none)': () => retrying.run(failsEveryOther),
-  };
-}
 
 function quantile(values: readonly number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);

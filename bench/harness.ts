@@ -136,14 +136,15 @@ export async function sequentialRounds(
 
 /**
  * Runs `tasks` under both harnesses and prints one table: the sequential median ns and ratio with
- * its min–max, and the batched ns and ratio. Ratios are to the first task, and also to
- * `against.index` when given (a `x <label>` column).
+ * its min–max, and the batched ns and ratio. Ratios are to the first task, and also, when `against`
+ * is given, in a `x <label>` column: to the task at `against.index`, or per task to the task at
+ * `against.index[i]` (an array; `undefined` leaves the task's cell empty).
  * @returns the rows, in task order
  */
 export async function measure(
   title: string,
   tasks: readonly BenchTask[],
-  against?: { index: number; label: string },
+  against?: { index: number | readonly (number | undefined)[]; label: string },
 ): Promise<BenchRow[]> {
   const rounds = smoke ? 1 : Number(process.env.BENCH_ROUNDS ?? 9);
   const calls = smoke ? 50 : Number(process.env.BENCH_CALLS ?? 100_000);
@@ -167,6 +168,12 @@ export async function measure(
     return ((result?.latency?.mean ?? NaN) * 1e6) / batch;
   });
 
+  const againstOf = (index: number): number | undefined =>
+    against === undefined
+      ? undefined
+      : typeof against.index === 'number'
+        ? against.index
+        : against.index[index];
   const rows: BenchRow[] = tasks.map(([name], index) => ({
     name,
     ns: spread(sequential.ns[index]!).median,
@@ -179,21 +186,28 @@ export async function measure(
       `batched: tinybench ${time} ms per task, ${batch} calls per iteration`,
   );
   console.table(
-    rows.map((row, index) => ({
-      task: row.name,
-      'seq ns': row.ns.toFixed(0),
-      'seq x raw': formatSpread(row.ratio),
-      ...(against === undefined
-        ? {}
-        : {
-            [`seq x ${against.label}`]: formatSpread(spread(perRoundRatio(index, against.index))),
-          }),
-      'batch ns': row.batchedNs.toFixed(0),
-      'batch x raw': row.batchedRatio.toFixed(2),
-      ...(against === undefined
-        ? {}
-        : { [`batch x ${against.label}`]: (row.batchedNs / batched[against.index]!).toFixed(2) }),
-    })),
+    rows.map((row, index) => {
+      const base = againstOf(index);
+      return {
+        task: row.name,
+        'seq ns': row.ns.toFixed(0),
+        'seq x raw': formatSpread(row.ratio),
+        ...(against === undefined
+          ? {}
+          : {
+              [`seq x ${against.label}`]:
+                base === undefined ? '' : formatSpread(spread(perRoundRatio(index, base))),
+            }),
+        'batch ns': row.batchedNs.toFixed(0),
+        'batch x raw': row.batchedRatio.toFixed(2),
+        ...(against === undefined
+          ? {}
+          : {
+              [`batch x ${against.label}`]:
+                base === undefined ? '' : (row.batchedNs / batched[base]!).toFixed(2),
+            }),
+      };
+    }),
   );
   return rows;
 }

@@ -31,6 +31,7 @@ describe('bench smoke (BENCH_SMOKE=1)', () => {
     const out = await smoke('success-path.js');
     expect(out).toContain('sequential: 1 interleaved rounds');
     expect(out).toMatch(/calls \((wall|CPU) time\)/);
+    expect(out).toContain('seq x floor');
     for (const task of [
       'raw await',
       'every feature off',
@@ -39,6 +40,9 @@ describe('bench smoke (BENCH_SMOKE=1)', () => {
       'Resilience.http',
       'cockatiel 3.2.1: retry',
       'opossum 9: breaker + timeout',
+      'floor of Resilience.default',
+      'floor of breaker only',
+      'floor of Resilience.http',
     ]) {
       expect(out).toContain(task);
     }
