@@ -24,4 +24,17 @@ describe('the outbound protocol (lib/outbound)', () => {
       .map((file) => relative(root, file));
     expect(writers).toEqual([join('lib', 'outbound', 'stamp.ts')]);
   });
+
+  it('is followed by every client through OutboundCall: no adapter stamps or decides the marker itself', () => {
+    const rule = /\b(stampAttempt|marksNestedRetry|ambientStamp)\(/;
+    const callers = ['http', 'grpc', 'outbound']
+      .flatMap((folder) => sources(join(root, 'lib', folder)))
+      .filter((file) => rule.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(root, file))
+      .sort();
+    expect(callers).toEqual([
+      join('lib', 'outbound', 'outbound-call.ts'),
+      join('lib', 'outbound', 'stamp.ts'),
+    ]);
+  });
 });

@@ -23,7 +23,7 @@ export {
   createResilienceInterceptor,
 } from './resilience-interceptor.js';
 export { statusFor } from './final-status.js';
-export { RETRYING_METADATA } from './resilient-call.js';
+export { RETRYING_METADATA } from './wire-call.js';
 export type { ResumeFrom, ResumeFromOption } from './resume-from.js';
 export type { PolicySourceOption } from './service-policies.js';
 export { WIRE_DEADLINE_SLACK_MS, wireDeadline } from './wire-deadline.js';

@@ -6,7 +6,6 @@ import {
   type StatusObject,
 } from '@grpc/grpc-js';
 import {
-  AmbientHeaders,
   type AttemptContext,
   type Criticality,
   DeadlineExceededError,
@@ -15,30 +14,14 @@ import {
   type TimerHandle,
   WallClock,
 } from '../core/index.js';
+import { OutboundCall } from '../outbound/outbound-call.js';
 import { markGrpcFailure } from './dependency-failure.js';
-import { describe, statusFor } from './final-status.js';
+import { statusFor } from './final-status.js';
 import { GrpcCallCancelledError, GrpcStatusError } from './grpc-status.error.js';
 import { relayedRefusal } from './relayed-refusal.js';
+import { type WireCall, cancelUnread, metadataSetter } from './wire-call.js';
+import { type StreamSink, WireAttempt } from './wire-attempt.js';
 import { callerTimeLeft, wireDeadline } from './wire-deadline.js';
-import { type AttemptStamp, marksNestedRetry, stampAttempt } from '../outbound/stamp.js';
-
-/** The call below ours: what `nextCall(options)` returns (grpc-js does not export its interface). */
-export type WireCall = ReturnType<NextCall>;
-
-/** Metadata key of the nested-retry marker, the same as the .NET library's (DESIGN §1). */
-export const RETRYING_METADATA = AmbientHeaders.retrying;
-
-/**
- * Stamps one attempt's metadata by the rule every transport of the library follows (`stampAttempt`):
- * the nested-retry marker on the first attempt of a call that may retry and removed from every other
- * (a caller's stale copy never travels), the remaining time in whole ms clamped at 0, the criticality.
- */
-export function stampMetadata(metadata: Metadata, stamp: AttemptStamp): void {
-  stampAttempt(
-    (name, value) => (value === undefined ? metadata.remove(name) : metadata.set(name, value)),
-    stamp,
-  );
-}
 
 /** What a call is run with, decided by the interceptor from the method and its options. */
 export interface CallPlan {
@@ -61,16 +44,6 @@ export interface CallPlan {
   readonly service?: string;
 }
 
-/** An attempt that reached an end the policy accepts: a unary answer, or a stream's first message. */
-interface Answer {
-  readonly wire: WireCall;
-  readonly headers: Metadata | undefined;
-  readonly message: unknown;
-  readonly hasMessage: boolean;
-  /** A unary attempt's OK status; for a stream, the status if it ended before being committed. */
-  status: StatusObject | undefined;
-}
-
 /**
  * One logical unary or server-streaming call: buffers what the client sends (metadata, the one
  * request message), runs attempts on fresh calls below it under the policy, and delivers to the
@@ -85,13 +58,24 @@ export class ResilientCall {
   protected readonly cancellation = new AbortController();
   /** The attempt on the wire (and, once committed, the stream being consumed). */
   protected wire: WireCall | undefined;
-  private committed: Answer | undefined;
+  private committed: WireAttempt | undefined;
   protected pendingReads = 0;
   /** The client has the response headers: a later failure's headers are not sent again. */
   protected headersSent = false;
   protected finished = false;
   protected outerAt = Infinity;
   private outerTimer: TimerHandle | undefined;
+  /**
+   * The call's outbound protocol: the marker decided once, each attempt stamped, the hedging
+   * decision (a unary method marked repeatable; a stream never), and a stream answer the client
+   * does not get cancelled (an earlier attempt's the classifier rejected, one that came too late).
+   */
+  protected readonly call: OutboundCall<WireCall>;
+  /** Where a committed stream's later messages and status go. */
+  private readonly sink: StreamSink = {
+    message: (message) => this.listener?.onReceiveMessage?.(message),
+    status: (status) => this.finish(status),
+  };
 
   /**
    * @param plan the policy and the rules for this call
@@ -102,7 +86,17 @@ export class ResilientCall {
     protected readonly plan: CallPlan,
     protected readonly options: InterceptorOptions,
     protected readonly nextCall: NextCall,
-  ) {}
+  ) {
+    this.call = new OutboundCall<WireCall>(
+      plan.policy,
+      {
+        repeatable: plan.repeatable,
+        hedgeable: plan.repeatable && !plan.streaming,
+        singleShot: plan.singleShot,
+      },
+      cancelUnread,
+    );
+  }
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.metadata = metadata;
@@ -170,11 +164,11 @@ export class ResilientCall {
       const answer = await policy.run((context) => this.attempt(context), {
         signal: this.cancellation.signal,
         attempts: repeatable && singleShot !== true ? undefined : 1,
-        // A hedged policy races calls of a unary method marked repeatable; a stream is never hedged.
-        repeatable: repeatable && !this.plan.streaming,
+        ...this.call.runOptions,
       });
       this.commit(answer);
     } catch (error) {
+      this.call.abandon();
       this.fail(error);
     }
   }
@@ -187,96 +181,52 @@ export class ResilientCall {
     else this.cancellation.abort(new DeadlineExceededError(outer));
   }
 
-  /** One attempt on a fresh call below us; resolves with an {@link Answer}, rejects with the failure. */
-  private attempt(context: AttemptContext): Promise<Answer> {
-    const { streaming, repeatable, policy } = this.plan;
-    const signal = context.signal;
-    if (signal.aborted) return Promise.reject(signal.reason);
-    const outer = this.outerAt - policy.options.clock.now();
-    // A stream's attempt timeout and the policy's deadline bound only the wait for its first message
-    // (the attempt's signal cancels the call), never the stream (DESIGN §3.10): only the caller's
-    // deadline goes on the wire.
-    const bound = streaming ? Infinity : context.bound;
+  /**
+   * Puts attempt `context` on a fresh call below, bounded on the wire by `bound` (ms) and the
+   * caller's time left, its metadata stamped by the outbound protocol; not started.
+   * @throws DeadlineExceededError (the call ends) when no time is left: never put on the wire
+   */
+  protected openAttempt(
+    context: AttemptContext,
+    bound: number,
+  ): { wire: WireCall; metadata: Metadata } {
+    this.call.begin(context);
+    const outer = this.outerAt - this.plan.policy.options.clock.now();
     const deadline = wireDeadline(bound, outer);
     if (deadline === undefined) {
-      // No time left: never put this attempt on the wire.
       const expired = new DeadlineExceededError(Math.max(0, outer));
       this.cancellation.abort(expired);
-      return Promise.reject(expired);
+      throw expired;
     }
-    return new Promise<Answer>((resolve, reject) => {
-      let wire: WireCall;
-      try {
-        wire = this.nextCall({ ...this.options, deadline: WallClock.after(deadline) });
-      } catch (error) {
-        reject(error);
-        return;
-      }
-      this.wire = wire;
-      let headers: Metadata | undefined;
-      let message: unknown = undefined;
-      let hasMessage = false;
-      let answer: Answer | undefined;
-      let settled = false;
-      const onAbort = (): void => {
-        // A timeout, the deadline or the caller ended this attempt; a stream answer the policy did
-        // not take (its timer won the race) is cancelled here too, so no orphan stream stays open.
-        if (this.committed?.wire !== wire)
-          wire.cancelWithStatus(
-            GrpcStatus.CANCELLED,
-            `attempt ${context.attempt} abandoned: ${describe(signal.reason)}`,
-          );
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      const release = (): void => signal.removeEventListener('abort', onAbort);
-      const metadata = (this.metadata ?? new Metadata()).clone();
-      stampMetadata(metadata, {
-        retrying: marksNestedRetry(policy.options.attempts, repeatable, this.plan.singleShot),
-        attempt: context.attempt,
-        bound,
-        outer,
-        criticality: this.plan.criticality,
-      });
-      wire.start(metadata, {
-        onReceiveMetadata: (received) => {
-          if (answer !== undefined && this.committed === answer) return;
-          headers = received;
-        },
-        onReceiveMessage: (received) => {
-          if (!streaming) {
-            message = received;
-            hasMessage = received !== null;
-            return;
-          }
-          if (answer !== undefined) {
-            if (this.committed === answer) this.listener?.onReceiveMessage?.(received);
-            return;
-          }
-          settled = true;
-          answer = { wire, headers, message: received, hasMessage: true, status: undefined };
-          resolve(answer);
-        },
-        onReceiveStatus: (status) => {
-          if (answer !== undefined) {
-            // A stream already answered: the status goes to the client once it is committed.
-            release();
-            if (this.committed === answer) this.finish(status);
-            else answer.status = status;
-            return;
-          }
-          if (settled) return;
-          settled = true;
-          release();
-          if (status.code === GrpcStatus.OK) {
-            answer = { wire, headers, message, hasMessage, status };
-            resolve(answer);
-          } else reject(this.relayedRefusal(status) ?? new GrpcStatusError(status, headers));
-        },
-      });
-      if (this.hasMessage) wire.sendMessage(this.message);
-      wire.halfClose();
-      if (streaming) wire.startRead();
+    const wire = this.nextCall({ ...this.options, deadline: WallClock.after(deadline) });
+    this.wire = wire;
+    const metadata = (this.metadata ?? new Metadata()).clone();
+    this.call.stamp(metadataSetter(metadata), context, {
+      bound,
+      outer,
+      criticality: this.plan.criticality,
     });
+    return { wire, metadata };
+  }
+
+  /** One attempt on a fresh call below us; resolves with it answered, rejects with the failure. */
+  private attempt(context: AttemptContext): Promise<WireAttempt> {
+    const streaming = this.plan.streaming;
+    const signal = context.signal;
+    if (signal.aborted) return Promise.reject(signal.reason);
+    let opened: { wire: WireCall; metadata: Metadata };
+    try {
+      // A stream's attempt timeout and the policy's deadline bound only the wait for its first
+      // message (the attempt's signal cancels the call), never the stream (DESIGN §3.10): only the
+      // caller's deadline goes on the wire.
+      opened = this.openAttempt(context, streaming ? Infinity : context.bound);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const attempt = new WireAttempt(opened.wire, context, streaming, this.call, (status) =>
+      this.relayedRefusal(status),
+    );
+    return attempt.run(opened.metadata, this.hasMessage ? { message: this.message } : undefined);
   }
 
   /** The refusal one of our services below answered, when `status` is one ({@link relayedRefusal}). */
@@ -285,11 +235,12 @@ export class ResilientCall {
   }
 
   /** Delivers the accepted attempt: headers, the message, then the status (or, for a stream, the rest as it comes). */
-  private commit(answer: Answer): void {
+  private commit(answer: WireAttempt): void {
     if (this.finished) {
-      answer.wire.cancelWithStatus(GrpcStatus.CANCELLED, 'call already finished');
+      this.call.abandon();
       return;
     }
+    this.call.keep(answer.wire);
     this.committed = answer;
     this.wire = answer.wire;
     const listener = this.listener;
@@ -301,6 +252,7 @@ export class ResilientCall {
       }
       for (; this.pendingReads > 0; this.pendingReads--) answer.wire.startRead();
       if (answer.status !== undefined) this.finish(answer.status);
+      else answer.commit(this.sink);
       return;
     }
     listener?.onReceiveMessage?.(answer.hasMessage ? answer.message : null);

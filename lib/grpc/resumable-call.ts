@@ -5,15 +5,12 @@ import {
   DeadlineExceededError,
   GrpcStatus,
   PolicyConfigError,
-  WallClock,
 } from '../core/index.js';
 import { GrpcCallCancelledError } from './grpc-status.error.js';
 import { statusFor } from './final-status.js';
-import { type CallPlan, ResilientCall, stampMetadata } from './resilient-call.js';
+import { type CallPlan, ResilientCall } from './resilient-call.js';
 import type { ResumeFrom } from './resume-from.js';
-import { wireDeadline } from './wire-deadline.js';
 import { WireStream } from './wire-stream.js';
-import { marksNestedRetry } from '../outbound/stamp.js';
 
 /**
  * A server-streaming call given a checkpoint (`resumeFrom`): run as the policy's checkpointed stream
@@ -98,28 +95,10 @@ export class ResumableCall extends ResilientCall {
 
   /** Opens one segment of the stream on a fresh call below, sending `request`. */
   private open(request: unknown, context: AttemptContext): WireStream {
-    const { policy, criticality } = this.plan;
-    const outer = this.outerAt - policy.options.clock.now();
     // Only the caller's deadline goes on the wire: the policy's attempt timeout and deadline bound the
     // wait for the first message (the attempt's signal ends the call), never the whole stream.
-    const deadline = wireDeadline(Infinity, outer);
-    if (deadline === undefined) {
-      const expired = new DeadlineExceededError(Math.max(0, outer));
-      this.cancellation.abort(expired);
-      throw expired;
-    }
-    const wire = this.nextCall({ ...this.options, deadline: WallClock.after(deadline) });
-    const metadata = (this.metadata ?? new Metadata()).clone();
-    stampMetadata(metadata, {
-      // A method given a checkpoint is repeatable: its stream may be re-opened.
-      retrying: marksNestedRetry(policy.options.attempts, true, this.plan.singleShot),
-      attempt: context.attempt,
-      bound: Infinity,
-      outer,
-      criticality,
-    });
+    const { wire, metadata } = this.openAttempt(context, Infinity);
     const segment = new WireStream(wire, (status) => this.relayedRefusal(status));
-    this.wire = wire;
     this.current = segment;
     wire.start(metadata, segment.listener);
     wire.sendMessage(request);

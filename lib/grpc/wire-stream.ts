@@ -1,7 +1,7 @@
 import type { InterceptingListener, Metadata, StatusObject } from '@grpc/grpc-js';
 import { GrpcStatus } from '../core/index.js';
 import { GrpcStatusError } from './grpc-status.error.js';
-import type { WireCall } from './resilient-call.js';
+import type { WireCall } from './wire-call.js';
 
 const DONE: IteratorResult<never> = Object.freeze({ done: true, value: undefined });
 

@@ -1,6 +1,12 @@
 import { type AttemptContext, AttemptSupersededError, type Policy } from '../core/index.js';
 import { CallFacts } from './call-facts.js';
-import { type WireSetter, ambientStamp, marksNestedRetry, stampAttempt } from './stamp.js';
+import {
+  type AttemptStamp,
+  type WireSetter,
+  ambientStamp,
+  marksNestedRetry,
+  stampAttempt,
+} from './stamp.js';
 
 export { CallFacts } from './call-facts.js';
 
@@ -21,7 +27,21 @@ export interface OutboundRequest {
   readonly notReplayable?: (last: unknown) => unknown;
   /** Send the ambient criticality with every attempt. Default false. */
   readonly propagateCriticality?: boolean;
+  /**
+   * Whether the call was made in a single-shot scope (`Ambient.singleShot`), as the transport read it
+   * when the call was made: a repeatable request then carries the nested-retry marker even with one
+   * attempt. Default: the ambient context when the `OutboundCall` is made.
+   */
+  readonly singleShot?: boolean;
 }
+
+/**
+ * What a transport knows itself of an attempt's time and criticality, stamped instead of the
+ * attempt's bound and the ambient context's readings (gRPC: a stream's wire carries no policy bound,
+ * the time left is the caller's own deadline's, the criticality is read when the call was made).
+ * Durations in ms.
+ */
+export type OwnStamp = Pick<AttemptStamp, 'bound' | 'outer' | 'criticality'>;
 
 /** Headers an attempt is stamped on (`Headers`, axios's `AxiosHeaders`). */
 export interface StampedHeaders {
@@ -72,7 +92,11 @@ export class OutboundCall<B> {
     this.request = request;
     this.facts = new CallFacts(request.repeatable);
     this.hedgeable = request.hedgeable === true;
-    this.retrying = marksNestedRetry(policy.options.attempts, request.repeatable);
+    this.retrying = marksNestedRetry(
+      policy.options.attempts,
+      request.repeatable,
+      request.singleShot,
+    );
   }
 
   /**
@@ -88,13 +112,19 @@ export class OutboundCall<B> {
     if (notReplayable !== undefined && context.attempt > 1) throw notReplayable(this.last);
   }
 
-  /** Stamps this attempt through `set`: marker, remaining time (with the inbound request's) and, when asked, criticality. */
-  stamp(set: WireSetter, context: AttemptContext): void {
+  /**
+   * Stamps this attempt through `set`: marker, remaining time and, when asked, criticality. The time
+   * left is the attempt's bound with the inbound request's, and the criticality the ambient one,
+   * unless the transport gives its `own`.
+   */
+  stamp(set: WireSetter, context: AttemptContext, own?: OwnStamp): void {
     stampAttempt(set, {
       retrying: this.retrying,
       attempt: context.attempt,
-      bound: context.bound,
-      ...ambientStamp(this.request.propagateCriticality === true),
+      ...(own ?? {
+        bound: context.bound,
+        ...ambientStamp(this.request.propagateCriticality === true),
+      }),
     });
   }
 
