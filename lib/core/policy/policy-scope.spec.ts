@@ -584,3 +584,85 @@ describe('PolicyScope', () => {
     });
   });
 });
+
+describe('PolicyScope keeps a key’s limit across eviction and new settings', () => {
+  /** A template limited to 2 calls in flight per key, no queue; calls that wait until released. */
+  function limited(clock: FakeClock) {
+    const template = Resilience.default.with({
+      name: 'hosts',
+      clock,
+      attempts: 1,
+      budget: RetryBudget.none,
+      limit: core.Limit.concurrency(2),
+    });
+    const releases: (() => void)[] = [];
+    const hang = () => new Promise<string>((resolve) => releases.push(() => resolve('done')));
+    return { template, releases, hang };
+  }
+
+  it('a key evicted with calls in flight comes back with their slots held: the third call is refused, not started', async () => {
+    const clock = new FakeClock();
+    const { template, releases, hang } = limited(clock);
+    const scope = new PolicyScope<string>(template, { maximumKeys: 1 });
+    const first = scope.for('a').run(hang);
+    const second = scope.for('a').run(hang);
+    await clock.advance(0);
+    scope.for('b'); // evicts 'a', whose two calls are still running
+    expect([scope.has('a'), scope.size]).toEqual([false, 1]);
+    let started = 0;
+    const third = scope.for('a').tryRun(() => {
+      started++;
+      return 'third';
+    });
+    await clock.advance(100); // the guarded pause before a refusal
+    expect([(await third).reason, started]).toEqual(['limited', 0]);
+    expect(scope.for('a').limiter()?.snapshot()).toMatchObject({ inflight: 2 });
+    for (const release of releases) release();
+    await expect(Promise.all([first, second])).resolves.toEqual(['done', 'done']);
+    expect(scope.for('a').limiter()?.snapshot()).toMatchObject({ inflight: 0 });
+  });
+
+  it('an idle evicted key starts fresh, and a busy one is let go once its calls end: maximumKeys bounds the keys, in-flight calls the limiters kept', async () => {
+    const clock = new FakeClock();
+    const { template, releases, hang } = limited(clock);
+    const scope = new PolicyScope<string>(template, { maximumKeys: 1 });
+    const idle = scope.for('a');
+    await idle.run(() => 'x');
+    const idleLimiter = idle.limiter();
+    scope.for('b');
+    expect(scope.for('a').limiter()).not.toBe(idleLimiter);
+    const busy = scope.for('a').run(hang);
+    await clock.advance(0);
+    const busyLimiter = scope.for('a').limiter();
+    scope.for('b');
+    expect(scope.keptLimiters).toBe(1);
+    releases.shift()!();
+    await busy;
+    scope.for('c'); // a new key looks over the kept limiters: 'a' is idle now, let go
+    expect(scope.keptLimiters).toBe(0);
+    expect(scope.for('a').limiter()).not.toBe(busyLimiter);
+  });
+
+  it('new settings (adopt) keep each key’s limiter, its calls in flight and its queue, resized', async () => {
+    const clock = new FakeClock();
+    const { template, releases, hang } = limited(clock);
+    const scope = new PolicyScope<string>(template);
+    const calls = [scope.for('a').run(hang), scope.for('a').run(hang)];
+    await clock.advance(0);
+    const before = scope.for('a').limiter();
+    scope.adopt(template.with({ limit: core.Limit.concurrency(3) }));
+    expect(scope.for('a').limiter()).toBe(before);
+    expect(scope.for('a').limiter()?.snapshot()).toMatchObject({ limit: 3, inflight: 2 });
+    let started = 0;
+    const more = [1, 2].map(() =>
+      scope.for('a').tryRun(() => {
+        started++;
+        return 'more';
+      }),
+    );
+    await clock.advance(100);
+    expect([started, (await more[1]!).reason]).toEqual([1, 'limited']);
+    for (const release of releases) release();
+    await Promise.all(calls);
+  });
+});

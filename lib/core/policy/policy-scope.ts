@@ -17,7 +17,10 @@ import {
   unboundedIntegerRule,
   valueRule,
 } from '../rules/value-rule.js';
-import { Policy } from './policy.js';
+import { Policy, type PolicyState } from './policy.js';
+import type { Limit, Limiter } from '../limits/limit-value.js';
+import { RateLimiter } from '../limits/rate-limiter.js';
+import { ConcurrencyLimiter } from '../limits/concurrency-limiter.js';
 import { breakerTransitionReporter, retired } from '../execution/observer.js';
 import type { ResolvedPolicyOptions } from '../execution/executable-policy.js';
 
@@ -31,7 +34,8 @@ export const DEFAULT_MAXIMUM_KEYS = 1024;
 export interface PolicyScopeOptions<K> {
   /**
    * The most keys held at once, an integer >= 1. Default {@link DEFAULT_MAXIMUM_KEYS} (1024). Size it
-   * above the number of keys active at the same time: an evicted key loses its state.
+   * above the number of keys active at the same time: an evicted key loses its state (but for a
+   * limiter its calls still hold, kept until they end).
    */
   maximumKeys?: number;
   /**
@@ -78,25 +82,54 @@ const SCOPE_RULES = {
  * What a scope holds for one key: the instance `for(key)` returns, and the state every instance of
  * the key shares (its own breaker and budget, the option values they were made under).
  */
-class KeyEntry {
+class KeyEntry implements PolicyState {
   policy!: Policy;
   breaker: CircuitBreaker | undefined = undefined;
   breakerValue: Breaker | undefined = undefined;
   bucket: RetryBudgetState | undefined = undefined;
   budgetValue: RetryBudget | undefined = undefined;
+  /** The key's own limiter once a call resolved it (written by its instance, see `Policy.limiter`). */
+  limiter: Limiter | undefined = undefined;
+  private limitValue: Limit | undefined = undefined;
 
-  constructor(readonly dependency: DependencyLabel | undefined) {}
+  /**
+   * @param dependency the key's telemetry label
+   * @param limiter the limiter the key held when it was last let go with calls still holding it
+   */
+  constructor(
+    readonly dependency: DependencyLabel | undefined,
+    limiter: Limiter | undefined = undefined,
+  ) {
+    this.limiter = limiter;
+  }
 
   /** Makes `settings` this key's instance, keeping (and reconfiguring) its state where the kind allows. */
   adopt(settings: ResolvedPolicyOptions): void {
     this.adoptBreaker(settings);
     this.adoptBudget(settings);
-    const state =
-      this.breaker === undefined && this.bucket === undefined
-        ? undefined
-        : { breaker: this.breaker, bucket: this.bucket };
-    this.policy = new Policy(settings, this.dependency, state);
+    this.adoptLimiter(settings);
+    this.policy = new Policy(settings, this.dependency, this);
     if (this.dependency === undefined) markUnlabeledScopeKey(this.policy);
+  }
+
+  /**
+   * Keeps the key's limiter under new settings (its calls in flight, its queue, its tokens owed): the
+   * same kind reconfigured, another kind or a shared one (`Limit.using`) resolved anew.
+   */
+  private adoptLimiter(o: ResolvedPolicyOptions): void {
+    const value = o.limit;
+    const limiter = this.limiter;
+    if (value === undefined || value.kind !== 'perOwner' || limiter === undefined) {
+      this.limiter = value?.kind === 'perOwner' ? limiter : undefined;
+    } else if (value !== this.limitValue) {
+      const settings = value.settings;
+      if (limiter instanceof RateLimiter) {
+        if (settings.kind === 'rate') limiter.reconfigure(settings);
+        else this.limiter = undefined;
+      } else if (settings.kind !== 'rate') limiter.reconfigure(settings);
+      else this.limiter = undefined;
+    }
+    this.limitValue = value;
   }
 
   private adoptBreaker(o: ResolvedPolicyOptions): void {
@@ -156,8 +189,9 @@ class KeyEntry {
  *
  * **New settings.** {@link PolicyScope.adopt} replaces the template (a config reload): every held
  * key keeps its state and runs the new settings from its next `for(key)`, exactly as a name's pinned
- * breaker and bucket do across a reload — an open breaker stays open until its break ends, then
- * follows the new thresholds; a bucket keeps its level under the new parameters. A key whose budget
+ * breaker, bucket and limiter do across a reload — an open breaker stays open until its break ends, then
+ * follows the new thresholds; a bucket keeps its level under the new parameters; a limiter keeps its
+ * calls in flight, its queue and its tokens owed under the new limit. A key whose budget
  * changes kind (token bucket ↔ sliding window) starts that part fresh; one whose breaker is removed
  * loses it.
  *
@@ -170,6 +204,14 @@ class KeyEntry {
  * that does not remember having been open. The evicted (or deleted) instance's observer is told
  * (`CallObserver.retired`): telemetry drops its series. Calls already running under an evicted key's policy
  * finish under it (they hold the instance).
+ *
+ * **A key's limit holds through eviction.** A key let go (evicted, deleted, cleared) while calls still
+ * hold its limiter — slots in flight or callers queued, or tokens owed to a local rate limit — leaves
+ * that limiter behind, and the key, if it returns, takes it up again: its concurrency limit counts
+ * the calls still running, its rate limit the tokens they spent. Everything else of the key starts
+ * fresh. `maximumKeys` stays the bound on keys held (and on their breakers and buckets); a limiter
+ * left behind is a few hundred bytes and is dropped once no call holds it (a few are looked over
+ * per new key), so their number is bounded by the calls in flight ({@link PolicyScope.keptLimiters}).
  *
  * **Memory bound.** Keys × per-key cost, measured on Node 20 (`heapUsed` and `arrayBuffers` before
  * and after 1024 keys that each ran one call): ≈ 0.2 KB for the entry, its key string and its policy
@@ -186,6 +228,7 @@ export class PolicyScope<K> {
   private readonly shape: ((key: K, policy: Policy) => Policy) | undefined;
   private readonly label: ((key: K) => DependencyLabel | undefined) | undefined;
   private readonly cache: ClockSweepCache<K, KeyEntry>;
+  private readonly kept = new Map<K, Limiter>();
 
   /**
    * @param template the policy every key starts from (its settings; its own state is never used by keys)
@@ -234,11 +277,41 @@ export class PolicyScope<K> {
     }
     const settings = this.settingsFor(key, this.current);
     const label = this.label?.(key);
-    const entry = new KeyEntry(label === undefined ? undefined : Object.freeze({ ...label }));
+    const kept = this.kept.get(key);
+    if (kept !== undefined) this.kept.delete(key);
+    const entry = new KeyEntry(label === undefined ? undefined : Object.freeze({ ...label }), kept);
     entry.adopt(settings);
+    this.letGoIdle();
     const evicted = this.cache.set(key, entry);
-    if (evicted !== undefined) retired(evicted.value.policy);
+    if (evicted !== undefined) this.letGo(evicted.key, evicted.value);
     return entry.policy;
+  }
+
+  /**
+   * Limiters kept for keys let go while calls still held them (see {@link PolicyScope}, "A key's
+   * limit holds through eviction"); a returning key takes its own up again.
+   */
+  get keptLimiters(): number {
+    return this.kept.size;
+  }
+
+  /** Retires a key's instance, keeping its limiter while calls still hold it. */
+  private letGo(key: K, entry: KeyEntry): void {
+    const limiter = entry.limiter;
+    if (limiter !== undefined && inUse(limiter)) this.kept.set(key, limiter);
+    retired(entry.policy);
+  }
+
+  /** Looks over a few kept limiters (oldest first), dropping those no call holds any more. */
+  private letGoIdle(): void {
+    if (this.kept.size === 0) return;
+    const looked: [K, Limiter][] = [];
+    for (const kept of this.kept) if (looked.push(kept) === KEPT_LOOKS) break;
+    for (const [key, limiter] of looked) {
+      this.kept.delete(key);
+      // One still held goes to the back, so the next looks reach the others.
+      if (inUse(limiter)) this.kept.set(key, limiter);
+    }
   }
 
   /**
@@ -281,16 +354,16 @@ export class PolicyScope<K> {
     const entry = this.cache.peek(key);
     if (entry === undefined) return false;
     this.cache.delete(key);
-    retired(entry.policy);
+    this.letGo(key, entry);
     return true;
   }
 
-  /** Forgets every key and its state. */
+  /** Forgets every key and its state (a limiter still held by calls is kept until they end). */
   clear(): void {
-    const policies: Policy[] = [];
-    this.cache.forEach(Infinity, (entry) => policies.push(entry.policy));
+    const entries: [K, KeyEntry][] = [];
+    this.cache.forEach(Infinity, (entry, key) => entries.push([key, entry]));
     this.cache.clear();
-    for (const policy of policies) retired(policy);
+    for (const [key, entry] of entries) this.letGo(key, entry);
   }
 
   /**
@@ -327,6 +400,20 @@ export class PolicyScope<K> {
     }
     return shaped.options;
   }
+}
+
+/** Kept limiters looked over per new key: enough to drop them about as fast as keys are let go. */
+const KEPT_LOOKS = 4;
+
+/**
+ * Whether calls still hold `limiter`: slots in flight or callers queued (a concurrency limit), or
+ * tokens owed (a local rate limit not yet refilled to its burst). A returning key given a fresh one
+ * would admit past its limit.
+ */
+function inUse(limiter: Limiter): boolean {
+  if (limiter instanceof ConcurrencyLimiter) return limiter.inflight > 0 || limiter.queued > 0;
+  const snapshot = limiter.snapshot();
+  return snapshot.shared === undefined && snapshot.available < limiter.settings.burst;
 }
 
 function checkTemplate(template: unknown): asserts template is Policy {

@@ -98,6 +98,11 @@ export interface PolicyState {
   readonly breaker?: CircuitBreaker;
   /** The instance's retry-budget state; `undefined` = resolve from `options.budget` as usual. */
   readonly bucket?: RetryBudgetState;
+  /**
+   * The instance's limiter, kept by its owner across instances; `undefined` = resolve from
+   * `options.limit` as usual, and a per-owner one so resolved is written back here.
+   */
+  limiter?: Limiter;
 }
 
 /**
@@ -171,13 +176,19 @@ export class Policy implements ExecutablePolicy {
   limiter(): Limiter | undefined {
     if (this.resolvedLimiter === null) {
       const o = this.options;
+      const state = this.state;
       const saturation = o.saturation;
-      this.resolvedLimiter = o.limit?.resolve(
-        this,
-        o.clock,
-        saturation === undefined ? undefined : () => saturation.saturated,
-        { name: sharedKey(this), onStoreState: storeStateReporter(() => this) },
-      );
+      const limiter =
+        state?.limiter ??
+        o.limit?.resolve(
+          this,
+          o.clock,
+          saturation === undefined ? undefined : () => saturation.saturated,
+          { name: sharedKey(this), onStoreState: storeStateReporter(() => this) },
+        );
+      // A scope key's own limiter outlives this instance (new settings, an eviction mid-call).
+      if (state !== undefined && o.limit?.kind === 'perOwner') state.limiter = limiter;
+      this.resolvedLimiter = limiter;
     }
     return this.resolvedLimiter;
   }
