@@ -12,15 +12,8 @@ import {
   rejectUnknownKeys,
 } from '../core/index.js';
 import { DEFAULT_MAXIMUM_HOSTS, HostPolicies, type PolicySourceLike } from './host-policies.js';
-import {
-  IDEMPOTENCY_KEY_HEADER,
-  NotRepeatableError,
-  isHedgeableRequest,
-  isIdempotentMethod,
-} from './idempotency.js';
-import { BodyNotReplayableError } from './request-body.js';
-import { OutboundCall } from '../outbound/outbound-call.js';
-import { markHttpFailure } from './dependency-failures.js';
+import { IDEMPOTENCY_KEY_HEADER, NotRepeatableError } from './idempotency.js';
+import { HttpCall } from './http-call.js';
 import { relayedRefusalOf } from './relayed-refusal.js';
 
 /** Options of {@link installResilientAdapter}. */
@@ -104,63 +97,50 @@ export async function installResilientAdapter(
             origin,
             wallClock,
           );
-    const keyed = config.headers.has(IDEMPOTENCY_KEY_HEADER);
-    const call = new OutboundCall<unknown>(
+    const call = new HttpCall<unknown>(
       hosts.for(origin),
       {
-        repeatable: isIdempotentMethod(method) || keyed,
-        hedgeable: isHedgeableRequest(method, keyed) && replayable,
-        notReplayable: replayable
-          ? undefined
-          : (last) => new BodyNotReplayableError(undefined, { cause: last }),
+        origin,
+        method,
+        keyed: config.headers.has(IDEMPOTENCY_KEY_HEADER),
+        replayable,
         propagateCriticality,
       },
       release,
     );
-    return call.policy
-      .run(
-        async (ctx) => {
-          call.begin(ctx);
-          const headers = axios.AxiosHeaders.from(config.headers);
-          call.stampHeaders(headers, ctx);
-          const attempt: InternalAxiosRequestConfig = { ...config, headers, signal: ctx.signal };
-          // Only the attempt's signal ends a bounded attempt: an axios timer of its own, even with slack,
-          // can fire first on a loaded event loop and turn the library's timeout into ECONNABORTED.
-          if (ctx.bound !== Infinity) attempt.timeout = 0;
-          let response: AxiosResponse;
-          try {
-            response = await transport(attempt);
-          } catch (error) {
-            const failed = (error as { response?: AxiosResponse } | undefined)?.response;
-            // A refusal by one of our services below is passed on as that refusal, as the fetch does.
-            throw call.failed(ctx, refusalIn(failed) ?? error, failed?.data);
-          }
-          const refused = refusalIn(response);
-          if (refused !== undefined) throw call.failed(ctx, refused, response.data);
-          return call.answered(ctx, response, response.data);
-        },
-        // A hedged policy races attempts of a GET, HEAD, OPTIONS or keyed request only (the request's rule).
-        { signal: config.signal as AbortSignal | undefined, ...call.runOptions },
-      )
-      .then((response) => {
-        // The caller reads this answer's data; any other (a hedge's loser that answered too) is let go.
-        call.keep(response.data);
-        return response;
-      })
-      .catch((error: unknown) => {
-        // As the resilient fetch: a POST that failed once without an answer says why it was not sent
-        // again; a failed answer (a 5xx) is the usual axios error, as fetch returns the Response.
-        const final = call.rejected(
-          error,
-          (cause) =>
-            isFailedAnswer(config, cause)
-              ? cause
-              : new AxiosNotRepeatableError(method, instance.getUri(config), cause, config),
-          (final) => (final as { response?: { data?: unknown } } | undefined)?.response?.data,
-        );
-        markHttpFailure(final, call.last, call.policy, origin);
-        throw final;
-      });
+    return call.send(
+      async (ctx) => {
+        call.begin(ctx);
+        const headers = axios.AxiosHeaders.from(config.headers);
+        call.stampHeaders(headers, ctx);
+        const attempt: InternalAxiosRequestConfig = { ...config, headers, signal: ctx.signal };
+        // Only the attempt's signal ends a bounded attempt: an axios timer of its own, even with slack,
+        // can fire first on a loaded event loop and turn the library's timeout into ECONNABORTED.
+        if (ctx.bound !== Infinity) attempt.timeout = 0;
+        let response: AxiosResponse;
+        try {
+          response = await transport(attempt);
+        } catch (error) {
+          const failed = (error as { response?: AxiosResponse } | undefined)?.response;
+          // A refusal by one of our services below is passed on as that refusal, as the fetch does.
+          throw call.failed(ctx, refusalIn(failed) ?? error, failed?.data);
+        }
+        const refused = refusalIn(response);
+        if (refused !== undefined) throw call.failed(ctx, refused, response.data);
+        return call.answered(ctx, response, response.data);
+      },
+      // A hedged policy races attempts of a GET, HEAD, OPTIONS or keyed request only (the request's rule).
+      { signal: config.signal as AbortSignal | undefined },
+      // The caller reads this answer's data; any other (a hedge's loser that answered too) is let go.
+      (response) => response.data,
+      // As the resilient fetch: a POST that failed once without an answer says why it was not sent
+      // again; a failed answer (a 5xx) is the usual axios error, as fetch returns the Response.
+      (cause) =>
+        isFailedAnswer(config, cause)
+          ? cause
+          : new AxiosNotRepeatableError(method, instance.getUri(config), cause, config),
+      (final) => (final as { response?: { data?: unknown } } | undefined)?.response?.data,
+    );
   };
   instance.defaults.adapter = adapter;
   return hosts;

@@ -1,16 +1,14 @@
 import { type AttemptContext, HeldCall, type Policy } from '../core/index.js';
-import { OutboundCall } from '../outbound/outbound-call.js';
 import type { HostPolicies } from './host-policies.js';
+import { HttpCall } from './http-call.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   NotRepeatableError,
   freshIdempotencyKey,
-  isHedgeableRequest,
-  isIdempotentMethod,
   wantsGeneratedKey,
 } from './idempotency.js';
 import type { HostQuota } from './quota.js';
-import { BodyNotReplayableError, type PreparedBody, prepareBody } from './request-body.js';
+import { type PreparedBody, prepareBody } from './request-body.js';
 import {
   abortableResponse,
   bufferedResponse,
@@ -18,7 +16,7 @@ import {
   gapBoundedResponse,
 } from './response-body.js';
 import { resumableResponse } from './resume-download.js';
-import { bodyFailureMarker, markHttpFailure } from './dependency-failures.js';
+import { bodyFailureMarker } from './dependency-failures.js';
 import { relayedRefusal } from './relayed-refusal.js';
 
 /** A function with `fetch`'s signature: Node's own, undici's, or any compatible one. */
@@ -58,7 +56,7 @@ const REQUEST_FIELDS = [
  * outbound protocol of its call ({@link OutboundCall}), and its attempts on the transport.
  */
 export class FetchCall {
-  private readonly call: OutboundCall<Response>;
+  private readonly call: HttpCall<Response>;
   private readonly quota: HostQuota | undefined;
   /** Silence allowed while a body read is pending, ms (the option, else the policy's attempt timeout). */
   private readonly gap: number | undefined;
@@ -83,15 +81,14 @@ export class FetchCall {
     private readonly signal: AbortSignal | undefined,
   ) {
     const policy = settings.hosts.for(origin);
-    const keyed = headers.has(IDEMPOTENCY_KEY_HEADER);
-    this.call = new OutboundCall<Response>(
+    this.call = new HttpCall<Response>(
       policy,
       {
-        repeatable: isIdempotentMethod(method) || keyed,
-        hedgeable: isHedgeableRequest(method, keyed) && body.replayable,
-        notReplayable: body.replayable
-          ? undefined
-          : (last) => new BodyNotReplayableError(settings.maximumReplayBytes, { cause: last }),
+        origin,
+        method,
+        keyed: headers.has(IDEMPOTENCY_KEY_HEADER),
+        replayable: body.replayable,
+        maximumReplayBytes: settings.maximumReplayBytes,
         propagateCriticality: settings.propagateCriticality,
       },
       discard,
@@ -136,25 +133,16 @@ export class FetchCall {
       this.settings.resumeDownloads && method === 'GET' && !this.headers.has('range')
         ? new HeldCall()
         : undefined;
-    // A hedged policy races attempts of a GET, HEAD, OPTIONS or keyed request only: the request's own rule, never the policy's `repeatable`.
-    const response = await policy
-      .run((ctx) => this.attempt(ctx), {
-        signal,
-        hold: held,
-        quota: this.quota,
-        ...call.runOptions,
-      })
-      .catch((error: unknown) => {
-        // Say why a POST that failed once was not sent again, and how to let it (stop reason `notRepeatable`).
-        const final = call.rejected(
-          error,
-          (cause) => new NotRepeatableError(method, this.url, { cause }),
-        );
-        markHttpFailure(final, call.last, policy, this.origin);
-        throw final;
-      });
-    // The caller owns this answer now: the next attempt (a resume) must not discard it; any other is let go.
-    call.keep(response);
+    // A hedged policy races attempts of a GET, HEAD, OPTIONS or keyed request only: the request's
+    // own rule, never the policy's `repeatable`. Why a POST that failed once was not sent again, and
+    // how to let it: NotRepeatableError (stop reason `notRepeatable`). The caller owns the answer:
+    // the next attempt (a resume) must not discard it; any other is let go.
+    const response = await call.send(
+      (ctx) => this.attempt(ctx),
+      { signal, hold: held, quota: this.quota },
+      (answer) => answer,
+      (cause) => new NotRepeatableError(method, this.url, { cause }),
+    );
     this.transportAbort = this.transports.get(response) ?? this.transportAbort;
     if (held !== undefined && response.status === 200) return this.resumable(response, held);
     held?.end();
@@ -237,6 +225,7 @@ export class FetchCall {
             hold: held,
             repeatable: false,
             quota: this.quota,
+            facts: call.facts,
             continuing: { attempts: call.attempts, error, deadlineAt: this.deadlineAt, held },
           }),
         resumed: (answer) => {

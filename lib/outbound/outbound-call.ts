@@ -1,4 +1,9 @@
-import { type AttemptContext, AttemptSupersededError, type Policy } from '../core/index.js';
+import {
+  type AttemptContext,
+  AttemptSupersededError,
+  type Policy,
+  type RunOptions,
+} from '../core/index.js';
 import { CallFacts } from './call-facts.js';
 import {
   type AttemptStamp,
@@ -42,6 +47,18 @@ export interface OutboundRequest {
  * Durations in ms.
  */
 export type OwnStamp = Pick<AttemptStamp, 'bound' | 'outer' | 'criticality'>;
+
+/** How the end of an outbound call reaches its caller ({@link OutboundCall.run}). */
+export interface OutboundEnding<A> {
+  /** What of the answer the call resolved with the caller owns, never released (the answer, its `data`). */
+  readonly owned: (answer: A) => unknown;
+  /** The transport's "why this was not sent again" wrapping `error` ({@link OutboundCall.finalError}). */
+  readonly notRepeatable: (error: unknown) => unknown;
+  /** The answer the final error hands to the caller (an axios error's `response.data`), kept. Default none. */
+  readonly carried?: (final: unknown) => unknown;
+  /** Told the final error before the call rejects with it (the transport's dependency-failure mark). */
+  readonly failed?: (final: unknown) => void;
+}
 
 /** Headers an attempt is stamped on (`Headers`, axios's `AxiosHeaders`). */
 export interface StampedHeaders {
@@ -156,7 +173,7 @@ export class OutboundCall<B> {
   }
 
   /** The caller owns `answer` (what the call resolved with): it is never released; every other answer is, now. */
-  keep(answer: B | undefined): void {
+  keep(answer: unknown): void {
     this.releaseHeld(answer);
   }
 
@@ -203,6 +220,30 @@ export class OutboundCall<B> {
     const final = this.finalError(error, notRepeatable);
     this.abandon(carried?.(final));
     return final;
+  }
+
+  /**
+   * Runs the call under its policy: `attempt` for each attempt, with `options` (the caller's signal,
+   * a hold, a quota) and the call's own hedging decision and facts ({@link OutboundCall.runOptions}).
+   * Resolves with the answer the call resolved with, what of it the caller owns kept and every other
+   * answer released; rejects with the final error ({@link OutboundCall.rejected}) once
+   * `ending.failed` has seen it.
+   */
+  async run<A>(
+    attempt: (context: AttemptContext) => Promise<A>,
+    options: Omit<RunOptions, 'repeatable' | 'facts'>,
+    ending: OutboundEnding<A>,
+  ): Promise<A> {
+    let answer: A;
+    try {
+      answer = (await this.policy.run(attempt, { ...options, ...this.runOptions })) as A;
+    } catch (error) {
+      const final = this.rejected(error, ending.notRepeatable, ending.carried);
+      ending.failed?.(final);
+      throw final;
+    }
+    this.keep(ending.owned(answer));
+    return answer;
   }
 
   /**
