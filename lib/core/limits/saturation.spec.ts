@@ -65,6 +65,31 @@ describe('EventLoopProbe', () => {
     expect(probe.episode).toBe(2);
   });
 
+  it('one busy phase hovering about the floor is one episode: it ends only once the delay falls under half of what began it', async () => {
+    const clock = new FakeClock();
+    const source = new FakeDelays();
+    const probe = new EventLoopProbe(() => source, clock);
+    probe.saturated(5);
+    let held = false;
+    const step = async (ms: number): Promise<boolean> => {
+      source.max = ms * 1e6;
+      await clock.advance(250);
+      return (held = probe.saturated(5, held));
+    };
+    for (let i = 0; i < 8; i++) await step(1);
+    // Busy: blocks of 30 ms, between them a loop still 15 ms late (15× its normal, under the floor).
+    const busy: boolean[] = [];
+    for (const ms of [30, 15, 15, 15, 15, 30, 15, 15, 15, 15, 30]) busy.push(await step(ms));
+    expect(busy.every(Boolean)).toBe(true);
+    expect(probe.episode).toBe(1);
+    // Back to normal: the episode ends once the delay (the largest of the last 4 readings) is under 10 ms.
+    const after: boolean[] = [];
+    for (let i = 0; i < 4; i++) after.push(await step(1));
+    expect(after).toEqual([true, true, true, false]);
+    expect(await step(30)).toBe(true);
+    expect(probe.episode).toBe(2);
+  });
+
   it('the process-wide probe reads a loop blocked 200 ms every 500 ms as about 200 ms, not the sample interval, not nanoseconds', async () => {
     // The one test on real time: it measures Node's own event-loop histogram, not policy behaviour.
     void processProbe.delay; // starts the measurement

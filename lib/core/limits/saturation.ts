@@ -9,6 +9,11 @@ export const SATURATION_FLOOR_MS = 20;
 export const PROBE_PERIOD_MS = 250;
 /** Readings the delay is the maximum of (≈ 1 s): a loop blocked 200 ms every 500 ms reads ≈ 200 ms. */
 export const PROBE_READINGS = 4;
+/**
+ * Share of the threshold an episode must fall under to end (hysteresis): a busy loop hovering about
+ * the floor or the multiple stays one episode instead of one per crossing.
+ */
+export const SATURATION_EXIT_SHARE = 0.5;
 /** Weight of one reading in the loop's normal delay (a moving average learned while not saturated). */
 const NORMAL_WEIGHT = 0.05;
 /** Sampling resolution of `monitorEventLoopDelay`, ms (Node's default). */
@@ -72,21 +77,24 @@ export class EventLoopProbe {
   }
 
   /**
-   * Whether the loop is saturated: its delay above `multiple` × its normal and above the floor.
+   * Whether the loop is saturated: its delay above `multiple` × its normal and above the floor — or,
+   * for a caller that found it saturated last time (`holding`), still above half of that
+   * (hysteresis): one busy phase is one episode.
    * @param multiple the policy's `Saturation.above(multiple)`
+   * @param holding whether the caller's last answer was true; default false
    */
-  saturated(multiple: number): boolean {
+  saturated(multiple: number, holding = false): boolean {
     // The smallest multiple any policy asked for decides what an episode is.
     if (multiple < this.multiple) this.multiple = multiple;
     this.read();
-    return this.over(multiple);
+    return this.over(multiple, holding);
   }
 
-  private over(multiple: number): boolean {
+  private over(multiple: number, holding: boolean): boolean {
     const normal = this.normalMs;
-    return (
-      this.delayMs > SATURATION_FLOOR_MS && normal === normal && this.delayMs > multiple * normal
-    );
+    if (normal !== normal) return false;
+    const threshold = Math.max(SATURATION_FLOOR_MS, multiple * normal);
+    return this.delayMs > (holding ? SATURATION_EXIT_SHARE * threshold : threshold);
   }
 
   private read(): void {
@@ -107,7 +115,7 @@ export class EventLoopProbe {
     let delay = 0;
     for (const r of this.readings) if (r > delay) delay = r;
     this.delayMs = delay;
-    const saturated = this.over(this.multiple);
+    const saturated = this.over(this.multiple, this.inEpisode);
     if (!saturated)
       this.normalMs =
         this.normalMs === this.normalMs
@@ -168,10 +176,13 @@ export class Saturation {
     return new Saturation(multiple, probe);
   }
 
-  /** Whether the loop is saturated now. */
+  /** Whether the loop is saturated now (once saturated, until the delay falls under half the threshold). */
   get saturated(): boolean {
-    return this.probe.saturated(this.multiple);
+    return (this.holding = this.probe.saturated(this.multiple, this.holding));
   }
+
+  /** The last answer of {@link Saturation.saturated} (its hysteresis). */
+  private holding = false;
 
   /**
    * Whether a saturation episode began that this value has not yet reported: true once per episode
