@@ -333,21 +333,23 @@ function saturatedNow<T>(call: Call<T>, saturation: Saturation): boolean {
   return true;
 }
 
+/** The context a rule is handed: the frozen ones when the caller gave no facts (nothing allocated). */
+function classifyContext<T>(call: Call<T>, callerAborted: boolean): ClassifyContext {
+  const facts = call.facts;
+  return facts === undefined ? (callerAborted ? ABORTED : NOT_ABORTED) : { callerAborted, facts };
+}
+
 export function record<T>(call: Call<T>): Step {
   const o = call.plan.options;
   const signal = call.signal;
   const callerAborted = signal?.aborted === true;
-  // The frozen contexts when the caller gave no facts: an attempt without them allocates none.
-  const facts = call.facts;
-  const context: ClassifyContext =
-    facts === undefined ? (callerAborted ? ABORTED : NOT_ABORTED) : { callerAborted, facts };
   let verdict: Verdict;
   try {
     verdict = call.deadlineHit
       ? Verdict.transient
       : call.threw
-        ? o.classifier.classifyError(call.error, context)
-        : o.classifier.classifyValue(call.value, context);
+        ? o.classifier.classifyError(call.error, classifyContext(call, callerAborted))
+        : o.classifier.classifyValue(call.value, classifyContext(call, callerAborted));
   } catch (bug) {
     // A throwing classifier rule ends the call with its error, after the breaker and the events
     // have been told: a probe slot must never stay held by a bug in a rule.
