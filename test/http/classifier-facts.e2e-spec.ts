@@ -7,8 +7,24 @@ import {
   RetryBudget,
   Verdict,
 } from '../../lib/core/index.js';
-import { CallFacts, createResilientFetch, markRepeatable } from '../../lib/http/index.js';
+import {
+  CallFacts,
+  NotRepeatableError,
+  createResilientFetch,
+  markRepeatable,
+} from '../../lib/http/index.js';
 import { ScriptedFetch } from '../../lib/testing/index.js';
+
+/** Three attempts, no backoff, no budget, on a test clock; `extra` adds to it (a classifier). */
+function threeAttempts(extra: Parameters<typeof Resilience.default.with>[0] = {}) {
+  return Resilience.default.with({
+    attempts: 3,
+    backoff: Backoff.none,
+    budget: RetryBudget.none,
+    clock: new FakeClock(),
+    ...extra,
+  });
+}
 
 /**
  * A resilient fetch over a dependency that answers 500 twice, then 200, whose policy's own
@@ -20,11 +36,7 @@ function setup() {
   const http = createResilientFetch({
     fetch: transport.fetch,
     quota: false,
-    policy: Resilience.default.with({
-      attempts: 3,
-      backoff: Backoff.none,
-      budget: RetryBudget.none,
-      clock: new FakeClock(),
+    policy: threeAttempts({
       classifier: Classifier.of((outcome, context) => {
         seen.push(context.facts);
         return outcome.ok && (outcome.value as Response).status >= 500
@@ -67,5 +79,29 @@ describe("a request's facts reach its policy's classifier (ClassifyContext.facts
     );
     expect([response.status, transport.callCount]).toEqual([200, 3]);
     expect(seen.map((facts) => (facts as CallFacts).repeatable)).toEqual([true, true, true]);
+  });
+
+  // A failure that is not an object (a custom fetch throwing a string) cannot be keyed by anything:
+  // the facts travel with the call, so the not-repeatable rule holds for it as for any other failure.
+  it('a thrown string: a POST sent once and NotRepeatableError with it as cause, a GET retried', async () => {
+    const sends: string[] = [];
+    const http = createResilientFetch({
+      fetch: async (input, init) => {
+        sends.push(init?.method ?? 'GET');
+        if (sends.length % 2 === 1) throw 'socket hang up';
+        return new Response('ok', { status: 200 });
+      },
+      quota: false,
+      policy: threeAttempts(),
+    });
+    const post = await http('https://api.test/orders', { method: 'POST', body: 'b' }).catch(
+      (error: unknown) => error,
+    );
+    expect(post).toBeInstanceOf(NotRepeatableError);
+    expect((post as NotRepeatableError).cause).toBe('socket hang up');
+    expect(sends).toEqual(['POST']);
+    sends.length = 0;
+    expect((await http('https://api.test/orders')).status).toBe(200);
+    expect(sends).toEqual(['GET', 'GET']);
   });
 });
