@@ -2,6 +2,7 @@ import {
   type ArgumentsHost,
   Catch,
   type ExceptionFilter,
+  type HttpException,
   HttpStatus,
   Inject,
   Injectable,
@@ -24,6 +25,7 @@ import {
 import type { DependencyFailure } from '../core/internal.js';
 import { DependencyFailureLog } from './dependency-failure-log.js';
 import { grpcAnswer } from './grpc-refusal-answer.js';
+import { passedOnRetryAfter } from './http-exception-from.js';
 import { findLibraryError } from './library-error.js';
 import { RESILIENCE_SETTINGS } from './module-settings.js';
 
@@ -146,7 +148,7 @@ const BAD_GATEWAY: ResilienceProblemOptions = Object.freeze({ badGateway: true }
  */
 abstract class AnsweredByResilience {
   static [Symbol.hasInstance](value: unknown): boolean {
-    return answerOf(value, NO_OPTIONS) !== undefined;
+    return answerOf(value, NO_OPTIONS) !== undefined || passedOnRetryAfter(value) !== undefined;
   }
 }
 
@@ -171,9 +173,11 @@ abstract class AnsweredByResilience {
  *   (`[orders] dependency 127.0.0.1:8080 failed on every attempt allowed: ECONNREFUSED; answered 502`)
  *   with the count of such answers since the previous warning — never a stack.
  *
- * Bodies are `application/problem+json` `{ type, title, status, detail, reason }`. Every other
- * exception (the application's own errors, an `HttpException`) is not caught: it gets the application's
- * filters or Nest's handling. In non-HTTP contexts: a gRPC microservice handler (Nest's gRPC transport,
+ * Bodies are `application/problem+json` `{ type, title, status, detail, reason }`. A dependency's 429 or
+ * 503 passed on with `httpExceptionFrom` is answered as Nest answers it (its status, `{ statusCode,
+ * message }` as JSON) plus the `Retry-After` the dependency asked for, in whole seconds (1 s to a day;
+ * a malformed one is dropped). Every other exception (the application's own errors, any other
+ * `HttpException`) is not caught: it gets the application's filters or Nest's handling. In non-HTTP contexts: a gRPC microservice handler (Nest's gRPC transport,
  * also in a hybrid app) answers UNAVAILABLE with `grpc-retry-pushback-ms` for a refusal and
  * DEADLINE_EXCEEDED for a deadline or a stall, and UNAVAILABLE for a dependency failure of the
  * library's own clients (see `grpcRefusalAnswer`), never touching HTTP APIs;
@@ -225,16 +229,35 @@ export class ResilienceExceptionFilter implements ExceptionFilter<unknown> {
     }
     if (host.getType() !== 'http') return this.unanswered(exception, host);
     const answer = answerOf(exception, this.problemOptions);
-    if (answer === undefined) return this.unanswered(exception, host);
+    if (answer === undefined) {
+      // A dependency's 429 or 503 passed on with httpExceptionFrom: Nest's own answer, plus the wait
+      // the dependency asked for, so the caller backs off as long as it was told to.
+      const retryAfter = passedOnRetryAfter(exception);
+      if (retryAfter === undefined) return this.unanswered(exception, host);
+      const passed = exception as HttpException;
+      this.write(host, passed.getStatus(), 'application/json', passed.getResponse(), retryAfter);
+      return;
+    }
     if (answer.failure !== undefined) this.failures.answered(answer.failure, answer.body.status);
+    this.write(host, answer.body.status, PROBLEM_JSON, answer.body, answer.retryAfter);
+  }
+
+  /** Writes `body` (as JSON) with `status`, `Content-Type` and, when given, `Retry-After`. */
+  private write(
+    host: ArgumentsHost,
+    status: number,
+    contentType: string,
+    body: unknown,
+    retryAfter: string | undefined,
+  ): void {
     const response = host.switchToHttp().getResponse<Record<string, unknown>>();
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
     const adapter = this.adapterHost?.httpAdapter;
     if (adapter !== undefined) {
-      adapter.setHeader(response, 'Content-Type', PROBLEM_JSON);
-      if (answer.retryAfter !== undefined)
-        adapter.setHeader(response, 'Retry-After', answer.retryAfter);
+      adapter.setHeader(response, 'Content-Type', contentType);
+      if (retryAfter !== undefined) adapter.setHeader(response, 'Retry-After', retryAfter);
       // A string body: Nest 11's Express adapter replaces a non-JSON Content-Type on an object body.
-      adapter.reply(response, JSON.stringify(answer.body), answer.body.status);
+      adapter.reply(response, text, status);
       return;
     }
     const raw = response as unknown as {
@@ -244,10 +267,10 @@ export class ResilienceExceptionFilter implements ExceptionFilter<unknown> {
       end(body: string): void;
     };
     if (raw.headersSent) return;
-    raw.statusCode = answer.body.status;
-    raw.setHeader('Content-Type', PROBLEM_JSON);
-    if (answer.retryAfter !== undefined) raw.setHeader('Retry-After', answer.retryAfter);
-    raw.end(JSON.stringify(answer.body));
+    raw.statusCode = status;
+    raw.setHeader('Content-Type', contentType);
+    if (retryAfter !== undefined) raw.setHeader('Retry-After', retryAfter);
+    raw.end(text);
   }
 
   /** What {@link ResilienceExceptionFilter.problemFor} answers in this filter. @internal */
