@@ -90,6 +90,49 @@ describe('EventLoopProbe', () => {
     expect(probe.episode).toBe(2);
   });
 
+  it('a loop that settles a little slower after a spike is not saturated for ever: the hysteresis holds at most 2 s past the last reading above the threshold', async () => {
+    const clock = new FakeClock();
+    const source = new FakeDelays();
+    const probe = new EventLoopProbe(() => source, clock);
+    probe.saturated(5);
+    let held = false;
+    const step = async (ms: number): Promise<boolean> => {
+      source.max = ms * 1e6;
+      await clock.advance(250);
+      return (held = probe.saturated(5, held));
+    };
+    for (let i = 0; i < 40; i++) await step(0);
+    for (let i = 0; i < 4; i++) expect(await step(25)).toBe(true);
+    // Then a steady 12 ms: between half the 20 ms floor and the floor, never saturated on its own.
+    const steady: boolean[] = [];
+    for (let i = 0; i < 400; i++) steady.push(await step(12));
+    // 3 readings still see a 25 in the last four; 8 more (2 s) are held; then the episode is over.
+    expect(steady.indexOf(false)).toBe(11);
+    expect(steady.slice(11).every((s) => !s)).toBe(true);
+    expect(probe.episode).toBe(1);
+    expect(probe.normal).toBeCloseTo(12, 1); // learned again once the episode ended
+  });
+
+  it('a Saturation asked last during a spike does not stay saturated after a quiet spell', async () => {
+    const clock = new FakeClock();
+    const source = new FakeDelays();
+    const probe = new EventLoopProbe(() => source, clock);
+    const asked = Saturation.above(5, probe);
+    const idle = Saturation.above(5, probe);
+    const step = async (ms: number): Promise<void> => {
+      source.max = ms * 1e6;
+      await clock.advance(250);
+      void asked.saturated;
+    };
+    for (let i = 0; i < 8; i++) await step(0);
+    await step(30);
+    expect([asked.saturated, idle.saturated]).toEqual([true, true]);
+    // 10 s at 15 ms (under the floor, above half of it), `idle` not asked meanwhile.
+    for (let i = 0; i < 40; i++) await step(15);
+    expect([asked.saturated, idle.saturated]).toEqual([false, false]);
+    expect(probe.episode).toBe(1);
+  });
+
   it('the process-wide probe reads a loop blocked 200 ms every 500 ms as about 200 ms, not the sample interval, not nanoseconds', async () => {
     // The one test on real time: it measures Node's own event-loop histogram, not policy behaviour.
     void processProbe.delay; // starts the measurement

@@ -14,6 +14,13 @@ export const PROBE_READINGS = 4;
  * the floor or the multiple stays one episode instead of one per crossing.
  */
 export const SATURATION_EXIT_SHARE = 0.5;
+/**
+ * How long (ms) the hysteresis alone may hold an episode: once the delay has not been above the full
+ * threshold for this long (8 readings), the episode ends even if the delay stays between half the
+ * threshold and the threshold — a loop that settles a little slower than before is learned as its new
+ * normal instead of being saturated for ever.
+ */
+export const SATURATION_HOLD_MS = 2000;
 /** Weight of one reading in the loop's normal delay (a moving average learned while not saturated). */
 const NORMAL_WEIGHT = 0.05;
 /** Sampling resolution of `monitorEventLoopDelay`, ms (Node's default). */
@@ -43,6 +50,8 @@ export class EventLoopProbe {
   private readonly readings = new Float64Array(PROBE_READINGS);
   private next = 0;
   private readAt = Number.NEGATIVE_INFINITY;
+  // When the delay was last above the full threshold of the smallest multiple asked for.
+  private overAt = Number.NEGATIVE_INFINITY;
   private delayMs = 0;
   private normalMs = Number.NaN;
   private episodes = 0;
@@ -78,8 +87,8 @@ export class EventLoopProbe {
 
   /**
    * Whether the loop is saturated: its delay above `multiple` × its normal and above the floor — or,
-   * for a caller that found it saturated last time (`holding`), still above half of that
-   * (hysteresis): one busy phase is one episode.
+   * for a caller that found it saturated last time (`holding`), still above half of that and above
+   * the full threshold within the last 2 s (hysteresis, bounded): one busy phase is one episode.
    * @param multiple the policy's `Saturation.above(multiple)`
    * @param holding whether the caller's last answer was true; default false
    */
@@ -94,7 +103,12 @@ export class EventLoopProbe {
     const normal = this.normalMs;
     if (normal !== normal) return false;
     const threshold = Math.max(SATURATION_FLOOR_MS, multiple * normal);
-    return this.delayMs > (holding ? SATURATION_EXIT_SHARE * threshold : threshold);
+    if (this.delayMs > threshold) return true;
+    return (
+      holding &&
+      this.readAt - this.overAt <= SATURATION_HOLD_MS &&
+      this.delayMs > SATURATION_EXIT_SHARE * threshold
+    );
   }
 
   private read(): void {
@@ -115,6 +129,9 @@ export class EventLoopProbe {
     let delay = 0;
     for (const r of this.readings) if (r > delay) delay = r;
     this.delayMs = delay;
+    const normal = this.normalMs;
+    if (normal === normal && delay > Math.max(SATURATION_FLOOR_MS, this.multiple * normal))
+      this.overAt = now;
     const saturated = this.over(this.multiple, this.inEpisode);
     if (!saturated)
       this.normalMs =
@@ -176,7 +193,10 @@ export class Saturation {
     return new Saturation(multiple, probe);
   }
 
-  /** Whether the loop is saturated now (once saturated, until the delay falls under half the threshold). */
+  /**
+   * Whether the loop is saturated now (once saturated, until the delay falls under half the threshold,
+   * or has stayed under the threshold for 2 s).
+   */
   get saturated(): boolean {
     return (this.holding = this.probe.saturated(this.multiple, this.holding));
   }
