@@ -65,7 +65,9 @@ export function runFallback(
     if (timed) timer = clock.setTimer(Math.max(0, deadlineAt - now), () => stopWith(passed()));
     if (watched !== undefined)
       subscription = subscribeAbort(watched, () => stopWith(watched.reason));
-    result.then(
+    // Adopted, not called directly: a `then` that throws rejects here instead of escaping before
+    // the timer and the listener are dropped.
+    Promise.resolve(result).then(
       (value) => {
         end();
         resolve(value);

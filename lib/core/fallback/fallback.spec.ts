@@ -330,6 +330,24 @@ describe('the call’s deadline bounds its fallback', () => {
     expect(terminal()).toEqual([['failed', 'attemptsExhausted', 'Down', 'served']]);
   });
 
+  it('a thenable whose then throws rejects the call with that error, its deadline timer cleared and no listener left', async () => {
+    const caller = new AbortController();
+    const broken = new Error('then threw');
+    const { clock, policy } = setup(
+      { deadline: 1000, attempts: 1 },
+      Fallback.to(() => ({
+        then(): never {
+          throw broken;
+        },
+      })),
+    );
+    const outcome = policy
+      .run(() => Promise.reject(new Down('down')), { signal: caller.signal })
+      .catch((e: unknown) => e);
+    await expect(outcome).resolves.toBe(broken);
+    expect([clock.pending, getEventListeners(caller.signal, 'abort').length]).toEqual([0, 0]);
+  });
+
   it('no deadline and no signal: the fallback is waited for as before', async () => {
     const { clock, policy } = setup(
       { attempts: 1 },
