@@ -643,6 +643,18 @@ describe('PolicyScope keeps a key’s limit across eviction and new settings', (
     expect(scope.for('a').limiter()).not.toBe(busyLimiter);
   });
 
+  it('limiters kept for busy keys are dropped once their calls end, though no new key comes', async () => {
+    const clock = new FakeClock();
+    const { template, releases, hang } = limited(clock);
+    const scope = new PolicyScope<string>(template, { maximumKeys: 1 });
+    const calls = Array.from({ length: 50 }, (_, i) => scope.for(`tenant-${i}`).run(hang));
+    await clock.advance(0);
+    expect(scope.keptLimiters).toBe(49); // the 49 keys let go with a call in flight
+    for (const release of releases) release();
+    await Promise.all(calls);
+    expect(scope.keptLimiters).toBe(0);
+  });
+
   it('new settings (adopt) keep each key’s limiter, its calls in flight and its queue, resized', async () => {
     const clock = new FakeClock();
     const { template, releases, hang } = limited(clock);

@@ -210,8 +210,9 @@ class KeyEntry implements PolicyState {
  * that limiter behind, and the key, if it returns, takes it up again: its concurrency limit counts
  * the calls still running, its rate limit the tokens they spent. Everything else of the key starts
  * fresh. `maximumKeys` stays the bound on keys held (and on their breakers and buckets); a limiter
- * left behind is a few hundred bytes and is dropped once no call holds it (a few are looked over
- * per new key), so their number is bounded by the calls in flight ({@link PolicyScope.keptLimiters}).
+ * left behind is a few hundred bytes and is dropped once no call holds it: every lookup looks over a
+ * few (4), `clear()` and {@link PolicyScope.keptLimiters} all of them, so their number is bounded by
+ * the calls in flight when their keys were let go, and falls back to the calls still holding them.
  *
  * **Memory bound.** Keys × per-key cost, measured on Node 20 (`heapUsed` and `arrayBuffers` before
  * and after 1024 keys that each ran one call): ≈ 0.2 KB for the entry, its key string and its policy
@@ -268,6 +269,7 @@ export class PolicyScope<K> {
    *   returns something other than a Policy; whatever `shape` throws.
    */
   for(key: K): Policy {
+    if (this.kept.size !== 0) this.letGoIdle(KEPT_LOOKS);
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached.policy;
     if (key === undefined || key === null) {
@@ -281,7 +283,6 @@ export class PolicyScope<K> {
     if (kept !== undefined) this.kept.delete(key);
     const entry = new KeyEntry(label === undefined ? undefined : Object.freeze({ ...label }), kept);
     entry.adopt(settings);
-    this.letGoIdle();
     const evicted = this.cache.set(key, entry);
     if (evicted !== undefined) this.letGo(evicted.key, evicted.value);
     return entry.policy;
@@ -289,9 +290,11 @@ export class PolicyScope<K> {
 
   /**
    * Limiters kept for keys let go while calls still held them (see {@link PolicyScope}, "A key's
-   * limit holds through eviction"); a returning key takes its own up again.
+   * limit holds through eviction"); a returning key takes its own up again. Reading it first drops
+   * every kept limiter no call holds any more.
    */
   get keptLimiters(): number {
+    this.letGoIdle(Infinity);
     return this.kept.size;
   }
 
@@ -302,11 +305,11 @@ export class PolicyScope<K> {
     retired(entry.policy);
   }
 
-  /** Looks over a few kept limiters (oldest first), dropping those no call holds any more. */
-  private letGoIdle(): void {
+  /** Looks over up to `looks` kept limiters (oldest first), dropping those no call holds any more. */
+  private letGoIdle(looks: number): void {
     if (this.kept.size === 0) return;
     const looked: [K, Limiter][] = [];
-    for (const kept of this.kept) if (looked.push(kept) === KEPT_LOOKS) break;
+    for (const kept of this.kept) if (looked.push(kept) === looks) break;
     for (const [key, limiter] of looked) {
       this.kept.delete(key);
       // One still held goes to the back, so the next looks reach the others.
@@ -364,6 +367,7 @@ export class PolicyScope<K> {
     this.cache.forEach(Infinity, (entry, key) => entries.push([key, entry]));
     this.cache.clear();
     for (const [key, entry] of entries) this.letGo(key, entry);
+    this.letGoIdle(Infinity);
   }
 
   /**
