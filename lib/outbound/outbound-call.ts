@@ -1,4 +1,5 @@
 import {
+  Ambient,
   type AttemptContext,
   AttemptSupersededError,
   type Policy,
@@ -109,12 +110,14 @@ export class OutboundCall<B> {
     this.request = request;
     this.facts = new CallFacts(request.repeatable);
     this.hedgeable = request.hedgeable === true;
-    this.retrying = marksNestedRetry(
-      policy.options.attempts,
-      request.repeatable,
-      request.singleShot,
-    );
+    const singleShot = request.singleShot ?? Ambient.current()?.singleShot === true;
+    this.retrying = marksNestedRetry(policy.options.attempts, request.repeatable, singleShot);
+    // A single-shot scope allows the call one attempt, whatever its policy says (as the executor does).
+    this.allowed = singleShot ? 1 : policy.options.attempts;
   }
+
+  /** The attempts this call may make: 1 in a single-shot scope, else its policy's. */
+  private readonly allowed: number;
 
   /**
    * An attempt starts: answers of attempts that settled before it are released (each one failed, or
@@ -199,10 +202,10 @@ export class OutboundCall<B> {
   /**
    * The error the call rejects with: `notRepeatable(error)` (the transport's "why this was not sent
    * again") when the classifier stopped the call only because the request is not repeatable and
-   * attempts were left, else `error` itself.
+   * attempts were left (none are in a single-shot scope), else `error` itself.
    */
   finalError(error: unknown, notRepeatable: (error: unknown) => unknown): unknown {
-    return this.facts.stoppedAsNotRepeatable(error) && this.attempts < this.policy.options.attempts
+    return this.facts.stoppedAsNotRepeatable(error) && this.attempts < this.allowed
       ? notRepeatable(error)
       : error;
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import {
+  Ambient,
   Backoff,
   Classifier,
   FakeClock,
@@ -103,5 +104,22 @@ describe("a request's facts reach its policy's classifier (ClassifyContext.facts
     sends.length = 0;
     expect((await http('https://api.test/orders')).status).toBe(200);
     expect(sends).toEqual(['GET', 'GET']);
+  });
+
+  it('in a single-shot scope a POST that failed once rejects with its own error: no retry was withheld', async () => {
+    let sends = 0;
+    const reset = Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
+    const http = createResilientFetch({
+      fetch: async () => {
+        sends++;
+        throw reset;
+      },
+      quota: false,
+      policy: threeAttempts(),
+    });
+    const post = () => http('https://api.test/orders', { method: 'POST', body: 'b' });
+    await expect(Ambient.singleShot(post)).rejects.toBe(reset);
+    await expect(post()).rejects.toBeInstanceOf(NotRepeatableError);
+    expect(sends).toBe(2);
   });
 });
