@@ -30,7 +30,7 @@ const GENERATE_KEY = Symbol.for('nresilience.idempotencyKey.generate');
  * - With `key`, the header is set now; every attempt of the call carries it.
  * - On the wire the key is quoted: the draft defines `Idempotency-Key` as an Item Structured Header
  *   whose value MUST be a String (RFC 8941 §3.3.3), so `order-42` goes out as `Idempotency-Key:
- *   "order-42"` (a `"` or `\` in the key is escaped with `\`). A server that parses the field gets
+ *   "order-42"` (a double quote or a backslash in the key is escaped with a backslash). A server that parses the field gets
  *   `order-42`; one that compares raw values (many document bare tokens, Stripe's examples among
  *   them) gets `"order-42"` on every attempt alike, so deduplication still holds — but its length
  *   limit then counts the two quotes. For such a server, set the header yourself (`headers:
