@@ -4,6 +4,7 @@ import { Controller, Get, type INestApplication, NotFoundException } from '@nest
 import { HttpAdapterHost } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
+import { captureLogs } from './support/log-capture.js';
 import {
   CallRejectedError,
   FakeClock,
@@ -60,6 +61,8 @@ afterEach(async () => {
   app = undefined;
 });
 
+const { records, logger: capture } = captureLogs();
+
 async function boot(
   exceptionFilter: ResilienceForRootOptions['exceptionFilter'],
   attempts = 3,
@@ -74,7 +77,8 @@ async function boot(
     ],
     controllers: [GatewayController],
   }).compile();
-  const started = moduleRef.createNestApplication({ logger: false });
+  records.length = 0;
+  const started = moduleRef.createNestApplication({ logger: capture });
   await started.init();
   return started;
 }
@@ -96,6 +100,14 @@ describe('forRoot({ exceptionFilter: { badGateway: true } })', () => {
       reason: 'AttemptsExhausted',
     });
     expect(response.text).not.toContain('connection reset');
+    // One warning a person can act on, naming the policy, the method and the cause; never a stack.
+    expect(records.filter(([level]) => level === 'warn' || level === 'error')).toEqual([
+      [
+        'warn',
+        '[inventory] dependency GatewayController.flaky failed on every attempt allowed: Error; answered 502',
+        'NResilience.inventory',
+      ],
+    ]);
   });
 
   it('one attempt that failed is attempts exhausted too', async () => {

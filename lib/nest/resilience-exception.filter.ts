@@ -27,6 +27,7 @@ import { DependencyFailureLog } from './dependency-failure-log.js';
 import { grpcAnswer } from './grpc-refusal-answer.js';
 import { passedOnRetryAfter } from './http-exception-from.js';
 import { findLibraryError } from './library-error.js';
+import { methodFailureOf } from './method-failures.js';
 import { RESILIENCE_SETTINGS } from './module-settings.js';
 
 /**
@@ -354,7 +355,7 @@ function answerOf(exception: unknown, options: ResilienceProblemOptions): Filter
     if (ending !== undefined) return badGateway(ending, failure);
   }
   if (options.badGateway === true && stopReasonOf(exception) === 'attemptsExhausted')
-    return badGateway('attemptsExhausted', undefined);
+    return badGateway('attemptsExhausted', methodFailureOf(exception));
   return undefined;
 }
 

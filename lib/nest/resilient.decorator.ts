@@ -10,6 +10,7 @@ import { declaresPropertyDependency } from './nest-internals.js';
 import { type Criticality, withCriticality } from './criticality.decorator.js';
 import { MethodClassifier, type ResilientClassifier } from './method-classifier.js';
 import { MethodFallback } from './method-fallback.js';
+import { noteMethodFailure } from './method-failures.js';
 import {
   CRITICALITY_METADATA,
   RESILIENT_CLASSIFIER_METADATA,
@@ -324,9 +325,14 @@ function promiseWrapper(
         },
         caller === undefined ? undefined : { signal: caller },
       );
-    return context.fallback === undefined
-      ? run()
-      : context.fallback.run(self, args, undefined, run);
+    if (context.fallback !== undefined) return context.fallback.run(self, args, undefined, run);
+    try {
+      return await run();
+    } catch (error) {
+      // For the opt-in 502's log line: which policy and method ran out of attempts, and on what.
+      noteMethodFailure(error, policy.name || context.name, context.label);
+      throw error;
+    }
   };
 }
 
