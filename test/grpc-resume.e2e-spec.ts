@@ -1,11 +1,20 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import * as grpc from '@grpc/grpc-js';
-import { Backoff, type PolicyOptions, PolicyConfigError, Resilience } from '../lib/core/index.js';
 import {
+  Backoff,
+  type ClassifyContext,
+  type PolicyOptions,
+  PolicyConfigError,
+  Resilience,
+} from '../lib/core/index.js';
+import {
+  Classifier,
   createResilienceInterceptor,
+  GrpcStatusError,
   type ResilienceInterceptorOptions,
   type ResumeFrom,
 } from '../lib/grpc/index.js';
+import { CallFacts } from '../lib/http/index.js';
 import { LoopbackGrpc, interceptedClient } from './support/grpc-loopback.js';
 import { until } from './support/wire-wait.js';
 
@@ -85,6 +94,47 @@ describe('server streams with a checkpoint (resumeFrom) through the interceptor'
     expect(server.calls('Tail').map((call) => call.metadata.get('x-nresilience-retrying'))).toEqual(
       [['1'], []],
     );
+  });
+
+  it('every classification of the call, each segment and the restart decision, sees the call’s one CallFacts (repeatable)', async () => {
+    const seen: { outcome: string; context: ClassifyContext }[] = [];
+    const classifier = Classifier.grpc.with((outcome, context) => {
+      const error = outcome.error;
+      seen.push({
+        outcome: outcome.ok
+          ? 'stream'
+          : error instanceof GrpcStatusError
+            ? grpc.status[error.code]!
+            : String(error),
+        context,
+      });
+      return undefined;
+    });
+    const { client, drive, recorder } = setup({ resumeFrom: { [TAIL]: resumeTail }, classifier });
+    server.script(
+      'Tail',
+      { messages: 0, code: grpc.status.UNAVAILABLE },
+      { messages: 3, code: grpc.status.UNAVAILABLE },
+      {},
+    );
+    const result = await drive(tail(client, { from: 0, to: 6 }));
+    expect(result.error).toBeUndefined();
+    expect(result.seqs).toEqual(range(0, 6));
+    expect(froms()).toEqual([0, 0, 3]);
+    expect(recorder.ofKind('streamResumed')).toHaveLength(1);
+    expect(seen.map((entry) => entry.outcome)).toEqual([
+      'UNAVAILABLE', // the first segment's first attempt
+      'stream', // its second attempt: the first message
+      'UNAVAILABLE', // after 3 messages: may the stream re-open?
+      'stream', // the restart's first message
+    ]);
+    const facts = seen[0]!.context.facts;
+    expect(facts).toBeInstanceOf(CallFacts);
+    expect((facts as CallFacts).repeatable).toBe(true);
+    expect(seen.map((entry) => entry.context)).toEqual(
+      Array.from({ length: 4 }, () => ({ callerAborted: false, facts })),
+    );
+    expect(seen.every((entry) => entry.context.facts === facts)).toBe(true);
   });
 
   it('without a checkpoint the stream keeps the default: the failure after the first item reaches the client', async () => {

@@ -77,7 +77,12 @@ export class ResumableCall extends ResilientCall {
           // In a single-shot scope the layer above retries: one attempt, no restart.
           restarts: singleShot === true ? 0 : undefined,
         },
-        { signal: this.cancellation.signal, attempts: singleShot === true ? 1 : undefined },
+        {
+          signal: this.cancellation.signal,
+          attempts: singleShot === true ? 1 : undefined,
+          // The call's facts reach every segment's classification and each restart decision.
+          ...this.call.runOptions,
+        },
       );
     } catch (error) {
       this.fail(error);

@@ -48,6 +48,7 @@ export type SegmentRunner = (
   options: {
     signal?: AbortSignal;
     attempts?: number;
+    facts?: object;
     hold: HeldCall;
     continuing?: { attempts: number; error: unknown; deadlineAt: number; held: HeldCall };
   },
@@ -63,14 +64,15 @@ export function isCheckpointedSource(
 /**
  * Runs a checkpointed stream: the first segment through `run` (retried until its first element like
  * any stream), then a {@link CheckpointedStream} that re-opens it after a mid-stream failure.
+ * `call` is what the caller gave the call (`RunOptions`): its signal, its cap on the first
+ * segment's attempts, and its facts, handed to every segment and to each restart decision.
  * @throws PolicyConfigError naming the field for a bad `checkpoint`, `source` or `restarts`, or a hedged policy
  */
 export async function runCheckpointed<T, C>(
   policy: ExecutablePolicy,
   spec: CheckpointedSource<T, C>,
   run: SegmentRunner,
-  signal: AbortSignal | undefined,
-  attempts: number | undefined,
+  call: { readonly signal?: AbortSignal; readonly attempts?: number; readonly facts?: object },
 ): Promise<CheckpointedStream<T>> {
   checkStreamable(policy.options);
   if (typeof spec.source !== 'function')
@@ -91,10 +93,11 @@ export async function runCheckpointed<T, C>(
     policy,
     spec as CheckpointedSource<T, unknown>,
     run,
-    signal,
+    call.signal,
+    call.facts,
     restarts,
   );
-  await stream.open(attempts);
+  await stream.open(call.attempts);
   return stream;
 }
 
@@ -129,6 +132,7 @@ export class CheckpointedStream<T> implements AsyncIterableIterator<T> {
     private readonly spec: CheckpointedSource<T, unknown>,
     private readonly run: SegmentRunner,
     private readonly signal: AbortSignal | undefined,
+    private readonly facts: object | undefined,
     restarts: number,
   ) {
     this.position = spec.start;
@@ -156,7 +160,12 @@ export class CheckpointedStream<T> implements AsyncIterableIterator<T> {
    */
   async open(attempts: number | undefined): Promise<void> {
     this.segment = this.accept(
-      await this.run(this.work, { signal: this.signal, attempts, hold: this.held }),
+      await this.run(this.work, {
+        signal: this.signal,
+        attempts,
+        facts: this.facts,
+        hold: this.held,
+      }),
     );
   }
 
@@ -217,13 +226,18 @@ export class CheckpointedStream<T> implements AsyncIterableIterator<T> {
     );
   }
 
-  /** Whether a mid-stream `error` may re-open the stream: a restart left, a verdict worth retrying, the caller still there. */
+  /**
+   * Whether a mid-stream `error` may re-open the stream: a restart left, a verdict worth retrying
+   * (classified with the call's facts, as its attempts are), the caller still there.
+   */
   private restartable(error: unknown): boolean {
     if (this.restartsLeft <= 0) return false;
-    const callerAborted = this.signal?.aborted === true;
-    if (callerAborted) return false;
+    if (this.signal?.aborted === true) return false;
+    const facts = this.facts;
+    const context =
+      facts === undefined ? { callerAborted: false } : { callerAborted: false, facts };
     try {
-      return isRetryable(this.policy.options.classifier.classifyError(error, { callerAborted }));
+      return isRetryable(this.policy.options.classifier.classifyError(error, context));
     } catch {
       return false;
     }
@@ -248,6 +262,7 @@ export class CheckpointedStream<T> implements AsyncIterableIterator<T> {
     try {
       value = await this.run(this.work, {
         signal: restarting.signal,
+        facts: this.facts,
         hold: this.held,
         continuing: { attempts: 1, error, deadlineAt, held: this.held },
       });

@@ -367,7 +367,7 @@ export class Policy implements ExecutablePolicy {
     }
     const run: SegmentRunner = (work, segment) =>
       execute(this.plan(), work as Work<unknown>, segment, undefined);
-    return runCheckpointed(this, spec, run, options?.signal, options?.attempts);
+    return runCheckpointed(this, spec, run, options ?? {});
   }
 }
 
