@@ -66,6 +66,35 @@ function pause(clock: FakeClock, ms: number): Promise<void> {
   return new Promise((resolve) => clock.setTimer(ms, resolve));
 }
 
+/**
+ * A one-attempt policy named `name` with a logged breaker (1 s breaks, no jitter, plus `settings`) on
+ * a fake clock; `errors` collects the `error` of every `breakerOpened` event.
+ */
+function loggedBreaker(name: string, settings: Parameters<typeof Breaker.with>[0] = {}) {
+  const clock = new FakeClock();
+  const logger = new RecordingLogger();
+  const errors: (string | undefined)[] = [];
+  const policy = withLogging(
+    Resilience.default.with({
+      name,
+      clock,
+      attempts: 1,
+      budget: RetryBudget.none,
+      breaker: Breaker.with({ breakDuration: 1000, jitter: 'none', ...settings }),
+    }),
+    logger,
+  ).withListener((event) => {
+    if (event.kind === 'breakerOpened') errors.push(event.error);
+  });
+  return { clock, logger, errors, policy };
+}
+
+/** Work that answers after `ms` on the fake clock. */
+const answerAfter = (clock: FakeClock, ms: number) => async () => {
+  await pause(clock, ms);
+  return 'ok';
+};
+
 const ok = () => 1;
 const down = () => {
   throw new TransientError('down');
@@ -203,18 +232,7 @@ describe('a breaker opening in words', () => {
   });
 
   it('a failed half-open probe re-opens: the line says so, not a one-failure trip', async () => {
-    const clock = new FakeClock();
-    const logger = new RecordingLogger();
-    const policy = withLogging(
-      Resilience.default.with({
-        name: 'payments',
-        clock,
-        attempts: 1,
-        budget: RetryBudget.none,
-        breaker: Breaker.with({ breakDuration: 1000, jitter: 'none' }),
-      }),
-      logger,
-    );
+    const { clock, logger, policy } = loggedBreaker('payments');
     // Five Transient failures from a cold start trip it: the ordinary line, as before.
     for (let i = 0; i < 5; i++) await settle(clock, policy, down);
     await clock.advance(1000);
@@ -228,6 +246,52 @@ describe('a breaker opening in words', () => {
       'debug [payments] Breaker half-open: probing',
       'debug [payments] Breaker re-opened for 1.0s: the half-open probe failed after 300ms (last: TransientError)',
     ]);
+  });
+
+  it('names the last failure as the exception filter does: the socket code on the error or its cause', async () => {
+    const { clock, logger, errors, policy } = loggedBreaker('inventory');
+    // What undici's fetch throws for a closed port: the code is on the cause.
+    const refused = async () => {
+      await pause(clock, 50);
+      throw new TypeError('fetch failed', {
+        cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4000'), {
+          code: 'ECONNREFUSED',
+        }),
+      });
+    };
+    for (let i = 0; i < 5; i++) await settle(clock, policy, refused);
+    expect(logger.take()).toEqual([
+      'warn [inventory] Breaker opened for 1.0s after 5 failures in 200ms (last: ECONNREFUSED)',
+    ]);
+    expect(errors).toEqual(['ECONNREFUSED']);
+    // No code anywhere: the error's name.
+    await clock.advance(1000);
+    await settle(clock, policy, down);
+    expect(logger.take()).toEqual([
+      'debug [inventory] Breaker half-open: probing',
+      'debug [inventory] Breaker re-opened for 1.0s: the half-open probe failed after 0ms (last: TransientError)',
+    ]);
+    expect(errors).toEqual(['ECONNREFUSED', 'TransientError']);
+  });
+
+  it('a slow probe after a failures trip names no error: the probe answered', async () => {
+    const { clock, logger, errors, policy } = loggedBreaker('payments', {
+      consecutiveFailures: 5,
+      slowCallMultiple: 3,
+    });
+    // 20 answers in 100 ms warm the latency baseline once out of the 30 s trip window: slow is above
+    // 300 ms. Then 5 failures in a row trip.
+    for (let i = 0; i < 20; i++) await settle(clock, policy, answerAfter(clock, 100));
+    await clock.advance(40_000);
+    for (let i = 0; i < 5; i++) await settle(clock, policy, down);
+    await clock.advance(1000);
+    await settle(clock, policy, answerAfter(clock, 1000));
+    expect(logger.take()).toEqual([
+      'warn [payments] Breaker opened for 1.0s after 5 failures (last: TransientError)',
+      'debug [payments] Breaker half-open: probing',
+      'debug [payments] Breaker re-opened for 1.0s: the half-open probe was slow (1.0s)',
+    ]);
+    expect(errors).toEqual(['TransientError', undefined]);
   });
 
   it('a slow probe and a failure while recovering re-open too, each in its own words', () => {

@@ -306,7 +306,7 @@ export class LoggingListener implements CallObserver<undefined> {
 /**
  * The text of a record: `event.toString()`, with breaker transitions spelled out, and the host or
  * service of a keyed instance last (`[payments] Breaker opened for 5.7s after 21 failures in 3.1s
- * (host pay.example.com; last: TypeError)`).
+ * (host pay.example.com; last: ECONNREFUSED)`).
  */
 export function describeEvent(event: CallEvent): string {
   if (event.kind === 'breakerOpened') return describeOpening(event);
@@ -314,10 +314,11 @@ export function describeEvent(event: CallEvent): string {
 }
 
 /**
- * A breaker opening: the break, what it opened on (a trip's evidence), where, and the last error. A
+ * A breaker opening: the break, what it opened on (a trip's evidence), where, and the last failure's
+ * cause (`event.error`: the socket code, else the error's name; none on a trip of slowness). A
  * re-opening after one failed half-open probe (or one failure while recovering) says so rather than
  * reading like a one-failure trip: `[payments] Breaker re-opened for 1.0s: the half-open probe failed
- * after 300ms (last: TypeError)`.
+ * after 300ms (last: ECONNRESET)`.
  */
 function describeOpening(event: CallEvent): string {
   const trip = event.trip;

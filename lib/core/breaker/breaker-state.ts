@@ -32,7 +32,8 @@ export type BreakerTripCause = 'failures' | 'slow' | 'probe' | 'slowProbe' | 're
  * - `probe`: a half-open probe failed (`count` 1, `spanMs` its duration);
  * - `slowProbe`: a half-open probe answered, but slowly (`count` 1, `spanMs` its duration);
  * - `recovery`: an attempt failed while recovering (`count` 1, `spanMs` 0).
- * `lastError` is the error of the last Transient attempt the breaker recorded (undefined when none).
+ * `lastError` is the error of the last Transient attempt the breaker recorded: undefined when none,
+ * and on a `slow` or `slowProbe` trip, which no failure caused.
  */
 export interface BreakerTrip {
   readonly cause: BreakerTripCause;

@@ -75,7 +75,7 @@ describe('what a breaker reports it opened on', () => {
     ]);
   });
 
-  it('a slow probe: an answer, but slow, told apart from a failed one', async () => {
+  it('a slow probe: an answer, but slow, told apart from a failed one; no error, though one tripped the breaker before', async () => {
     const { clock, trips, attempt } = setup();
     for (let i = 0; i < 20; i++) attempt('Ok', 100);
     await clock.advance(40_000); // the latency baseline is warm: median 100 ms
@@ -83,7 +83,7 @@ describe('what a breaker reports it opened on', () => {
     await clock.advance(15_000);
     attempt('Ok', 1000);
     expect(trips.slice(1)).toEqual([
-      { cause: 'slowProbe', count: 1, spanMs: 1000, lastError: 'down' },
+      { cause: 'slowProbe', count: 1, spanMs: 1000, lastError: undefined },
     ]);
   });
 
@@ -93,5 +93,14 @@ describe('what a breaker reports it opened on', () => {
     await clock.advance(40_000); // the latency baseline is warm: median 100 ms; the trip window is 30 s
     for (let i = 0; i < 20; i++) attempt('Ok', 301);
     expect(trips).toEqual([{ cause: 'slow', count: 20, spanMs: 30_000, lastError: undefined }]);
+  });
+
+  it('slow attempts after a failure: no error, slowness tripped it', async () => {
+    const { clock, trips, attempt } = setup();
+    for (let i = 0; i < 20; i++) attempt('Ok', 100);
+    await clock.advance(40_000);
+    attempt('Transient', 0, 'blip');
+    for (let i = 0; i < 20; i++) attempt('Ok', 301);
+    expect(trips).toEqual([{ cause: 'slow', count: 19, spanMs: 30_000, lastError: undefined }]);
   });
 });

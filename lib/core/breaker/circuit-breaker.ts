@@ -167,8 +167,12 @@ export class CircuitBreaker {
     const slow = timely && this.trips.isSlow(now, durationMs);
     if (!failure && timely) this.trips.addSuccess(now, durationMs);
     if (this.current === 'closed') {
-      if (this.trips.recordClosed(now, failure, slow))
-        this.open(now, { ...this.trips.evidence(now), lastError: this.lastError });
+      if (this.trips.recordClosed(now, failure, slow)) {
+        const evidence = this.trips.evidence(now);
+        // Slowness is not a failure: an earlier Transient error did not cause this trip.
+        const lastError = evidence.cause === 'slow' ? undefined : this.lastError;
+        this.open(now, { ...evidence, lastError });
+      }
     } else if (this.current === 'recovering' && admission === Admission.Recovering) {
       this.trips.sample(now, failure, slow);
       if (failure) {
@@ -338,8 +342,10 @@ export class CircuitBreaker {
     const slow = timely && this.trips.isSlow(now, durationMs);
     this.trips.sample(now, verdict === 'Transient', slow);
     if (verdict === 'Transient' || slow) {
-      const cause = verdict === 'Transient' ? 'probe' : 'slowProbe';
-      this.open(now, { cause, count: 1, spanMs: durationMs, lastError: this.lastError });
+      if (verdict === 'Transient')
+        this.open(now, { cause: 'probe', count: 1, spanMs: durationMs, lastError: this.lastError });
+      else
+        this.open(now, { cause: 'slowProbe', count: 1, spanMs: durationMs, lastError: undefined });
       return;
     }
     if (++this.probeStreak < this.config.closeAfter) return;

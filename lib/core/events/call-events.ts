@@ -65,7 +65,10 @@ export interface CallEventInit {
   /** Default 0 (not about an attempt). */
   readonly attempt?: number;
   readonly verdict?: VerdictKind;
-  /** The error's `name` (`typeof` for a thrown non-Error). */
+  /**
+   * The error's `name` (`typeof` for a thrown non-Error); on a `breakerOpened` event, the last
+   * failure's cause (see {@link CallEvent.error}).
+   */
   readonly error?: string;
   /** Milliseconds; default 0. */
   readonly duration?: number;
@@ -102,7 +105,12 @@ export class CallEvent {
   readonly attempt: number;
   /** The attempt's verdict, when the event is about a finished attempt. */
   readonly verdict: VerdictKind | undefined;
-  /** `name` of the error involved, if any. */
+  /**
+   * `name` of the error involved, if any. On a `breakerOpened` event with a trip of failures: the last
+   * Transient attempt's cause as the exception filter names a dependency's failure — the socket code
+   * the error or its cause carries (`ECONNREFUSED`; undici's `TypeError: fetch failed` carries it on
+   * `cause`), the status of an attached `response` (`HTTP 503`), else the error's name.
+   */
   readonly error: string | undefined;
   /** Milliseconds: the attempt's duration, or the call's for terminal events. */
   readonly duration: number;
@@ -188,7 +196,8 @@ export class CallEvent {
  * being served, ms), `breakerHalfOpened` (half-open, recovering) or `breakerClosed`. A `breakerOpened`
  * with a trip carries what the breaker opened on: `attempt` = the failed (or, with verdict `Ok`, slow)
  * attempts, `duration` = the span they came in (ms; see {@link BreakerTrip}), `error` = `lastError`,
- * the last Transient attempt's error name, `trip` = its cause.
+ * the last Transient attempt's failure named as {@link CallEvent.error} says (none on a trip of
+ * slowness), `trip` = its cause.
  */
 export function breakerTransitionEvent(
   policy: string,

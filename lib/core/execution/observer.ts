@@ -2,6 +2,7 @@ import type { BreakerTransitionListener } from '../breaker/breaker-state.js';
 import type { CallObserver, ExecutablePolicy } from './executable-policy.js';
 import { CallEvent, type CallEventInit, breakerTransitionEvent } from '../events/call-events.js';
 import type { StoreStateListener } from '../limits/leased-rate.js';
+import { failureCause } from '../diagnostics/dependency-failure.js';
 import { errorName } from './error-name.js';
 
 // The telemetry seam's plumbing (DESIGN §7): composing observers, telling them safely, and the one
@@ -176,7 +177,9 @@ export function breakerTransitionReporter(
         breakMs,
         policy!.dependency,
         trip,
-        errorName(trip?.lastError),
+        trip === undefined || trip.lastError === undefined
+          ? undefined
+          : failureCause(trip.lastError),
       ),
       undefined,
     );
