@@ -68,16 +68,19 @@ function pause(clock: FakeClock, ms: number): Promise<void> {
 
 /**
  * A one-attempt policy named `name` with a logged breaker (1 s breaks, no jitter, plus `settings`) on
- * a fake clock; `errors` collects the `error` of every `breakerOpened` event.
+ * a fake clock, its random source 0 (a recovering breaker admits every attempt it may); `errors`
+ * collects the `error` of every `breakerOpened` event, `moves` every breaker event's kind and state.
  */
 function loggedBreaker(name: string, settings: Parameters<typeof Breaker.with>[0] = {}) {
   const clock = new FakeClock();
   const logger = new RecordingLogger();
   const errors: (string | undefined)[] = [];
+  const moves: string[] = [];
   const policy = withLogging(
     Resilience.default.with({
       name,
       clock,
+      random: () => 0,
       attempts: 1,
       budget: RetryBudget.none,
       breaker: Breaker.with({ breakDuration: 1000, jitter: 'none', ...settings }),
@@ -85,8 +88,9 @@ function loggedBreaker(name: string, settings: Parameters<typeof Breaker.with>[0
     logger,
   ).withListener((event) => {
     if (event.kind === 'breakerOpened') errors.push(event.error);
+    if (event.breakerState !== undefined) moves.push(`${event.kind} ${event.breakerState}`);
   });
-  return { clock, logger, errors, policy };
+  return { clock, logger, errors, moves, policy };
 }
 
 /** Work that answers after `ms` on the fake clock. */
@@ -292,6 +296,32 @@ describe('a breaker opening in words', () => {
       'debug [payments] Breaker re-opened for 1.0s: the half-open probe was slow (1.0s)',
     ]);
     expect(errors).toEqual(['TransientError', undefined]);
+  });
+
+  it('a breaker recovering after its probes says what it does, not a second half-open', async () => {
+    const { clock, logger, moves, policy } = loggedBreaker('payments', { recovery: true });
+    for (let i = 0; i < 5; i++) await settle(clock, policy, down);
+    await clock.advance(1000);
+    // Two good probes: with recovery on, the breaker starts recovering instead of closing.
+    await settle(clock, policy, ok);
+    await settle(clock, policy, ok);
+    expect(logger.take()).toEqual([
+      'warn [payments] Breaker opened for 1.0s after 5 failures (last: TransientError)',
+      'debug [payments] Breaker half-open: probing',
+      'debug [payments] Breaker recovering: admitting a growing share of attempts (it grows with time and fast answers; a failure re-opens the breaker)',
+    ]);
+    // The ramp: a quarter of the 1 s break on the clock, and 19 fast answers from 5 % in steps of 5 %.
+    await clock.advance(250);
+    for (let i = 0; i < 18; i++) await settle(clock, policy, ok);
+    expect(logger.take()).toEqual([]);
+    await settle(clock, policy, ok);
+    expect(logger.take()).toEqual(['log [payments] Breaker closed']);
+    expect(moves).toEqual([
+      'breakerOpened open',
+      'breakerHalfOpened halfOpen',
+      'breakerHalfOpened recovering',
+      'breakerClosed closed',
+    ]);
   });
 
   it('a slow probe and a failure while recovering re-open too, each in its own words', () => {

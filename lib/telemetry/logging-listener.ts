@@ -41,7 +41,7 @@ export interface ResilienceLogger {
  * - `off`: no listener at all (no cost).
  * - `default`: quiet when healthy: no traffic records at all, whatever the application's logger levels
  *   (a stock Nest app prints verbose and debug); incidents at `warn` with flood control, breaker
- *   half-open at `debug` and closed at `log`; a nested retry one warning per (policy, host or service)
+ *   half-open and recovering at `debug`, closed at `log`; a nested retry one warning per (policy, host or service)
  *   window with the count of the calls since the previous one, nothing for the calls in between.
  * - `verbose`: the same, plus every traffic record (attempts, retries, successes, failures) at `log`,
  *   subject to sampling.
@@ -150,7 +150,7 @@ class PolicyLogState {
  *   a record per call at any level; `verbose` writes them at `debug`. At most
  *   {@link MAXIMUM_REPEAT_WINDOWS} windows per policy are kept.
  *   Every incident record (demoted or not) suspends sampling for the incident window (60 s).
- * - Breaker state: half-open at `debug`, closed (recovered) at `log`.
+ * - Breaker state: half-open and recovering at `debug`, closed (recovered) at `log`.
  *
  * An observer of events only (no call state, no frame around attempts): attach it with
  * `policy.withListener(listener)` or {@link withLogging}.
@@ -347,10 +347,20 @@ function readable(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)}ms` : `${(ms / 1000).toFixed(1)}s`;
 }
 
+/**
+ * What the opt-in recovering state does (DESIGN §3.6): it admits the lower of a clock ramp and an AIMD
+ * estimate (fast answers add a step, a slow one halves it), from 5 % until every attempt passes and it
+ * closes; one failure re-opens it.
+ */
+const RECOVERING =
+  'admitting a growing share of attempts (it grows with time and fast answers; a failure re-opens the breaker)';
+
 function describeKind(event: CallEvent): string {
   switch (event.kind) {
     case 'breakerHalfOpened':
-      return `[${event.policy}] Breaker half-open: probing`;
+      return event.breakerState === 'recovering'
+        ? `[${event.policy}] Breaker recovering: ${RECOVERING}`
+        : `[${event.policy}] Breaker half-open: probing`;
     case 'breakerClosed':
       return `[${event.policy}] Breaker closed`;
     case 'limiterDegraded':

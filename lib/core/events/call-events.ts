@@ -85,6 +85,8 @@ export interface CallEventInit {
   readonly hedgeWon?: boolean;
   /** On a `breakerOpened` event: what kind of evidence opened it. Default none. */
   readonly trip?: BreakerTripCause;
+  /** On a breaker event: the state the breaker moved to. Default none. */
+  readonly breakerState?: BreakerState;
 }
 
 /**
@@ -138,6 +140,12 @@ export class CallEvent {
    * event and on an opening without a trip (`isolate()`).
    */
   readonly trip: BreakerTripCause | undefined;
+  /**
+   * On a breaker event, the state the breaker moved to: `open` or `isolated` on a `breakerOpened`,
+   * `halfOpen` (probing) or `recovering` (admitting a growing share of attempts) on a
+   * `breakerHalfOpened`, `closed` on a `breakerClosed`. `undefined` on every other event.
+   */
+  readonly breakerState: BreakerState | undefined;
 
   /**
    * An event from its fields by name; what is left out takes its default (see {@link CallEventInit}).
@@ -157,6 +165,7 @@ export class CallEvent {
     this.fallback = init.fallback;
     this.hedgeWon = init.hedgeWon ?? false;
     this.trip = init.trip;
+    this.breakerState = init.breakerState;
   }
 
   /**
@@ -193,11 +202,11 @@ export class CallEvent {
 
 /**
  * The event a breaker state change is reported as: `breakerOpened` (open, isolated; `delay` = the break
- * being served, ms), `breakerHalfOpened` (half-open, recovering) or `breakerClosed`. A `breakerOpened`
- * with a trip carries what the breaker opened on: `attempt` = the failed (or, with verdict `Ok`, slow)
- * attempts, `duration` = the span they came in (ms; see {@link BreakerTrip}), `error` = `lastError`,
- * the last Transient attempt's failure named as {@link CallEvent.error} says (none on a trip of
- * slowness), `trip` = its cause.
+ * being served, ms), `breakerHalfOpened` (half-open, recovering) or `breakerClosed`, with the state
+ * moved to as `breakerState`. A `breakerOpened` with a trip carries what the breaker opened on:
+ * `attempt` = the failed (or, with verdict `Ok`, slow) attempts, `duration` = the span they came in
+ * (ms; see {@link BreakerTrip}), `error` = `lastError`, the last Transient attempt's failure named as
+ * {@link CallEvent.error} says (none on a trip of slowness), `trip` = its cause.
  */
 export function breakerTransitionEvent(
   policy: string,
@@ -214,12 +223,14 @@ export function breakerTransitionEvent(
         ? 'breakerOpened'
         : 'breakerHalfOpened';
   const delay = to === 'open' ? breakMs : 0;
-  if (trip === undefined) return CallEvent.of({ kind, policy, delay, dependency });
+  if (trip === undefined)
+    return CallEvent.of({ kind, policy, delay, dependency, breakerState: to });
   return CallEvent.of({
     kind,
     policy,
     delay,
     dependency,
+    breakerState: to,
     attempt: trip.count,
     duration: trip.spanMs,
     verdict: trip.cause === 'slow' || trip.cause === 'slowProbe' ? 'Ok' : 'Transient',

@@ -149,7 +149,8 @@ export class Policy implements ExecutablePolicy {
   /**
    * The circuit breaker for this instance (resolved on first use), or undefined without one. Its state
    * changes are reported to this policy's observer as `breakerOpened` (open, isolated),
-   * `breakerHalfOpened` (half-open, recovering) and `breakerClosed` events.
+   * `breakerHalfOpened` (half-open, recovering) and `breakerClosed` events, the state moved to in
+   * their `breakerState`.
    */
   breaker(): CircuitBreaker | undefined {
     if (this.resolvedBreaker === null) {
