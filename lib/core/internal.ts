@@ -9,6 +9,7 @@
  * - the clock rule, the saturation rule, the rate limit's rules and its shared lease arithmetic (`reserveLease`);
  * - one listener per caller signal (`subscribeAbort`);
  * - marking an error as the dependency's failure (for exception filters and logs);
+ * - naming a failure in a word a log reader knows (`failureCause`: `ECONNREFUSED`, `HTTP 502`, `UNAVAILABLE`);
  * - `warnOnce`, the one-time warning channel;
  * - whether a policy is a scope's key without a label (telemetry keeps it off the name's series);
  * - which refusal reasons a hop passes up (`relayedReasonOf`, the HTTP and gRPC clients' shared list).
@@ -25,6 +26,7 @@ export { RATE_RULES } from './limits/rate-settings.js';
 export { reserveLease, type LeaseDecision } from './limits/gcra-bucket.js';
 export * from './signals/abort-link.js';
 export * from './diagnostics/dependency-failure.js';
+export { failureCause } from './classification/failure-cause.js';
 export { warnOnce } from './diagnostics/warnings.js';
 export { isUnlabeledScopeKey } from './policy/unlabeled-keys.js';
 export { relayedReasonOf } from './classification/relayed-refusal.js';

@@ -252,7 +252,7 @@ describe('a breaker opening in words', () => {
     ]);
   });
 
-  it('names the last failure as the exception filter does: the socket code on the error or its cause', async () => {
+  it('names the last failure as the exception filter does: the socket code on the error or its cause, a gRPC status', async () => {
     const { clock, logger, errors, policy } = loggedBreaker('inventory');
     // What undici's fetch throws for a closed port: the code is on the cause.
     const refused = async () => {
@@ -276,6 +276,15 @@ describe('a breaker opening in words', () => {
       'debug [inventory] Breaker re-opened for 1.0s: the half-open probe failed after 0ms (last: TransientError)',
     ]);
     expect(errors).toEqual(['ECONNREFUSED', 'TransientError']);
+    // A gRPC status: its name, as the filter's line for the gRPC interceptor says.
+    await clock.advance(1000);
+    await settle(clock, policy, () => {
+      throw Object.assign(new Error('14 UNAVAILABLE: no connection'), { code: 14, details: '' });
+    });
+    expect(logger.take()).toEqual([
+      'debug [inventory] Breaker half-open: probing',
+      'debug [inventory] Breaker re-opened for 1.0s: the half-open probe failed after 0ms (last: UNAVAILABLE)',
+    ]);
   });
 
   it('a slow probe after a failures trip names no error: the probe answered', async () => {

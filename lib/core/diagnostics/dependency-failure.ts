@@ -40,24 +40,3 @@ export function markDependencyFailure(error: unknown, failure: DependencyFailure
 export function dependencyFailureOf(error: unknown): DependencyFailure | undefined {
   return typeof error === 'object' && error !== null ? failures.get(error) : undefined;
 }
-
-/**
- * The short cause of a transport failure: a socket code found on the error or its cause (undici's
- * `TypeError: fetch failed` carries it on `cause`), an HTTP status on an attached `response`, else the
- * error's name. @internal
- */
-export function failureCause(error: unknown): string {
-  if (typeof error !== 'object' || error === null) return typeof error;
-  const status = (error as { response?: { status?: unknown } }).response?.status;
-  if (typeof status === 'number') return `HTTP ${status}`;
-  for (
-    let at: unknown = error, depth = 0;
-    typeof at === 'object' && at !== null && depth < 4;
-    at = (at as { cause?: unknown }).cause, depth++
-  ) {
-    const code = (at as { code?: unknown }).code;
-    if (typeof code === 'string' && code.length > 0) return code;
-  }
-  const name = (error as { name?: unknown }).name;
-  return typeof name === 'string' && name.length > 0 ? name : 'Error';
-}

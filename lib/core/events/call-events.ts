@@ -111,7 +111,8 @@ export class CallEvent {
    * `name` of the error involved, if any. On a `breakerOpened` event with a trip of failures: the last
    * Transient attempt's cause as the exception filter names a dependency's failure — the socket code
    * the error or its cause carries (`ECONNREFUSED`; undici's `TypeError: fetch failed` carries it on
-   * `cause`), the status of an attached `response` (`HTTP 503`), else the error's name.
+   * `cause`), the status of an attached `response` (`HTTP 503`), a gRPC status's name
+   * (`UNAVAILABLE`), else the error's name.
    */
   readonly error: string | undefined;
   /** Milliseconds: the attempt's duration, or the call's for terminal events. */

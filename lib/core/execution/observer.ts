@@ -2,7 +2,7 @@ import type { BreakerTransitionListener } from '../breaker/breaker-state.js';
 import type { CallObserver, ExecutablePolicy } from './executable-policy.js';
 import { CallEvent, type CallEventInit, breakerTransitionEvent } from '../events/call-events.js';
 import type { StoreStateListener } from '../limits/leased-rate.js';
-import { failureCause } from '../diagnostics/dependency-failure.js';
+import { failureCause } from '../classification/failure-cause.js';
 import { errorName } from './error-name.js';
 
 // The telemetry seam's plumbing (DESIGN §7): composing observers, telling them safely, and the one
