@@ -15,6 +15,24 @@ class FakeDelays implements DelaySource {
   }
 }
 
+/**
+ * A probe on a FakeClock over scripted delays, asked at multiple 5 by a caller that keeps its last
+ * answer (hysteresis); `step(ms)` makes the next reading `ms` and answers whether it is saturated.
+ */
+function holdingProbe(): { probe: EventLoopProbe; step: (ms: number) => Promise<boolean> } {
+  const clock = new FakeClock();
+  const source = new FakeDelays();
+  const probe = new EventLoopProbe(() => source, clock);
+  probe.saturated(5);
+  let held = false;
+  const step = async (ms: number): Promise<boolean> => {
+    source.max = ms * 1e6;
+    await clock.advance(250);
+    return (held = probe.saturated(5, held));
+  };
+  return { probe, step };
+}
+
 describe('EventLoopProbe', () => {
   it('reads the source in ms at most every 250 ms, the delay being the largest of the last 4 readings', async () => {
     const clock = new FakeClock();
@@ -66,16 +84,7 @@ describe('EventLoopProbe', () => {
   });
 
   it('one busy phase hovering about the floor is one episode: it ends only once the delay falls under half of what began it', async () => {
-    const clock = new FakeClock();
-    const source = new FakeDelays();
-    const probe = new EventLoopProbe(() => source, clock);
-    probe.saturated(5);
-    let held = false;
-    const step = async (ms: number): Promise<boolean> => {
-      source.max = ms * 1e6;
-      await clock.advance(250);
-      return (held = probe.saturated(5, held));
-    };
+    const { probe, step } = holdingProbe();
     for (let i = 0; i < 8; i++) await step(1);
     // Busy: blocks of 30 ms, between them a loop still 15 ms late (15× its normal, under the floor).
     const busy: boolean[] = [];
@@ -91,16 +100,7 @@ describe('EventLoopProbe', () => {
   });
 
   it('a loop that settles a little slower after a spike is not saturated for ever: the hysteresis holds at most 2 s past the last reading above the threshold', async () => {
-    const clock = new FakeClock();
-    const source = new FakeDelays();
-    const probe = new EventLoopProbe(() => source, clock);
-    probe.saturated(5);
-    let held = false;
-    const step = async (ms: number): Promise<boolean> => {
-      source.max = ms * 1e6;
-      await clock.advance(250);
-      return (held = probe.saturated(5, held));
-    };
+    const { probe, step } = holdingProbe();
     for (let i = 0; i < 40; i++) await step(0);
     for (let i = 0; i < 4; i++) expect(await step(25)).toBe(true);
     // Then a steady 12 ms: between half the 20 ms floor and the floor, never saturated on its own.
